@@ -1,0 +1,49 @@
+import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaClient as PostgresClient } from '../generated/prisma/postgresql/client.ts';
+import { PrismaClient as SqliteClient } from '../generated/prisma/sqlite/client.ts';
+
+/**
+ * The application-facing database type. Both generated clients come from one model, so their
+ * query APIs are the same; the SQLite client's type stands for both.
+ */
+export type Db = SqliteClient;
+
+export type DbProvider = 'sqlite' | 'postgresql';
+
+export interface DbHandle {
+  db: Db;
+  provider: DbProvider;
+}
+
+export const DEFAULT_DATABASE_URL = 'file:./data/cms.db';
+
+export function providerOf(databaseUrl: string): DbProvider {
+  if (databaseUrl.startsWith('file:')) return 'sqlite';
+  if (/^postgres(ql)?:\/\//.test(databaseUrl)) return 'postgresql';
+  throw new Error('DATABASE_URL must start with file: (SQLite) or postgresql:// (PostgreSQL)');
+}
+
+/** SQLite file path of a `file:` URL (query string dropped). */
+export function sqliteFilePath(databaseUrl: string): string {
+  return databaseUrl.slice('file:'.length).split('?')[0] ?? '';
+}
+
+/**
+ * SQLite stores DateTime as epoch milliseconds: raw SQL (the content query compiler) then compares
+ * dates as plain integers, exactly as PostgreSQL compares timestamps.
+ */
+export const SQLITE_TIMESTAMP_FORMAT = 'unixepoch-ms' as const;
+
+export function createDb(databaseUrl: string): DbHandle {
+  const provider = providerOf(databaseUrl);
+  if (provider === 'sqlite') {
+    const adapter = new PrismaBetterSqlite3(
+      { url: sqliteFilePath(databaseUrl) },
+      { timestampFormat: SQLITE_TIMESTAMP_FORMAT },
+    );
+    return { db: new SqliteClient({ adapter }), provider };
+  }
+  const adapter = new PrismaPg({ connectionString: databaseUrl });
+  return { db: new PostgresClient({ adapter }) as unknown as Db, provider };
+}
