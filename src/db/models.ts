@@ -1,0 +1,10 @@
+/** Row types of the model, shared by both providers (the SQLite client's types stand for both). */
+export type {
+  Administrator,
+  ApiKey,
+  Channel,
+  Content,
+  Site,
+  SystemSetting,
+  User,
+} from '../generated/prisma/sqlite/client.ts';

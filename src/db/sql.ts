@@ -1,0 +1,28 @@
+import { Prisma } from '../generated/prisma/sqlite/client.ts';
+
+/*
+ * Tagged SQL fragments for raw queries. Values interpolated with `sql` are always bound as
+ * parameters; the client renders the placeholders of its own provider, so one fragment serves
+ * SQLite and PostgreSQL. Identifiers come only from fixed catalogues (never from input) and are
+ * double-quoted, which both databases accept.
+ */
+export type Sql = Prisma.Sql;
+export const sql = Prisma.sql;
+export const joinSql = Prisma.join;
+export const emptySql = Prisma.empty;
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** A quoted identifier. Throws on anything that is not a plain name: callers pass catalogue names only. */
+export function identifier(name: string): Sql {
+  if (!IDENTIFIER.test(name)) throw new Error(`not a plain identifier: ${name}`);
+  return Prisma.raw(`"${name}"`);
+}
+
+const KEYWORDS = new Set(['=', '<>', '>', '>=', '<', '<=', 'ASC', 'DESC', 'ASC NULLS FIRST', 'DESC NULLS LAST']);
+
+/** A fixed SQL keyword or operator from a closed list. */
+export function keyword(text: string): Sql {
+  if (!KEYWORDS.has(text)) throw new Error(`not an allowed SQL keyword: ${text}`);
+  return Prisma.raw(text);
+}

@@ -1,0 +1,26 @@
+import type { Db } from '../../db/client.ts';
+import type { Channel, Site } from '../../db/models.ts';
+import { requireChannel, requireSite } from '../records.ts';
+import { DRAFT_LEVEL } from '../contents/review.ts';
+import { type ChannelFormA, toChannelFormA } from './forms.ts';
+
+/** Form A of a channel with its direct children, from three queries whatever the number of children. */
+export async function channelWithChildren(db: Db, site: Site, channel: Channel): Promise<ChannelFormA> {
+  const children = await db.channel.findMany({
+    where: { siteId: site.id, parentId: channel.id },
+    orderBy: [{ taxis: 'asc' }, { id: 'asc' }],
+  });
+  const drafts = await db.content.groupBy({
+    by: ['channelId'],
+    where: { channelId: { in: [channel.id, ...children.map((child) => child.id)] }, checkedLevel: DRAFT_LEVEL, recycled: false },
+    _count: { _all: true },
+  });
+  const withDrafts = new Set(drafts.map((row) => row.channelId));
+  return toChannelFormA(channel, site, children, (id) => ({ hasDraftContents: withDrafts.has(id) }));
+}
+
+export async function getChannel(db: Db, siteId: number, channelId: number): Promise<ChannelFormA> {
+  const site = await requireSite(db, siteId);
+  const channel = await requireChannel(db, siteId, channelId);
+  return channelWithChildren(db, site, channel);
+}

@@ -1,0 +1,83 @@
+import type { Db } from '../../db/client.ts';
+import type { Channel } from '../../db/models.ts';
+import type { components } from '../../generated/openapi.ts';
+import { invalid, notFound } from '../errors.ts';
+import { joinList } from '../lists.ts';
+import { requireSite } from '../records.ts';
+import type { ChannelFormA } from './forms.ts';
+import { channelWithChildren } from './read.ts';
+
+export type UpdateChannelRequest = components['schemas']['UpdateChannelRequest'];
+type Problem = { path: string; message: string };
+
+const TEXT_FIELDS = ['imageUrl', 'content', 'linkUrl', 'linkType', 'description'] as const;
+const PATH_FIELDS = ['filePath', 'channelFilePathRule', 'contentFilePathRule'] as const;
+const TEMPLATE_FIELDS = ['channelTemplateId', 'contentTemplateId'] as const;
+
+/**
+ * Why a file path (or path rule) is refused, if it is: paths are relative to the site's root
+ * (a leading `/` is allowed and means that root), so nothing may climb out of it or name a host.
+ */
+export function filePathProblem(path: string): string | undefined {
+  if (path.length > 500) return 'must be at most 500 characters';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/[\u0000-\u001f\\]/.test(path)) return 'must not contain backslashes or control characters';
+  if (/^[a-z][a-z0-9+.-]*:/i.test(path) || path.startsWith('//')) return 'must be a path relative to the site, not a URL';
+  if (path.split('/').some((segment) => segment === '..')) return "must not contain '..' segments";
+  return undefined;
+}
+
+function changesOf(body: UpdateChannelRequest): Partial<Channel> {
+  const problems: Problem[] = [];
+  const changes: Partial<Channel> = {};
+  if (body.channelName !== undefined) {
+    if (body.channelName.trim() === '') problems.push({ path: '/body/channelName', message: 'must not be empty' });
+    else changes.channelName = body.channelName.trim();
+  }
+  if (body.indexName !== undefined && body.channelIndex !== undefined && body.indexName !== body.channelIndex) {
+    problems.push({ path: '/body/channelIndex', message: 'differs from indexName (channelIndex is its alias)' });
+  }
+  const indexName = body.indexName ?? body.channelIndex;
+  if (indexName !== undefined) changes.indexName = indexName.trim() === '' ? null : indexName.trim();
+  for (const field of PATH_FIELDS) {
+    const value = body[field];
+    if (value === undefined) continue;
+    const problem = filePathProblem(value);
+    if (problem) problems.push({ path: `/body/${field}`, message: problem });
+    else changes[field] = value;
+  }
+  for (const field of TEXT_FIELDS) if (body[field] !== undefined) changes[field] = body[field];
+  if (body.keywords !== undefined) changes.keywords = joinList(body.keywords);
+  if (body.groupNames !== undefined) changes.groupNames = joinList(body.groupNames);
+  for (const field of TEMPLATE_FIELDS) if (body[field] !== undefined) changes[field] = body[field];
+  if (problems.length > 0) throw invalid(problems.map((p) => `${p.path.slice(6)} ${p.message}`).join('; '), problems);
+  return changes;
+}
+
+/** Apply a partial update of a channel's own fields; tree fields are never taken from input. */
+export async function updateChannel(
+  db: Db,
+  target: { siteId: number; channelId: number },
+  body: UpdateChannelRequest,
+): Promise<ChannelFormA> {
+  const site = await requireSite(db, target.siteId);
+  const changes = changesOf(body);
+  const updated = await db.$transaction(async (tx) => {
+    const channel = await tx.channel.findFirst({ where: { id: target.channelId, siteId: target.siteId } });
+    if (!channel) return null;
+    if (changes.indexName) {
+      const holder = await tx.channel.findFirst({
+        where: { siteId: target.siteId, indexName: changes.indexName, id: { not: channel.id } },
+        select: { id: true },
+      });
+      if (holder) {
+        throw invalid(`indexName '${changes.indexName}' is already used by channel ${holder.id} of site ${site.id}`, [
+          { path: '/body/indexName', message: 'must be unique within the site' },
+        ]);
+      }
+    }
+    return tx.channel.update({ where: { id: channel.id }, data: { ...changes, lastModifiedDate: new Date() } });
+  });
+  if (!updated) throw notFound(`Channel ${target.channelId} does not exist in site ${target.siteId}`);
+  return channelWithChildren(db, site, updated);
+}

@@ -1,0 +1,150 @@
+import type { Content } from '../../db/models.ts';
+import type { components } from '../../generated/openapi.ts';
+import { formatDateTime } from '../dates.ts';
+import { splitList } from '../lists.ts';
+
+/*
+ * The two shapes of a content record in the contract. Form A (get, update, list) is the record
+ * itself. Form B (template-tag reads, delete) is the original system's view of the same record:
+ * flags as isX booleans, lists comma-joined, and the extended attributes folded into settingsXml.
+ * The delete response renders the booleans as "True"/"False" and settingsXml as a JSON object text.
+ */
+
+export type ContentFormA = components['schemas']['Content'];
+export type ContentFormB = components['schemas']['ContentFormB'];
+export type ContentFormBDeleted = components['schemas']['ContentFormBDeleted'];
+
+export function toContentFormA(row: Content): ContentFormA {
+  return {
+    id: row.id,
+    guid: row.guid,
+    siteId: row.siteId,
+    channelId: row.channelId,
+    adminId: row.adminId,
+    lastEditAdminId: row.lastEditAdminId,
+    userId: row.userId,
+    taxis: row.taxis,
+    groupNames: splitList(row.groupNames),
+    tagNames: splitList(row.tagNames),
+    sourceId: row.sourceId,
+    referenceId: row.referenceId,
+    templateId: row.templateId,
+    checked: row.checked,
+    checkedLevel: row.checkedLevel,
+    hits: row.hits,
+    downloads: row.downloads,
+    imageUrlCount: row.imageUrlCount,
+    videoUrlCount: row.videoUrlCount,
+    fileUrlCount: row.fileUrlCount,
+    content: row.body,
+    title: row.title,
+    subTitle: row.subTitle,
+    imageUrl: row.imageUrl,
+    videoUrl: row.videoUrl,
+    fileUrl: row.fileUrl,
+    body: row.body,
+    summary: row.summary,
+    author: row.author,
+    source: row.source,
+    top: row.top,
+    recommend: row.recommend,
+    hot: row.hot,
+    color: row.color,
+    linkType: row.linkType,
+    linkUrl: row.linkUrl,
+    addDate: formatDateTime(row.addDate),
+    createdDate: formatDateTime(row.createdDate),
+    lastModifiedDate: formatDateTime(row.lastModifiedDate),
+  };
+}
+
+/**
+ * The extended attributes of the original system's settingsXml: the text fields form B does not
+ * carry as keys of its own, then any stored extra settings. Empty values are left out.
+ */
+export function extendedAttributes(row: Content): [string, string][] {
+  const named: [string, string][] = [
+    ['subTitle', row.subTitle],
+    ['imageUrl', row.imageUrl],
+    ['videoUrl', row.videoUrl],
+    ['fileUrl', row.fileUrl],
+    ['summary', row.summary],
+    ['author', row.author],
+    ['source', row.source],
+  ];
+  const extra = Object.entries(parseSettings(row.settings)).map(
+    ([key, value]): [string, string] => [key, typeof value === 'string' ? value : JSON.stringify(value)],
+  );
+  return [...named, ...extra].filter(([, value]) => value !== '');
+}
+
+function parseSettings(text: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** `key=value` pairs joined with `&`, values URL-encoded so that `&` and `=` inside them survive. */
+export function settingsQueryText(pairs: [string, string][]): string {
+  return pairs.map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(value)}`).join('&');
+}
+
+const trueFalse = (value: boolean): 'True' | 'False' => (value ? 'True' : 'False');
+
+function formBBase(row: Content) {
+  return {
+    id: row.id,
+    channelId: row.channelId,
+    siteId: row.siteId,
+    addUserName: row.addUserName,
+    lastEditUserName: row.lastEditUserName,
+    writingUserName: row.writingUserName,
+    lastEditDate: formatDateTime(row.lastEditDate),
+    addDate: formatDateTime(row.addDate),
+    taxis: row.taxis,
+    groupNameCollection: splitList(row.groupNames).join(','),
+    tags: splitList(row.tagNames).join(','),
+    sourceId: row.sourceId,
+    referenceId: row.referenceId,
+    checkedLevel: row.checkedLevel,
+    hits: row.hits,
+    title: row.title,
+    linkUrl: row.linkUrl ?? '',
+  };
+}
+
+export function toContentFormB(row: Content): ContentFormB {
+  return {
+    ...formBBase(row),
+    isChecked: row.checked,
+    isTop: row.top,
+    isRecommend: row.recommend,
+    isHot: row.hot,
+    isColor: row.color,
+    settingsXml: settingsQueryText(extendedAttributes(row)),
+  };
+}
+
+export function toContentFormBDeleted(row: Content, navigationUrl: string): ContentFormBDeleted {
+  return {
+    ...formBBase(row),
+    isChecked: trueFalse(row.checked),
+    isTop: trueFalse(row.top),
+    isRecommend: trueFalse(row.recommend),
+    isHot: trueFalse(row.hot),
+    isColor: trueFalse(row.color),
+    settingsXml: JSON.stringify(Object.fromEntries(extendedAttributes(row))),
+    subTitle: row.subTitle,
+    imageUrl: row.imageUrl,
+    videoUrl: row.videoUrl,
+    fileUrl: row.fileUrl,
+    content: row.body,
+    summary: row.summary,
+    author: row.author,
+    source: row.source,
+    navigationUrl,
+  };
+}

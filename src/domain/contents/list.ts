@@ -1,0 +1,76 @@
+import type { Db, DbProvider } from '../../db/client.ts';
+import type { Content } from '../../db/models.ts';
+import { sql } from '../../db/sql.ts';
+import { invalid, notFound } from '../errors.ts';
+import { requireSite } from '../records.ts';
+import { readSiteAttributes } from '../sites/attributes.ts';
+import { type ContentFormA, toContentFormA } from './forms.ts';
+import { type ContentFilter, compileContentQuery } from './query.ts';
+
+export interface ListContentsRequest extends Omit<ContentFilter, 'channelSubtree'> {
+  channelId?: number | undefined;
+  /** A channel's index name, as an alternative to channelId. */
+  index?: string | undefined;
+  page?: number | undefined;
+  perPage?: number | undefined;
+}
+
+export interface ContentPage {
+  totalCount: number;
+  contents: ContentFormA[];
+}
+
+async function resolveChannelScope(db: Db, request: ListContentsRequest): Promise<number | undefined> {
+  const { siteId, channelId, index } = request;
+  if (channelId === undefined && index === undefined) return undefined;
+  const channel = await db.channel.findFirst({
+    where: { siteId, ...(channelId !== undefined && { id: channelId }), ...(index !== undefined && { indexName: index }) },
+    select: { id: true },
+  });
+  if (!channel) {
+    const named = [channelId !== undefined && `id ${channelId}`, index !== undefined && `index '${index}'`].filter(Boolean);
+    throw notFound(`No channel with ${named.join(' and ')} exists in site ${siteId}`);
+  }
+  return channel.id;
+}
+
+function pageWindow(request: ListContentsRequest, sitePageSize: number, maxPerPage: number) {
+  const page = request.page || 1;
+  const perPage = request.perPage || sitePageSize;
+  const problems = [];
+  if (page < 1 || !Number.isSafeInteger(page)) problems.push({ path: '/body/page', message: 'must be 0 or more' });
+  if (perPage < 1 || !Number.isSafeInteger(perPage)) problems.push({ path: '/body/perPage', message: 'must be 0 or more' });
+  if (perPage > maxPerPage) problems.push({ path: '/body/perPage', message: `must be at most ${maxPerPage}` });
+  if (problems.length > 0) throw invalid(problems.map((problem) => `${problem.path.slice(6)} ${problem.message}`).join('; '), problems);
+  return { perPage, offset: (page - 1) * perPage };
+}
+
+/**
+ * One page of a site's contents and the count of all matches: the page query, plus a count query
+ * only when the page alone cannot tell the total (a full page, or an empty page past the first).
+ */
+export async function listContents(
+  db: Db,
+  provider: DbProvider,
+  request: ListContentsRequest,
+  maxPerPage: number,
+): Promise<ContentPage> {
+  const site = await requireSite(db, request.siteId);
+  const { where, orderBy } = compileContentQuery(
+    { ...request, channelSubtree: await resolveChannelScope(db, request) },
+    provider,
+  );
+  const { perPage, offset } = pageWindow(request, readSiteAttributes(site.attributes).pageSize, maxPerPage);
+
+  const rows = await db.$queryRaw<Content[]>(
+    sql`SELECT * FROM "Content" ${where} ${orderBy} LIMIT ${perPage} OFFSET ${offset}`,
+  );
+  let totalCount = offset + rows.length;
+  if (rows.length === perPage || (rows.length === 0 && offset > 0)) {
+    const [counted] = await db.$queryRaw<{ total: bigint | number }[]>(
+      sql`SELECT COUNT(*) AS "total" FROM "Content" ${where}`,
+    );
+    totalCount = Number(counted?.total ?? 0);
+  }
+  return { totalCount, contents: rows.map(toContentFormA) };
+}

@@ -1,0 +1,223 @@
+import type { DbProvider } from '../../db/client.ts';
+import { identifier, joinSql, keyword, type Sql, sql } from '../../db/sql.ts';
+import { parseDateTime } from '../dates.ts';
+import { invalid } from '../errors.ts';
+import { CONTENT_COLUMN_NAMES, type ContentColumn, contentColumn } from './columns.ts';
+
+/*
+ * The content query compiler: turns the filters of a list request into one SQL WHERE clause and one
+ * ORDER BY clause over the Content table. Every value is bound as a parameter; identifiers come only
+ * from the column catalogue. The same fragments serve the count and the page query.
+ */
+
+export interface WhereRule {
+  column: string;
+  operator?: string | undefined;
+  value: string | number | boolean;
+}
+
+export interface OrderRule {
+  column: string;
+  desc: boolean;
+}
+
+export interface ContentFilter {
+  siteId: number;
+  /** Restrict to this channel and all its descendants. */
+  channelSubtree?: number | undefined;
+  checked?: boolean | undefined;
+  top?: boolean | undefined;
+  recommend?: boolean | undefined;
+  hot?: boolean | undefined;
+  color?: boolean | undefined;
+  groupNames?: readonly string[] | undefined;
+  tagNames?: readonly string[] | undefined;
+  wheres?: readonly WhereRule[] | undefined;
+  orders?: readonly OrderRule[] | undefined;
+}
+
+export interface CompiledContentQuery {
+  where: Sql;
+  orderBy: Sql;
+}
+
+type Operator = '=' | '!=' | '>' | '>=' | '<' | '<=' | 'in' | 'notin' | 'like' | 'notlike';
+const OPERATORS: Record<string, Operator> = {
+  '=': '=',
+  '!=': '!=',
+  '>': '>',
+  '>=': '>=',
+  '<': '<',
+  '<=': '<=',
+  in: 'in',
+  notin: 'notin',
+  like: 'like',
+  notlike: 'notlike',
+};
+const OPERATOR_NAMES = '=, !=, >, >=, <, <=, In, NotIn, Like, NotLike';
+
+type Problem = { path: string; message: string };
+type Scalar = number | boolean | string | Date;
+
+/** Escape LIKE's own wildcards so that a literal value matches only itself. */
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (character) => `\\${character}`);
+}
+
+/** True when the comma-joined list column holds `name` (case-insensitively). */
+function listHas(column: Sql, name: string): Sql {
+  return sql`LOWER(',' || ${column} || ',') LIKE LOWER(${`%,${escapeLike(name.trim())},%`}) ESCAPE '\\'`;
+}
+
+function anyOf(parts: Sql[]): Sql {
+  return parts.length === 0 ? sql`1 = 0` : sql`(${joinSql(parts, ' OR ')})`;
+}
+
+function readValue(value: WhereRule['value'], column: ContentColumn, name: string): Scalar | string {
+  switch (column.kind) {
+    case 'integer': {
+      const number = typeof value === 'number' ? value : typeof value === 'string' ? Number(value.trim()) : NaN;
+      if (typeof value === 'boolean' || (typeof value === 'string' && !/^-?\d+$/.test(value.trim())))
+        throw `must be an integer for column '${name}'`;
+      if (!Number.isSafeInteger(number)) throw `must be an integer for column '${name}'`;
+      return number;
+    }
+    case 'boolean': {
+      if (typeof value === 'boolean') return value;
+      const word = String(value).trim().toLowerCase();
+      if (word === 'true' || word === '1') return true;
+      if (word === 'false' || word === '0') return false;
+      throw `must be true or false for column '${name}'`;
+    }
+    case 'date': {
+      const date = typeof value === 'string' ? parseDateTime(value) : undefined;
+      if (!date) throw `must be a date-time 'yyyy-MM-dd HH:mm:ss' for column '${name}'`;
+      return date;
+    }
+    default:
+      return String(value);
+  }
+}
+
+function compileWhere(rule: WhereRule, provider: DbProvider): Sql {
+  const column = contentColumn(rule.column);
+  if (!column) throw `unknown column '${rule.column}'; allowed columns: ${CONTENT_COLUMN_NAMES.join(', ')}`;
+  const operator = OPERATORS[(rule.operator ?? '=').trim().toLowerCase()];
+  if (!operator) throw `unknown operator '${rule.operator}'; allowed operators: ${OPERATOR_NAMES}`;
+
+  const name = rule.column;
+  const raw = identifier(column.column);
+  const isText = column.kind === 'text' || column.kind === 'list';
+  // A NULL text reads as '': comparisons then behave the same on every row and database.
+  const expression = column.kind === 'text' && column.nullable ? sql`COALESCE(${raw}, '')` : raw;
+  const collated = isText && provider === 'postgresql' ? sql`${expression} COLLATE "C"` : expression;
+  const keepNulls = (condition: Sql) => (column.nullable && !isText ? sql`(${raw} IS NULL OR ${condition})` : condition);
+
+  if (operator === 'like' || operator === 'notlike') {
+    if (!isText) throw `operator '${rule.operator}' applies to text columns only, not '${name}'`;
+    const match = sql`LOWER(${expression}) LIKE LOWER(${String(rule.value)}) ESCAPE '\\'`;
+    return operator === 'like' ? match : sql`NOT (${match})`;
+  }
+
+  if (operator === 'in' || operator === 'notin') {
+    const items = String(rule.value)
+      .split(',')
+      .map((item) => item.trim());
+    if (column.kind === 'list') {
+      const has = anyOf(items.filter((item) => item !== '').map((item) => listHas(raw, item)));
+      return operator === 'in' ? has : sql`NOT ${has}`;
+    }
+    const values = items.map((item) => readValue(item, column, name));
+    const set = sql`${expression} IN (${joinSql(values)})`;
+    return operator === 'in' ? set : keepNulls(sql`NOT (${set})`);
+  }
+
+  if (column.kind === 'list') {
+    if (operator !== '=' && operator !== '!=') throw `operator '${rule.operator}' does not apply to list column '${name}'`;
+    const has = listHas(raw, String(rule.value));
+    return operator === '=' ? has : sql`NOT (${has})`;
+  }
+  if (column.kind === 'boolean' && operator !== '=' && operator !== '!=')
+    throw `operator '${rule.operator}' does not apply to boolean column '${name}'`;
+
+  const value = readValue(rule.value, column, name);
+  const comparison = sql`${collated} ${sqlOperator(operator)} ${value}`;
+  return operator === '!=' ? keepNulls(comparison) : comparison;
+}
+
+function sqlOperator(operator: '=' | '!=' | '>' | '>=' | '<' | '<='): Sql {
+  const text = { '=': '=', '!=': '<>', '>': '>', '>=': '>=', '<': '<', '<=': '<=' }[operator];
+  return keyword(text);
+}
+
+const DEFAULT_ORDER: readonly OrderRule[] = [
+  { column: 'top', desc: true },
+  { column: 'channelId', desc: true },
+  { column: 'taxis', desc: true },
+  { column: 'id', desc: true },
+];
+
+function compileOrder(orders: readonly OrderRule[], provider: DbProvider, problems: Problem[]): Sql {
+  const rules = orders.length > 0 ? orders : DEFAULT_ORDER;
+  const parts: Sql[] = [];
+  const seen = new Set<string>();
+  rules.forEach((rule, index) => {
+    const column = contentColumn(rule.column);
+    if (!column) {
+      problems.push({
+        path: `/body/orders/${index}/column`,
+        message: `unknown column '${rule.column}'; allowed columns: ${CONTENT_COLUMN_NAMES.join(', ')}`,
+      });
+      return;
+    }
+    if (seen.has(column.column)) return;
+    seen.add(column.column);
+    const isText = column.kind === 'text' || column.kind === 'list';
+    const base = identifier(column.column);
+    const expression = isText && provider === 'postgresql' ? sql`${base} COLLATE "C"` : base;
+    // NULLs sort as the smallest value on both databases.
+    const nulls = column.nullable ? (rule.desc ? ' NULLS LAST' : ' NULLS FIRST') : '';
+    parts.push(sql`${expression} ${keyword(`${rule.desc ? 'DESC' : 'ASC'}${nulls}`)}`);
+  });
+  // A unique last key keeps pages stable when the requested keys tie.
+  if (!seen.has('id')) parts.push(sql`"id" DESC`);
+  return sql`ORDER BY ${joinSql(parts, ', ')}`;
+}
+
+/** Compile a filter; every problem of the request is collected into one `invalid` error. */
+export function compileContentQuery(filter: ContentFilter, provider: DbProvider): CompiledContentQuery {
+  const problems: Problem[] = [];
+  const conditions: Sql[] = [sql`"siteId" = ${filter.siteId}`, sql`"recycled" = ${false}`];
+
+  if (filter.channelSubtree !== undefined) {
+    const id = filter.channelSubtree;
+    conditions.push(
+      sql`"channelId" IN (SELECT "id" FROM "Channel" WHERE "siteId" = ${filter.siteId} AND ("id" = ${id} OR ',' || "parentsPath" || ',' LIKE ${`%,${id},%`}))`,
+    );
+  }
+  for (const flag of ['checked', 'top', 'recommend', 'hot', 'color'] as const) {
+    const value = filter[flag];
+    if (value !== undefined) conditions.push(sql`${identifier(flag)} = ${value}`);
+  }
+  for (const [field, column] of [
+    ['groupNames', 'groupNames'],
+    ['tagNames', 'tagNames'],
+  ] as const) {
+    const names = (filter[field] ?? []).filter((name) => name.trim() !== '');
+    if (names.length > 0) conditions.push(anyOf(names.map((name) => listHas(identifier(column), name))));
+  }
+  (filter.wheres ?? []).forEach((rule, index) => {
+    try {
+      conditions.push(compileWhere(rule, provider));
+    } catch (message) {
+      if (typeof message !== 'string') throw message;
+      problems.push({ path: `/body/wheres/${index}`, message });
+    }
+  });
+
+  const orderBy = compileOrder(filter.orders ?? [], provider, problems);
+  if (problems.length > 0) {
+    throw invalid(problems.map((problem) => problem.message).join('; '), problems);
+  }
+  return { where: sql`WHERE ${joinSql(conditions, ' AND ')}`, orderBy };
+}

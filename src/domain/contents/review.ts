@@ -1,0 +1,51 @@
+import { invalid } from '../errors.ts';
+
+/*
+ * Review state (DESIGN "Review state"): checkedLevel −99 is a draft, 0 pending, 1…5 passed that
+ * stage, −1…−5 rejected at that stage. A content is `checked` exactly when its level reaches the
+ * site's checkContentLevel.
+ */
+
+export const DRAFT_LEVEL = -99;
+
+export interface ReviewState {
+  checked: boolean;
+  checkedLevel: number;
+}
+
+export function isValidCheckedLevel(level: number): boolean {
+  return level === DRAFT_LEVEL || (Number.isInteger(level) && level >= -5 && level <= 5);
+}
+
+export function reviewStateOfLevel(checkedLevel: number, siteLevel: number): ReviewState {
+  if (!isValidCheckedLevel(checkedLevel)) {
+    throw invalid(`checkedLevel must be -99 (draft), 0 (pending), 1 to 5 (passed) or -1 to -5 (rejected)`, [
+      { path: '/body/checkedLevel', message: 'must be -99 or an integer from -5 to 5' },
+    ]);
+  }
+  return { checked: checkedLevel >= siteLevel, checkedLevel };
+}
+
+/** The state an explicit approval (true) or withdrawal (false) leads to. */
+export function reviewStateOfDecision(approved: boolean, siteLevel: number): ReviewState {
+  return approved ? { checked: true, checkedLevel: siteLevel } : { checked: false, checkedLevel: 0 };
+}
+
+/**
+ * The state an update asks for: `checkedLevel` and/or an approval word. When both are sent they must
+ * agree, since either alone decides the state. Undefined when the update does not touch review state.
+ */
+export function requestedReviewState(
+  update: { checkedLevel?: number | undefined; approved?: boolean | undefined },
+  siteLevel: number,
+): ReviewState | undefined {
+  const byLevel = update.checkedLevel === undefined ? undefined : reviewStateOfLevel(update.checkedLevel, siteLevel);
+  const byDecision = update.approved === undefined ? undefined : reviewStateOfDecision(update.approved, siteLevel);
+  if (byLevel && byDecision && byLevel.checked !== byDecision.checked) {
+    throw invalid(
+      `isChecked ${update.approved} contradicts checkedLevel ${update.checkedLevel} (the site approves at level ${siteLevel})`,
+      [{ path: '/body/isChecked', message: 'contradicts checkedLevel' }],
+    );
+  }
+  return byLevel ?? byDecision;
+}

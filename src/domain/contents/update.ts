@@ -1,0 +1,112 @@
+import type { Db } from '../../db/client.ts';
+import type { Content } from '../../db/models.ts';
+import type { components } from '../../generated/openapi.ts';
+import { parseDateTime } from '../dates.ts';
+import { invalid, notFound } from '../errors.ts';
+import { joinList } from '../lists.ts';
+import { requireSite } from '../records.ts';
+import { readSiteAttributes } from '../sites/attributes.ts';
+import { type ContentFormA, toContentFormA } from './forms.ts';
+import { requestedReviewState } from './review.ts';
+
+export type UpdateContentRequest = components['schemas']['UpdateContentRequest'];
+type Problem = { path: string; message: string };
+
+const TEXT_FIELDS = [
+  'addUserName',
+  'lastEditUserName',
+  'writingUserName',
+  'title',
+  'subTitle',
+  'imageUrl',
+  'videoUrl',
+  'fileUrl',
+  'summary',
+  'author',
+  'source',
+  'linkType',
+] as const;
+const INTEGER_FIELDS = ['taxis', 'sourceId', 'referenceId', 'templateId'] as const;
+const COUNT_FIELDS = ['hits', 'hitsByDay', 'hitsByWeek', 'hitsByMonth'] as const;
+const FLAG_FIELDS = ['top', 'recommend', 'hot', 'color'] as const;
+const DATE_FIELDS = ['addDate', 'lastEditDate', 'lastHitsDate'] as const;
+
+function approvalWord(value: string | boolean | undefined, path: string, problems: Problem[]): boolean | undefined {
+  if (value === undefined || typeof value === 'boolean') return value;
+  const word = value.trim().toLowerCase();
+  if (word === 'true') return true;
+  if (word === 'false') return false;
+  problems.push({ path, message: "must be 'true' or 'false'" });
+  return undefined;
+}
+
+/** The column changes a partial update asks for; fields it does not name stay as they are. */
+function changesOf(body: UpdateContentRequest, siteLevel: number): Partial<Content> {
+  const problems: Problem[] = [];
+  const changes: Partial<Content> = {};
+  const set = <K extends keyof Content>(key: K, value: Content[K]) => {
+    changes[key] = value;
+  };
+
+  for (const field of TEXT_FIELDS) if (body[field] !== undefined) set(field, body[field]);
+  if (changes.title !== undefined && changes.title.trim() === '')
+    problems.push({ path: '/body/title', message: 'must not be empty' });
+  const text = body.body ?? body.content;
+  if (text !== undefined) set('body', text);
+  if (body.linkUrl !== undefined) set('linkUrl', body.linkUrl);
+  for (const field of INTEGER_FIELDS) if (body[field] !== undefined) set(field, body[field]);
+  for (const field of COUNT_FIELDS) {
+    const value = body[field];
+    if (value === undefined) continue;
+    if (value < 0) problems.push({ path: `/body/${field}`, message: 'must not be negative' });
+    else set(field, value);
+  }
+  for (const field of FLAG_FIELDS) if (body[field] !== undefined) set(field, body[field]);
+  for (const field of DATE_FIELDS) {
+    const value = body[field];
+    if (value === undefined) continue;
+    const date = parseDateTime(value);
+    if (date) set(field, date);
+    else problems.push({ path: `/body/${field}`, message: `'${value}' is not a valid date-time` });
+  }
+  if (body.groupNames !== undefined) set('groupNames', joinList(body.groupNames));
+  if (body.tagNames !== undefined) set('tagNames', joinList(body.tagNames));
+
+  const isChecked = approvalWord(body.isChecked, '/body/isChecked', problems);
+  if (isChecked !== undefined && body.checked !== undefined && isChecked !== body.checked)
+    problems.push({ path: '/body/checked', message: 'contradicts isChecked' });
+  if (problems.length > 0) throw invalid(problems.map((p) => `${p.path.slice(6)} ${p.message}`).join('; '), problems);
+
+  const review = requestedReviewState(
+    { checkedLevel: body.checkedLevel, approved: isChecked ?? body.checked },
+    siteLevel,
+  );
+  if (review) Object.assign(changes, review);
+  return changes;
+}
+
+/**
+ * Apply a partial update and return the record as it now is. Review state follows the site's
+ * checkContentLevel; lastModifiedDate is always set, lastEditDate too unless the request gives one.
+ */
+export async function updateContent(
+  db: Db,
+  target: { siteId: number; channelId: number; id: number },
+  body: UpdateContentRequest,
+): Promise<ContentFormA> {
+  const site = await requireSite(db, target.siteId);
+  const changes = changesOf(body, readSiteAttributes(site.attributes).checkContentLevel);
+  const now = new Date();
+  const where = { id: target.id, siteId: target.siteId, channelId: target.channelId, recycled: false };
+  const updated = await db.$transaction(async (tx) => {
+    const { count } = await tx.content.updateMany({
+      where,
+      data: { ...changes, lastModifiedDate: now, lastEditDate: changes.lastEditDate ?? now },
+    });
+    return count === 0 ? null : tx.content.findUnique({ where: { id: target.id } });
+  });
+  if (!updated) {
+    throw notFound(`Content ${target.id} does not exist in channel ${target.channelId} of site ${target.siteId}`);
+  }
+  return toContentFormA(updated);
+}

@@ -1,0 +1,218 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { DEFAULT_ORDER_IDS, loadFixture } from '../support/fixtures.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
+
+let app: TestApp;
+let key: string;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  await loadFixture(app.db);
+  key = await app.createApiKey(['Contents']);
+});
+afterAll(() => app.close());
+
+const list = (body: Record<string, unknown>) =>
+  app.request.post('/api/v1/contents').set('X-SS-API-KEY', key).send({ siteId: 1, perPage: 100, ...body });
+
+async function ids(body: Record<string, unknown>): Promise<number[]> {
+  const response = await list(body);
+  expect(response.status).toBe(200);
+  return response.body.contents.map((content: { id: number }) => content.id);
+}
+
+const where = (column: string, operator: string | undefined, value: unknown) => ({
+  wheres: [operator === undefined ? { column, value } : { column, operator, value }],
+});
+
+describe('POST /api/v1/contents: scope and default order', () => {
+  test('whole site in the default order, without recycled contents, counting all matches', async () => {
+    const response = await list({});
+    expect(response.status).toBe(200);
+    expect(response.body.totalCount).toBe(7);
+    expect(response.body.contents.map((c: { id: number }) => c.id)).toEqual(DEFAULT_ORDER_IDS);
+    const first = response.body.contents[0];
+    expect(first).toMatchObject({ id: 5, siteId: 1, channelId: 4, title: 'Product one', top: true, hits: 100 });
+    expect(first.addDate).toBe('2024-05-01 08:00:00');
+    expect(first.body).toBe('<p>Product one</p>');
+    expect(first.content).toBe('<p>Product one</p>');
+  });
+
+  test('channelId selects the channel and all its descendants', async () => {
+    expect(await ids({ channelId: 2 })).toEqual([1, 4, 3, 2]);
+    expect(await ids({ channelId: 3 })).toEqual([4, 3]);
+    expect(await ids({ channelId: 1 })).toEqual(DEFAULT_ORDER_IDS);
+  });
+
+  test('index selects by the channel index name, within the site', async () => {
+    expect(await ids({ index: 'news-tech' })).toEqual([4, 3]);
+    expect(await ids({ index: 'products' })).toEqual([5, 6]);
+    expect(await ids({ siteId: 10, index: 'news' })).toEqual([20]);
+  });
+
+  test('unknown site, channel, index, or a channel of another site are 404 problems', async () => {
+    for (const body of [{ siteId: 999 }, { channelId: 999 }, { index: 'nope' }, { channelId: 11 }, { channelId: 2, index: 'products' }]) {
+      const response = await list(body);
+      expect(response.status).toBe(404);
+      expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(response.body).toMatchObject({ status: 404, title: 'Not Found' });
+      expect(response.body.detail).toBe(response.body.message);
+    }
+  });
+});
+
+describe('POST /api/v1/contents: flag, group and tag filters', () => {
+  test('checked selects approved or pending contents (by the site review level)', async () => {
+    expect(await ids({ checked: true })).toEqual([5, 1, 2]);
+    expect(await ids({ checked: false })).toEqual([6, 4, 3, 7]);
+  });
+
+  test('each flag selects by its value', async () => {
+    expect(await ids({ top: true })).toEqual([5, 1]);
+    expect(await ids({ top: false })).toEqual([6, 4, 3, 2, 7]);
+    expect(await ids({ recommend: true })).toEqual([2, 7]);
+    expect(await ids({ hot: true })).toEqual([5, 3]);
+    expect(await ids({ color: true })).toEqual([4, 7]);
+    expect(await ids({ hot: true, top: true })).toEqual([5]);
+  });
+
+  test('groupNames and tagNames select contents in any of the given names', async () => {
+    expect(await ids({ groupNames: ['featured'] })).toEqual([1, 2]);
+    expect(await ids({ groupNames: ['home', 'featured'] })).toEqual([5, 1, 2]);
+    expect(await ids({ groupNames: ['feat'] })).toEqual([]);
+    expect(await ids({ tagNames: ['release'] })).toEqual([1, 3]);
+    expect(await ids({ tagNames: ['tech', 'beta'] })).toEqual([3, 2]);
+    expect(await ids({ tagNames: ['release'], groupNames: ['featured'] })).toEqual([1]);
+  });
+});
+
+describe('POST /api/v1/contents: wheres', () => {
+  test('comparison operators on integers, with = as the default operator', async () => {
+    expect(await ids(where('hits', undefined, '25'))).toEqual([2]);
+    expect(await ids(where('hits', '=', 25))).toEqual([2]);
+    expect(await ids(where('hits', '!=', '0'))).toEqual([5, 1, 6, 3, 2, 7]);
+    expect(await ids(where('hits', '>', '10'))).toEqual([5, 6, 2]);
+    expect(await ids(where('hits', '>=', '10'))).toEqual([5, 1, 6, 2]);
+    expect(await ids(where('hits', '<', '7'))).toEqual([4, 3]);
+    expect(await ids(where('hits', '<=', '7'))).toEqual([4, 3, 7]);
+  });
+
+  test('In and NotIn split the value on commas', async () => {
+    expect(await ids(where('id', 'In', '1, 3,5'))).toEqual([5, 1, 3]);
+    expect(await ids(where('id', 'NotIn', '1,3,5'))).toEqual([6, 4, 2, 7]);
+    expect(await ids(where('author', 'In', 'Bob,Dee'))).toEqual([5, 6, 2]);
+  });
+
+  test('Like and NotLike take SQL wildcards and ignore case; operator names ignore case', async () => {
+    expect(await ids(where('title', 'Like', 'tech%'))).toEqual([4, 3]);
+    expect(await ids(where('title', 'like', '%PRODUCT%'))).toEqual([5, 6]);
+    expect(await ids(where('title', 'NotLike', '%E%'))).toEqual([6]);
+    expect(await ids(where('author', 'notlike', 'ann'))).toEqual([5, 6, 4, 2]);
+    expect(await ids(where('title', 'Like', 'Tech_notes'))).toEqual([4]);
+    expect(await ids(where('title', 'Like', '%100\\%'))).toEqual([3]);
+    expect(await ids(where('title', 'Like', 'Tech\\_%'))).toEqual([4]);
+  });
+
+  test('dates, booleans, nullable text and list columns', async () => {
+    expect(await ids(where('addDate', '>=', '2024-05-01 08:00:00'))).toEqual([5, 6, 7]);
+    expect(await ids(where('addDate', '<', '2024-02-01'))).toEqual([1]);
+    expect(await ids(where('top', '=', 'true'))).toEqual([5, 1]);
+    expect(await ids(where('checked', '!=', true))).toEqual([6, 4, 3, 7]);
+    expect(await ids(where('linkUrl', '!=', ''))).toEqual([4]);
+    expect(await ids(where('linkUrl', '=', ''))).toEqual([5, 1, 6, 3, 2, 7]);
+    expect(await ids(where('groupNames', '=', 'home'))).toEqual([5, 2]);
+    expect(await ids(where('tagNames', 'NotIn', 'release,beta'))).toEqual([5, 6, 4, 7]);
+  });
+
+  test('several wheres must all hold', async () => {
+    expect(await ids({ wheres: [{ column: 'hits', operator: '>', value: '5' }, { column: 'author', value: 'Ann' }] })).toEqual([1, 7]);
+  });
+
+  test('values are bound, never spliced into SQL', async () => {
+    expect(await ids(where('title', '=', "x' OR '1'='1"))).toEqual([]);
+    expect(await ids(where('author', 'In', "Ann') OR 1=1 --"))).toEqual([]);
+    expect(await ids(where('title', 'Like', "%'; DROP TABLE \"Content\"; --"))).toEqual([]);
+    expect(await ids({})).toEqual(DEFAULT_ORDER_IDS);
+  });
+
+  test('unknown columns, bad operators and mistyped values are 400 problems naming the rule', async () => {
+    const unknownColumn = await list(where('nope', '=', '1'));
+    expect(unknownColumn.status).toBe(400);
+    expect(unknownColumn.body.detail).toContain("unknown column 'nope'");
+    expect(unknownColumn.body.detail).toContain('title');
+    expect(unknownColumn.body.errors).toEqual([expect.objectContaining({ path: '/body/wheres/0' })]);
+
+    const badOperator = await list(where('hits', 'between', '1'));
+    expect(badOperator.status).toBe(400);
+    expect(badOperator.headers['content-type']).toMatch(/^application\/problem\+json/);
+
+    for (const rule of [where('hits', '>', 'ten'), where('addDate', '>', 'yesterday'), where('hits', 'Like', '%1%'), where('top', '>', 'true'), where('id', 'In', '1,x')]) {
+      const response = await list(rule);
+      expect(response.status).toBe(400);
+      expect(response.body.status).toBe(400);
+    }
+  });
+});
+
+describe('POST /api/v1/contents: orders and paging', () => {
+  test('orders sort by the given columns, ties broken by id descending', async () => {
+    expect(await ids({ orders: [{ column: 'hits', desc: false }] })).toEqual([4, 3, 7, 1, 2, 6, 5]);
+    expect(await ids({ orders: [{ column: 'author', desc: false }, { column: 'hits', desc: true }] })).toEqual([1, 7, 5, 2, 4, 6, 3]);
+    expect(await ids({ orders: [{ column: 'checked', desc: true }] })).toEqual([5, 2, 1, 7, 6, 4, 3]);
+  });
+
+  test('unknown order column is a 400 problem', async () => {
+    const response = await list({ orders: [{ column: 'nope', desc: true }] });
+    expect(response.status).toBe(400);
+    expect(response.body.errors).toEqual([expect.objectContaining({ path: '/body/orders/0/column' })]);
+  });
+
+  test('page and perPage window the list; totalCount still counts all matches', async () => {
+    const second = await list({ page: 2, perPage: 3 });
+    expect(second.body).toMatchObject({ totalCount: 7 });
+    expect(second.body.contents.map((c: { id: number }) => c.id)).toEqual([4, 3, 2]);
+    const last = await list({ page: 3, perPage: 3 });
+    expect(last.body.contents.map((c: { id: number }) => c.id)).toEqual([7]);
+    expect(last.body.totalCount).toBe(7);
+    const past = await list({ page: 9, perPage: 3 });
+    expect(past.body).toEqual({ totalCount: 7, contents: [] });
+    const exact = await list({ page: 1, perPage: 7 });
+    expect(exact.body.totalCount).toBe(7);
+  });
+
+  test('page 0 is the first page; perPage 0 or absent is the site pageSize', async () => {
+    const response = await app.request.post('/api/v1/contents').set('X-SS-API-KEY', key).send({ siteId: 1, page: 0 });
+    expect(response.status).toBe(200);
+    expect(response.body.totalCount).toBe(7);
+    expect(response.body.contents.map((c: { id: number }) => c.id)).toEqual(DEFAULT_ORDER_IDS.slice(0, 4));
+    const zero = await list({ perPage: 0 });
+    expect(zero.body.contents).toHaveLength(4);
+  });
+
+  test('negative paging and perPage above the maximum are 400 problems', async () => {
+    for (const body of [{ page: -1 }, { perPage: -5 }, { perPage: 1001 }]) {
+      const response = await list(body);
+      expect(response.status).toBe(400);
+    }
+  });
+});
+
+describe('POST /api/v1/contents: request checks and credentials', () => {
+  test('a missing siteId or an unknown field is a 400 problem', async () => {
+    const missing = await app.request.post('/api/v1/contents').set('X-SS-API-KEY', key).send({});
+    expect(missing.status).toBe(400);
+    const unknown = await list({ channelID: 2 });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.detail).toContain('channelID');
+  });
+
+  test('no key is 401, a key without the Contents scope is 403', async () => {
+    const anonymous = await app.request.post('/api/v1/contents').send({ siteId: 1 });
+    expect(anonymous.status).toBe(401);
+    const channelsOnly = await app.createApiKey(['Channels']);
+    const forbidden = await app.request.post('/api/v1/contents').set('X-SS-API-KEY', channelsOnly).send({ siteId: 1 });
+    expect(forbidden.status).toBe(403);
+    const byQuery = await app.request.post(`/api/v1/contents?apiKey=${encodeURIComponent(key)}`).send({ siteId: 1 });
+    expect(byQuery.status).toBe(200);
+  });
+});
