@@ -87,7 +87,7 @@ export interface paths {
          *     (a channel of that site) or `index` (a channel's index name) select that channel **and all
          *     its descendants**; when neither is given the whole site is searched. An unknown `channelId`
          *     or `index`, or a channel of another site, is a 404 (never a silent widening to the whole
-         *     site). When both are given they must name the same channel (400 otherwise).
+         *     site). When both are given they must name the same channel (404 otherwise).
          *
          *     **Flags.** `checked`: `true` = approved, `false` = not approved (pending, draft or
          *     rejected), absent = all. `top`, `recommend`, `color`, `hot`: `true`/`false` select by that
@@ -101,8 +101,9 @@ export interface paths {
          *     on commas and trim each item; `Like`/`NotLike` take SQL `%`/`_` wildcards from the caller
          *     and match case-insensitively on every database. Values are always bound as parameters.
          *
-         *     **Order.** `orders` are applied in the given sequence; `id` is always appended as the last
-         *     tie-breaker so that paging is stable. Without `orders` the order is `top` desc, `channelId`
+         *     **Order.** `orders` are applied in the given sequence (a repeated column counts once);
+         *     `id` descending is appended as the last key unless `orders` already names `id`, so that
+         *     paging is stable. Without `orders` the order is `top` desc, `channelId`
          *     desc, `taxis` desc, `id` desc.
          *
          *     **Paging.** `page` absent or 0 means 1. `perPage` absent or 0 means the site's `pageSize`
@@ -189,7 +190,7 @@ export interface paths {
          *     **Review state.** `isChecked: "true"` sets `checkedLevel` to the site's
          *     `checkContentLevel`, `"false"` sets it to 0 (pending); sending `checkedLevel` recomputes
          *     `checked` (`checked` is true exactly when `checkedLevel >= checkContentLevel`). When both
-         *     are sent, `checkedLevel` wins.
+         *     are sent they must agree (400 otherwise).
          *
          *     **Sending back a record.** Every field of form A is accepted: the ones that can change
          *     (`content` as an alias of `body`, `checked` as an alias of `isChecked`, `linkType`,
@@ -303,8 +304,9 @@ export interface paths {
          * @description Partial update: only the fields present change; `lastModifiedDate` is set to now. The
          *     answer is the updated channel, form A, **unwrapped**, with its children.
          *
-         *     - `channelIndex` is an alias of `indexName` (`indexName` wins when both are sent). Index
-         *       names are unique within a site (400 on a clash); `""` removes the index name.
+         *     - `channelIndex` is an alias of `indexName`; when both are sent they must be equal (400
+         *       otherwise). Index names are unique within a site (400 on a clash); `""` removes the
+         *       index name.
          *     - `filePath`, `channelFilePathRule` and `contentFilePathRule` must be relative paths
          *       (no `..`, no scheme, no drive letter; 400 otherwise).
          *     - `groupNames` is a comma-separated string or an array of names; `keywords` is a
@@ -482,6 +484,304 @@ export interface paths {
         get: operations["stlSqlContents"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List users
+         * @description One page of users, ordered by `id`, with the count of all users. `page` (default 1) and
+         *     `perPage` (default 20) come from the query string; for clients of the original system
+         *     they are also read from a JSON body when one is sent (the query string wins). Values out
+         *     of range are clamped to 1…1000 rather than refused. Password fields are always `""`.
+         */
+        get: operations["listUsers"];
+        put?: never;
+        /**
+         * Create user
+         * @description Registers a user and answers it, unwrapped. The password arrives in plain text and is
+         *     stored only as a salted, slow hash of its MD5 digest; `passwordFormat` is accepted and
+         *     ignored. 400 when the user name breaks the rules, when the password is too weak (default
+         *     rule: at least 6 characters with a letter and a digit), or when the user name, e-mail or
+         *     mobile number is already used by another account.
+         */
+        post: operations["createUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/actions/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Log a user in
+         * @description Public. Logs a user in with `account` (user name, e-mail or mobile number) and `password`
+         *     (the lower-case hex MD5 of the password), or with `openId` alone, and answers the user,
+         *     a signed access token (`Authorization: Bearer <accessToken>`) and its expiry.
+         *
+         *     Every failure — unknown account, wrong password, account not approved (`checked` false),
+         *     locked account, lockout — is the same 401 problem, so it reveals nothing. After 5 failed
+         *     logins (configurable) the account is locked for 15 minutes (configurable). A success
+         *     resets `countOfFailedLogin`, counts the login and sets `lastActivityDate`.
+         */
+        post: operations["loginUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/actions/resetPassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change a user's password
+         * @description Changes a user's password: `account` (user name, e-mail or mobile number), `password`
+         *     (the lower-case hex MD5 of the current password) and `newPassword` (plain text). Answers
+         *     the user, unwrapped, with `lastResetPasswordDate` set to now. An unknown account or a
+         *     wrong current password is the same 401 problem as a failed login (and counts as one);
+         *     a new password that breaks the password rule is a 400.
+         */
+        post: operations["resetUserPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{id}/avatar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the user.
+                 * @example 12
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a user's avatar address
+         * @description Public. The address of the user's avatar image, wrapped in `value`: the user's
+         *     `avatarUrl`, or the service's default avatar when the user has none. 404 when the user
+         *     does not exist.
+         */
+        get: operations["getUserAvatar"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/administrators": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List administrators
+         * @description One page of administrators, ordered by `id`, wrapped in `value`. `page` (default 1) and
+         *     `perPage` (default 20) come from the query string; for clients of the original system
+         *     they are also read from a JSON body when one is sent (the query string wins). Values out
+         *     of range are clamped to 1…1000 rather than refused. Password fields are always `""`.
+         */
+        get: operations["listAdministrators"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/administrators/{id}/actions/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the administrator.
+                 * @example 3
+                 */
+                id: components["parameters"]["AdministratorId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Update administrator
+         * @description Partial update: only the fields present change; answers the administrator wrapped in
+         *     `value`. A non-empty `password` sets a new password (plain text, password rule applies);
+         *     `""` leaves it unchanged, so a record read from the list can be sent back.
+         *     `passwordFormat` is accepted and ignored. `isLockedOut: "false"` also ends a temporary
+         *     lockout after failed logins and resets `countOfFailedLogin`. 400 when the user name
+         *     breaks the rules or the user name, e-mail or mobile number is used by another
+         *     administrator; 404 when the administrator does not exist.
+         */
+        post: operations["updateAdministrator"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/administrators/actions/resetPassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change an administrator's password
+         * @description Changes an administrator's password: `account` (administrator name, e-mail or mobile
+         *     number), `password` (the lower-case hex MD5 of the current password) and `newPassword`
+         *     (plain text). Answers the administrator wrapped in `value`. An unknown account or a wrong
+         *     current password is the same 401 problem as a failed login (and counts as one); a new
+         *     password that breaks the password rule is a 400.
+         */
+        post: operations["resetAdministratorPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/administrators/actions/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Log an administrator in
+         * @description Public. Logs an administrator in with `account` (administrator name, e-mail or mobile
+         *     number) and `password` (the lower-case hex MD5 of the password), and answers the
+         *     administrator, a signed access token (`Authorization: Bearer <accessToken>`, carrying
+         *     every scope) and its expiry.
+         *
+         *     Every failure — unknown account, wrong password, locked account, lockout — is the same
+         *     401 problem, so it reveals nothing. After 5 failed logins (configurable) the account is
+         *     locked for 15 minutes (configurable). A success resets `countOfFailedLogin`, counts the
+         *     login and sets `lastActivityDate`.
+         */
+        post: operations["loginAdministrator"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/captcha/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Name of the captcha, chosen by the client per form (e.g. `login`, `register`).
+                 * @example login
+                 */
+                name: components["parameters"]["CaptchaName"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a captcha image
+         * @description Public. A fresh captcha image (PNG) showing a 4-character code. The answer also sets the
+         *     cookie `ss-captcha-<name>` (HttpOnly, SameSite=Lax, path `/api/v1/captcha`, 10 minutes):
+         *     a signed token of the code that check captcha reads. Each image replaces the previous one
+         *     of the same name. Never cached.
+         */
+        get: operations["getCaptcha"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/captcha/{name}/actions/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Name of the captcha, chosen by the client per form (e.g. `login`, `register`).
+                 * @example login
+                 */
+                name: components["parameters"]["CaptchaName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a captcha answer
+         * @description Public. Compares `captcha` (case-insensitively) with the code of the last image of that
+         *     name, read from the `ss-captcha-<name>` cookie, and answers `{ "value": true }` on a match.
+         *     A missing, expired or already checked cookie, or a wrong answer, is `{ "value": false }`.
+         *     Each image can be checked once, right or wrong: after a check, fetch a new image.
+         */
+        post: operations["checkCaptcha"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/actions/restart": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restart the system
+         * @description Gracefully restarts the service's worker processes on every node without downtime:
+         *     requests in flight finish, new ones are served by fresh workers. Answers
+         *     `{ "value": true }` once the restart has been signalled, `{ "value": false }` when it
+         *     could not be (e.g. a restart is already in progress). No request body.
+         */
+        post: operations["restartSystem"];
         delete?: never;
         options?: never;
         head?: never;
@@ -708,8 +1008,8 @@ export interface components {
         /**
          * Content (form B)
          * @description The template-tag view of a content (stl content and stl content list). Flags are booleans,
-         *     `groupNameCollection` and `tags` are comma-joined, `settingsXml` holds the content's extra
-         *     attributes as `&`-joined `key=value` pairs (URL-encoded).
+         *     `groupNameCollection` and `tags` are comma-joined, `settingsXml` carries the remaining text
+         *     fields and extra attributes as `&`-joined `key=value` pairs (URL-encoded).
          */
         ContentFormB: {
             /** @example 42 */
@@ -768,8 +1068,10 @@ export interface components {
              */
             linkUrl: string;
             /**
-             * @description Extra attributes as `&`-joined `key=value` pairs, URL-encoded ("" = none).
-             * @example titleFormatString=&seoTitle=Spring%20release
+             * @description The text fields form B has no key for (`subTitle`, `imageUrl`, `videoUrl`, `fileUrl`,
+             *     `summary`, `author`, `source`; empty ones left out), then the content's extra
+             *     attributes, as `&`-joined `key=value` pairs with URL-encoded keys and values ("" = none).
+             * @example subTitle=Faster%20search&author=Jane%20Doe
              */
             settingsXml: string;
         };
@@ -831,8 +1133,9 @@ export interface components {
              */
             linkUrl: string;
             /**
-             * @description Extra attributes as a JSON object text (`"{}"` = none).
-             * @example {"seoTitle":"Spring release"}
+             * @description The same pairs as form B's `settingsXml` (non-empty text fields without a key of their
+             *     own, then extra attributes), as a JSON object text (`"{}"` = none).
+             * @example {"subTitle":"Faster search","author":"Jane Doe"}
              */
             settingsXml: string;
             subTitle: string;
@@ -845,23 +1148,32 @@ export interface components {
             author: string;
             source: string;
             /**
-             * @description Address of the content's page (its `linkUrl` when it links elsewhere).
-             * @example /news/42.html
+             * @description Site-relative address of the content's page, from the file-path rules (its `linkUrl` when set).
+             * @example /contents/7/42.html
              */
             navigationUrl: string;
         };
         /**
-         * @description A filter rule. `column` is a scalar field of Content form A (camelCase): id, guid, siteId,
-         *     channelId, adminId, lastEditAdminId, userId, taxis, sourceId, referenceId, templateId,
-         *     checked, checkedLevel, hits, downloads, imageUrlCount, videoUrlCount, fileUrlCount, title,
-         *     subTitle, imageUrl, videoUrl, fileUrl, body, content (alias of body), summary, author,
-         *     source, top, recommend, hot, color, linkType, linkUrl, addDate, createdDate,
-         *     lastModifiedDate. Any other column (including `groupNames`/`tagNames`, which have their own
-         *     filters) is a 400 that lists the allowed columns.
+         * @description A filter rule. `column` names a field of the content record (camelCase):
          *
-         *     `value` is converted to the column's type: an integer for integer columns, `true`/`false`
-         *     for boolean columns, a `yyyy-MM-dd HH:mm:ss` date-time (or a `yyyy-MM-dd` date) for date
-         *     columns; a value that does not convert is a 400.
+         *     - integer: id, siteId, channelId, adminId, lastEditAdminId, userId, taxis, sourceId,
+         *       referenceId, templateId, checkedLevel, hits, hitsByDay, hitsByWeek, hitsByMonth,
+         *       downloads, imageUrlCount, videoUrlCount, fileUrlCount;
+         *     - boolean: checked, top, recommend, hot, color;
+         *     - text: guid, title, subTitle, imageUrl, videoUrl, fileUrl, body, content (alias of body),
+         *       summary, author, source, linkType, linkUrl (null reads as `""`), addUserName,
+         *       lastEditUserName, writingUserName;
+         *     - date-time: addDate, createdDate, lastModifiedDate, lastEditDate, lastHitsDate;
+         *     - list: groupNames, tagNames.
+         *
+         *     Any other column is a 400 that lists the allowed columns. `value` is read as the
+         *     column's type: an integer; `true`/`false` (or `1`/`0`); a `yyyy-MM-dd HH:mm:ss`
+         *     date-time; a value that does not read is a 400. Operators by kind: every operator on
+         *     integer, text and date-time columns except `Like`/`NotLike`, which apply to text columns
+         *     only; `=`/`!=` on boolean columns; on list columns `=`/`!=` mean "has / has not this name"
+         *     and `In`/`NotIn` "has any / has none of these names" (names match case-insensitively).
+         *     Other combinations are a 400. Text comparisons other than `Like`/`NotLike` are
+         *     case-sensitive.
          */
         Where: {
             /** @example title */
@@ -871,10 +1183,9 @@ export interface components {
              *     case-insensitively (`like` = `Like`); absent means `=`. `In`/`NotIn`: `value` is a
              *     comma-separated list (items trimmed). `Like`/`NotLike`: `value` carries SQL wildcards
              *     (`%` any run of characters, `_` one character) and matching is case-insensitive.
-             * @default =
              * @example Like
              */
-            operator: string;
+            operator?: string;
             /**
              * @description Comparison value. A string per the specification; numbers and booleans are accepted for
              *     convenience and treated as their text.
@@ -882,7 +1193,10 @@ export interface components {
              */
             value: string | number | boolean;
         };
-        /** @description A sort rule. `column` takes the same columns as `Where`. */
+        /**
+         * @description A sort rule. `column` takes the same columns as `Where` (400 otherwise). Text sorts by
+         *     code point on every database; null sorts as the smallest value.
+         */
         Order: {
             /** @example addDate */
             column: string;
@@ -975,7 +1289,8 @@ export interface components {
             referenceId?: number;
             /**
              * @description Review level (-99 draft, 0 pending, 1…5 passed that stage, -1…-5 rejected at that
-             *     stage); `checked` is recomputed from it. Wins over `isChecked`.
+             *     stage); `checked` is recomputed from it. When `isChecked` (or `checked`) is sent too,
+             *     they must agree (400 otherwise).
              * @enum {integer}
              */
             checkedLevel?: -99 | -5 | -4 | -3 | -2 | -1 | 0 | 1 | 2 | 3 | 4 | 5;
@@ -1004,7 +1319,7 @@ export interface components {
             color?: boolean;
             /** @description Alias of `body` (form A); `body` wins when both are sent. */
             content?: string;
-            /** @description Alias of `isChecked` (form A); `isChecked` wins when both are sent. */
+            /** @description Alias of `isChecked` (form A); when both are sent they must agree (400 otherwise). */
             checked?: boolean;
             /** @description How the content links (`None` by default). */
             linkType?: string;
@@ -1157,7 +1472,7 @@ export interface components {
              * @example Title,AddDate,Hits
              */
             listColumns: string | null;
-            /** @description The channel has contents saved for preview only. */
+            /** @description The channel holds draft contents (`checkedLevel` -99) that have not been published. */
             isPreviewContentsExists: boolean;
             /** @description The console's content list of this channel includes the contents of its descendants. */
             isAllContents: boolean;
@@ -1167,8 +1482,8 @@ export interface components {
              */
             defaultTaxisType: string;
             /**
-             * @description Address of the channel's page (its `linkUrl` when it links elsewhere).
-             * @example /news/
+             * @description Site-relative address of the channel's page, from `filePath` or the file-path rules (its `linkUrl` when set).
+             * @example /channels/7.html
              */
             navigationUrl: string;
             /** @description Direct children, ordered by `taxis` then `id` (`[]` for a leaf). */
@@ -1243,7 +1558,7 @@ export interface components {
              */
             indexName?: string;
             /**
-             * @description Alias of `indexName`; `indexName` wins when both are sent.
+             * @description Alias of `indexName`; when both are sent they must be equal (400 otherwise).
              * @example news
              */
             channelIndex?: string;
@@ -1754,6 +2069,310 @@ export interface components {
         SqlRow: {
             [key: string]: string | number | boolean | null;
         };
+        /**
+         * @description The hex MD5 digest of a password (lower case by convention; upper case is accepted).
+         * @example 5f4dcc3b5aa765d61d8327deb882cf99
+         */
+        Md5Password: string;
+        /**
+         * @description A new password in plain text. Default rule (configurable): at least 6 characters with a
+         *     letter and a digit; a password that breaks it is a 400.
+         * @example Summer2024
+         */
+        NewPassword: string;
+        /**
+         * @description User name: 1–64 characters, no whitespace, no `'`, `:`, `/` or `\`. Unique across accounts
+         *     of its kind, as are e-mail and mobile number.
+         * @example lisa
+         */
+        AccountName: string;
+        /**
+         * User
+         * @description A site user (member). Responses never carry password material: `password` is always `""`
+         *     and `passwordFormat` is always `Hashed`. `email`, `mobile` and `openId` are `""` when not
+         *     set.
+         */
+        User: {
+            /** @example 12 */
+            id: number;
+            /** @example lisa */
+            userName: string;
+            /** @example Lisa Chen */
+            displayName: string;
+            /** @example lisa@example.com */
+            email: string;
+            /** @example +33612345678 */
+            mobile: string;
+            /**
+             * @description Address of the avatar image ("" = none).
+             * @example /upload/avatars/12.png
+             */
+            avatarUrl: string;
+            /**
+             * @description Messaging-platform user identifier ("" = none).
+             * @example
+             */
+            openId: string;
+            /**
+             * @description Always `""`.
+             * @constant
+             */
+            password: "";
+            /**
+             * @description Always `Hashed` (passwords are stored only as salted, slow hashes).
+             * @constant
+             */
+            passwordFormat: "Hashed";
+            createDate: components["schemas"]["DateTime"];
+            lastResetPasswordDate: components["schemas"]["DateTime"];
+            lastActivityDate: components["schemas"]["DateTime"];
+            /** @example 14 */
+            countOfLogin: number;
+            /**
+             * @description Failed logins since the last successful one.
+             * @example 0
+             */
+            countOfFailedLogin: number;
+            /**
+             * @description Number of contents the user has submitted.
+             * @example 3
+             */
+            countOfWriting: number;
+            /** @description Approved; an unapproved user cannot log in. */
+            checked: boolean;
+            /** @description Locked, by an administrator or temporarily after too many failed logins; a locked user cannot log in. */
+            locked: boolean;
+        };
+        /**
+         * Administrator
+         * @description An administrator. Responses never carry password material: `password` and `passwordSalt`
+         *     are always `""` and `passwordFormat` is always `Hashed`. `email` and `mobile` are `""` when
+         *     not set.
+         */
+        Administrator: {
+            /** @example 3 */
+            id: number;
+            /**
+             * @description The administrator's current site (0 = none).
+             * @example 1
+             */
+            siteId: number;
+            /**
+             * @description Department (0 = none).
+             * @example 2
+             */
+            departmentId: number;
+            /**
+             * @description Area (0 = none).
+             * @example 0
+             */
+            areaId: number;
+            /** @example editor */
+            userName: string;
+            /** @example Eva Martin */
+            displayName: string;
+            /** @example eva.martin@example.com */
+            email: string;
+            /** @example +33698765432 */
+            mobile: string;
+            /**
+             * @description Name of the administrator who created this one ("" = none).
+             * @example admin
+             */
+            creatorUserName: string;
+            /**
+             * @description Always `""`.
+             * @constant
+             */
+            password: "";
+            /**
+             * @description Always `""`.
+             * @constant
+             */
+            passwordSalt: "";
+            /**
+             * @description Always `Hashed`.
+             * @constant
+             */
+            passwordFormat: "Hashed";
+            creationDate: components["schemas"]["DateTime"];
+            lastActivityDate: components["schemas"]["DateTime"];
+            /** @example 120 */
+            countOfLogin: number;
+            /**
+             * @description Failed logins since the last successful one.
+             * @example 0
+             */
+            countOfFailedLogin: number;
+            /** @description Locked, by another administrator or temporarily after too many failed logins. */
+            isLockedOut: boolean;
+            /**
+             * @description Ids of the sites the administrator manages, comma-joined ("" = none).
+             * @example 1,2
+             */
+            siteIdCollection: string;
+        };
+        /** @description Either `account` with `password`, or `openId` alone. */
+        LoginUserRequest: {
+            /**
+             * @description User name, e-mail or mobile number.
+             * @example lisa
+             */
+            account: string;
+            password: components["schemas"]["Md5Password"];
+        } | {
+            /**
+             * @description Messaging-platform user identifier.
+             * @example oX3k9-wechat-7f2a
+             */
+            openId: string;
+        };
+        LoginUserResponse: {
+            user: components["schemas"]["User"];
+            /** @description Signed JWT (HS256); send it as `Authorization: Bearer <accessToken>`. */
+            accessToken: string;
+            expiresAt: components["schemas"]["DateTime"];
+        };
+        ListUsersResponse: {
+            /**
+             * @description Count of all users (not only this page).
+             * @example 2
+             */
+            count: number;
+            users: components["schemas"]["User"][];
+        };
+        CreateUserRequest: {
+            userName: components["schemas"]["AccountName"];
+            password: components["schemas"]["NewPassword"];
+            /**
+             * @description Accepted and ignored (`Clear` or `Encrypt` in the original system); passwords are always stored hashed.
+             * @example Encrypt
+             */
+            passwordFormat?: string;
+            /** @example Lisa Chen */
+            displayName?: string;
+            /**
+             * @description Mobile number ("" = none); unique across users.
+             * @example +33612345678
+             */
+            mobile?: string;
+            /**
+             * @description E-mail address ("" = none); unique across users; must look like an address (400 otherwise).
+             * @example lisa@example.com
+             */
+            email?: string;
+            /** @example /upload/avatars/12.png */
+            avatarUrl?: string;
+            /** @description Messaging-platform user identifier ("" = none); unique across users. */
+            openId?: string;
+            /**
+             * @description User group (0 = the default group).
+             * @example 0
+             */
+            groupId?: number;
+            /** @description Approved (default true). */
+            checked?: components["schemas"]["BooleanWord"];
+            /** @description Locked (default false). */
+            locked?: components["schemas"]["BooleanWord"];
+        };
+        ResetUserPasswordRequest: {
+            /**
+             * @description User name, e-mail or mobile number.
+             * @example lisa@example.com
+             */
+            account: string;
+            password: components["schemas"]["Md5Password"];
+            newPassword: components["schemas"]["NewPassword"];
+        };
+        GetUserAvatarResponse: {
+            /**
+             * @description Address of the avatar image.
+             * @example /upload/avatars/12.png
+             */
+            value: string;
+        };
+        ListAdministratorsResponse: {
+            value: components["schemas"]["Administrator"][];
+        };
+        /**
+         * @description A partial update; every field is optional. Fields described as "ignored" are accepted so
+         *     that a record read from the list can be sent back; any field not listed here is a 400
+         *     that names it.
+         */
+        UpdateAdministratorRequest: {
+            userName?: components["schemas"]["AccountName"];
+            /** @description New password in plain text (password rule applies); `""` leaves it unchanged. */
+            password?: string;
+            /** @description Accepted and ignored (`Clear` or `Encrypt` in the original system). */
+            passwordFormat?: string;
+            creatorUserName?: string;
+            displayName?: string;
+            /** @description E-mail address ("" = none); unique across administrators. */
+            email?: string;
+            /** @description Mobile number ("" = none); unique across administrators. */
+            mobile?: string;
+            creationDate?: components["schemas"]["DateTime"];
+            lastActivityDate?: components["schemas"]["DateTime"];
+            countOfLogin?: number;
+            departmentId?: number;
+            areaId?: number;
+            /** @description Lock (`"true"`) or unlock (`"false"`, which also ends a temporary lockout). */
+            isLockedOut?: components["schemas"]["BooleanWord"];
+            /** @description Ignored (read-only; the path names the administrator). */
+            id?: number;
+            /** @description Ignored (not changed by this operation). */
+            siteId?: number;
+            /** @description Ignored (not changed by this operation). */
+            siteIdCollection?: string;
+            /** @description Ignored (always `""` in responses). */
+            passwordSalt?: string;
+            /** @description Ignored (maintained by the service). */
+            countOfFailedLogin?: number;
+        };
+        UpdateAdministratorResponse: {
+            value: components["schemas"]["Administrator"];
+        };
+        ResetAdministratorPasswordRequest: {
+            /**
+             * @description Administrator name, e-mail or mobile number.
+             * @example editor
+             */
+            account: string;
+            password: components["schemas"]["Md5Password"];
+            newPassword: components["schemas"]["NewPassword"];
+        };
+        ResetAdministratorPasswordResponse: {
+            value: components["schemas"]["Administrator"];
+        };
+        LoginAdministratorRequest: {
+            /**
+             * @description Administrator name, e-mail or mobile number.
+             * @example admin
+             */
+            account: string;
+            password: components["schemas"]["Md5Password"];
+        };
+        LoginAdministratorResponse: {
+            administrator: components["schemas"]["Administrator"];
+            /** @description Signed JWT (HS256) carrying every scope; send it as `Authorization: Bearer <accessToken>`. */
+            accessToken: string;
+            expiresAt: components["schemas"]["DateTime"];
+        };
+        CheckCaptchaRequest: {
+            /**
+             * @description The code the person read from the image (compared case-insensitively).
+             * @example K7pQ
+             */
+            captcha: string;
+        };
+        CheckCaptchaResponse: {
+            /** @description true when the answer matches an unexpired, unchecked image. */
+            value: boolean;
+        };
+        RestartSystemResponse: {
+            /** @description Whether the restart was signalled. */
+            value: boolean;
+        };
     };
     responses: {
         /** @description The request breaks the contract or a business rule; `detail` says which. */
@@ -1890,6 +2509,27 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description The login failed. Unknown account, wrong password, unapproved or locked account and
+         *     lockout all give this same problem.
+         */
+        LoginFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://cms.example/problems/login-failed",
+                 *       "title": "Unauthorized",
+                 *       "status": 401,
+                 *       "detail": "Wrong account or password, or the account cannot log in now",
+                 *       "message": "Wrong account or password, or the account cannot log in now"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: {
         /**
@@ -2001,6 +2641,31 @@ export interface components {
         StlSince: string;
         /** @description Refused. The original system's raw-SQL condition is not supported; any value is a 400. */
         StlWhere: string;
+        /**
+         * @description Id of the user.
+         * @example 12
+         */
+        UserId: number;
+        /**
+         * @description Id of the administrator.
+         * @example 3
+         */
+        AdministratorId: number;
+        /**
+         * @description Name of the captcha, chosen by the client per form (e.g. `login`, `register`).
+         * @example login
+         */
+        CaptchaName: string;
+        /**
+         * @description 1-based page number (default 1; out-of-range values are clamped, never refused).
+         * @example 1
+         */
+        Page: number;
+        /**
+         * @description Page size (default 20; clamped to 1…1000, never refused).
+         * @example 20
+         */
+        PerPage: number;
     };
     requestBodies: never;
     headers: {
@@ -2033,6 +2698,7 @@ export interface operations {
                     "text/plain": "pong";
                 };
             };
+            400: components["responses"]["BadRequest"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -2408,7 +3074,7 @@ export interface operations {
                      *         "isColor": "False",
                      *         "title": "Spring release is out now",
                      *         "linkUrl": "",
-                     *         "settingsXml": "{\"titleFormatString\":\"\",\"seoTitle\":\"Spring release\"}",
+                     *         "settingsXml": "{\"subTitle\":\"Faster search, new editor\",\"imageUrl\":\"/upload/images/2024/05/spring-release.png\",\"summary\":\"What is new in the spring release.\",\"author\":\"Jane Doe\",\"source\":\"Product team\"}",
                      *         "subTitle": "Faster search, new editor",
                      *         "imageUrl": "/upload/images/2024/05/spring-release.png",
                      *         "videoUrl": "",
@@ -2417,7 +3083,7 @@ export interface operations {
                      *         "summary": "What is new in the spring release.",
                      *         "author": "Jane Doe",
                      *         "source": "Product team",
-                     *         "navigationUrl": "/news/42.html"
+                     *         "navigationUrl": "/contents/7/42.html"
                      *       }
                      *     }
                      */
@@ -2838,7 +3504,7 @@ export interface operations {
                      *           "isColor": false,
                      *           "title": "Spring release is out",
                      *           "linkUrl": "",
-                     *           "settingsXml": "seoTitle=Spring%20release"
+                     *           "settingsXml": "subTitle=Faster%20search%2C%20new%20editor&imageUrl=%2Fupload%2Fimages%2F2024%2F05%2Fspring-release.png&summary=What%20is%20new%20in%20the%20spring%20release.&author=Jane%20Doe&source=Product%20team"
                      *         },
                      *         {
                      *           "id": 39,
@@ -2951,7 +3617,7 @@ export interface operations {
                      *         "isColor": false,
                      *         "title": "Spring release is out",
                      *         "linkUrl": "",
-                     *         "settingsXml": "seoTitle=Spring%20release"
+                     *         "settingsXml": "subTitle=Faster%20search%2C%20new%20editor&imageUrl=%2Fupload%2Fimages%2F2024%2F05%2Fspring-release.png&summary=What%20is%20new%20in%20the%20spring%20release.&author=Jane%20Doe&source=Product%20team"
                      *       }
                      *     }
                      */
@@ -3017,6 +3683,656 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["StlSqlContentsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listUsers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description 1-based page number (default 1; out-of-range values are clamped, never refused).
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Page size (default 20; clamped to 1…1000, never refused).
+                 * @example 20
+                 */
+                perPage?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of users and the count of all users. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "count": 2,
+                     *       "users": [
+                     *         {
+                     *           "id": 12,
+                     *           "userName": "lisa",
+                     *           "displayName": "Lisa Chen",
+                     *           "email": "lisa@example.com",
+                     *           "mobile": "+33612345678",
+                     *           "avatarUrl": "/upload/avatars/12.png",
+                     *           "openId": "",
+                     *           "password": "",
+                     *           "passwordFormat": "Hashed",
+                     *           "createDate": "2024-02-10 08:15:00",
+                     *           "lastResetPasswordDate": "2024-02-10 08:15:00",
+                     *           "lastActivityDate": "2024-05-02 19:40:11",
+                     *           "countOfLogin": 14,
+                     *           "countOfFailedLogin": 0,
+                     *           "countOfWriting": 3,
+                     *           "checked": true,
+                     *           "locked": false
+                     *         },
+                     *         {
+                     *           "id": 13,
+                     *           "userName": "marc",
+                     *           "displayName": "Marc Dubois",
+                     *           "email": "",
+                     *           "mobile": "",
+                     *           "avatarUrl": "",
+                     *           "openId": "oX3k9-wechat-7f2a",
+                     *           "password": "",
+                     *           "passwordFormat": "Hashed",
+                     *           "createDate": "2024-03-05 12:00:00",
+                     *           "lastResetPasswordDate": "2024-03-05 12:00:00",
+                     *           "lastActivityDate": "2024-03-05 12:00:00",
+                     *           "countOfLogin": 1,
+                     *           "countOfFailedLogin": 2,
+                     *           "countOfWriting": 0,
+                     *           "checked": false,
+                     *           "locked": false
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ListUsersResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateUserRequest"];
+            };
+        };
+        responses: {
+            /** @description The new user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 12,
+                     *       "userName": "lisa",
+                     *       "displayName": "Lisa Chen",
+                     *       "email": "lisa@example.com",
+                     *       "mobile": "+33612345678",
+                     *       "avatarUrl": "",
+                     *       "openId": "",
+                     *       "password": "",
+                     *       "passwordFormat": "Hashed",
+                     *       "createDate": "2024-02-10 08:15:00",
+                     *       "lastResetPasswordDate": "2024-02-10 08:15:00",
+                     *       "lastActivityDate": "2024-02-10 08:15:00",
+                     *       "countOfLogin": 0,
+                     *       "countOfFailedLogin": 0,
+                     *       "countOfWriting": 0,
+                     *       "checked": true,
+                     *       "locked": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    loginUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginUserRequest"];
+            };
+        };
+        responses: {
+            /** @description Logged in. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "user": {
+                     *         "id": 12,
+                     *         "userName": "lisa",
+                     *         "displayName": "Lisa Chen",
+                     *         "email": "lisa@example.com",
+                     *         "mobile": "+33612345678",
+                     *         "avatarUrl": "/upload/avatars/12.png",
+                     *         "openId": "",
+                     *         "password": "",
+                     *         "passwordFormat": "Hashed",
+                     *         "createDate": "2024-02-10 08:15:00",
+                     *         "lastResetPasswordDate": "2024-02-10 08:15:00",
+                     *         "lastActivityDate": "2024-05-03 09:00:02",
+                     *         "countOfLogin": 15,
+                     *         "countOfFailedLogin": 0,
+                     *         "countOfWriting": 3,
+                     *         "checked": true,
+                     *         "locked": false
+                     *       },
+                     *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ1c2VyOjEyIiwiZXhwIjoxNzE0ODA5NjAyfQ.Q2hhbmdlTWVJbkV4YW1wbGVzT25seQ",
+                     *       "expiresAt": "2024-05-04 09:00:02"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LoginUserResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["LoginFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    resetUserPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "account": "lisa@example.com",
+                 *       "password": "5f4dcc3b5aa765d61d8327deb882cf99",
+                 *       "newPassword": "Summer2024"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ResetUserPasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description The user, with the new password in place. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 12,
+                     *       "userName": "lisa",
+                     *       "displayName": "Lisa Chen",
+                     *       "email": "lisa@example.com",
+                     *       "mobile": "+33612345678",
+                     *       "avatarUrl": "/upload/avatars/12.png",
+                     *       "openId": "",
+                     *       "password": "",
+                     *       "passwordFormat": "Hashed",
+                     *       "createDate": "2024-02-10 08:15:00",
+                     *       "lastResetPasswordDate": "2024-05-03 09:05:40",
+                     *       "lastActivityDate": "2024-05-03 09:05:40",
+                     *       "countOfLogin": 15,
+                     *       "countOfFailedLogin": 0,
+                     *       "countOfWriting": 3,
+                     *       "checked": true,
+                     *       "locked": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getUserAvatar: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the user.
+                 * @example 12
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The avatar address. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetUserAvatarResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listAdministrators: {
+        parameters: {
+            query?: {
+                /**
+                 * @description 1-based page number (default 1; out-of-range values are clamped, never refused).
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Page size (default 20; clamped to 1…1000, never refused).
+                 * @example 20
+                 */
+                perPage?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of administrators. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "value": [
+                     *         {
+                     *           "id": 1,
+                     *           "siteId": 0,
+                     *           "departmentId": 0,
+                     *           "areaId": 0,
+                     *           "userName": "admin",
+                     *           "displayName": "Site administrator",
+                     *           "email": "admin@example.com",
+                     *           "mobile": "",
+                     *           "creatorUserName": "",
+                     *           "password": "",
+                     *           "passwordSalt": "",
+                     *           "passwordFormat": "Hashed",
+                     *           "creationDate": "2024-01-15 09:00:00",
+                     *           "lastActivityDate": "2024-05-03 08:10:00",
+                     *           "countOfLogin": 57,
+                     *           "countOfFailedLogin": 0,
+                     *           "isLockedOut": false,
+                     *           "siteIdCollection": ""
+                     *         },
+                     *         {
+                     *           "id": 3,
+                     *           "siteId": 1,
+                     *           "departmentId": 2,
+                     *           "areaId": 0,
+                     *           "userName": "editor",
+                     *           "displayName": "Eva Martin",
+                     *           "email": "eva.martin@example.com",
+                     *           "mobile": "+33698765432",
+                     *           "creatorUserName": "admin",
+                     *           "password": "",
+                     *           "passwordSalt": "",
+                     *           "passwordFormat": "Hashed",
+                     *           "creationDate": "2024-01-20 14:30:00",
+                     *           "lastActivityDate": "2024-05-03 08:12:45",
+                     *           "countOfLogin": 120,
+                     *           "countOfFailedLogin": 1,
+                     *           "isLockedOut": false,
+                     *           "siteIdCollection": "1,2"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ListAdministratorsResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateAdministrator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the administrator.
+                 * @example 3
+                 */
+                id: components["parameters"]["AdministratorId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["UpdateAdministratorRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated administrator. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "value": {
+                     *         "id": 3,
+                     *         "siteId": 1,
+                     *         "departmentId": 2,
+                     *         "areaId": 0,
+                     *         "userName": "editor",
+                     *         "displayName": "Eva Martin-Leroy",
+                     *         "email": "eva.leroy@example.com",
+                     *         "mobile": "+33698765432",
+                     *         "creatorUserName": "admin",
+                     *         "password": "",
+                     *         "passwordSalt": "",
+                     *         "passwordFormat": "Hashed",
+                     *         "creationDate": "2024-01-20 14:30:00",
+                     *         "lastActivityDate": "2024-05-03 08:12:45",
+                     *         "countOfLogin": 120,
+                     *         "countOfFailedLogin": 0,
+                     *         "isLockedOut": false,
+                     *         "siteIdCollection": "1,2"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UpdateAdministratorResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    resetAdministratorPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "account": "editor",
+                 *       "password": "e10adc3949ba59abbe56e057f20f883e",
+                 *       "newPassword": "Blue-Harbour-42"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ResetAdministratorPasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description The administrator, with the new password in place. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "value": {
+                     *         "id": 3,
+                     *         "siteId": 1,
+                     *         "departmentId": 2,
+                     *         "areaId": 0,
+                     *         "userName": "editor",
+                     *         "displayName": "Eva Martin",
+                     *         "email": "eva.martin@example.com",
+                     *         "mobile": "+33698765432",
+                     *         "creatorUserName": "admin",
+                     *         "password": "",
+                     *         "passwordSalt": "",
+                     *         "passwordFormat": "Hashed",
+                     *         "creationDate": "2024-01-20 14:30:00",
+                     *         "lastActivityDate": "2024-05-03 09:20:00",
+                     *         "countOfLogin": 120,
+                     *         "countOfFailedLogin": 0,
+                     *         "isLockedOut": false,
+                     *         "siteIdCollection": "1,2"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ResetAdministratorPasswordResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    loginAdministrator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "account": "admin",
+                 *       "password": "21232f297a57a5a743894a0e4a801fc3"
+                 *     }
+                 */
+                "application/json": components["schemas"]["LoginAdministratorRequest"];
+            };
+        };
+        responses: {
+            /** @description Logged in. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "administrator": {
+                     *         "id": 1,
+                     *         "siteId": 0,
+                     *         "departmentId": 0,
+                     *         "areaId": 0,
+                     *         "userName": "admin",
+                     *         "displayName": "Site administrator",
+                     *         "email": "admin@example.com",
+                     *         "mobile": "",
+                     *         "creatorUserName": "",
+                     *         "password": "",
+                     *         "passwordSalt": "",
+                     *         "passwordFormat": "Hashed",
+                     *         "creationDate": "2024-01-15 09:00:00",
+                     *         "lastActivityDate": "2024-05-03 09:30:00",
+                     *         "countOfLogin": 58,
+                     *         "countOfFailedLogin": 0,
+                     *         "isLockedOut": false,
+                     *         "siteIdCollection": ""
+                     *       },
+                     *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhZG1pbmlzdHJhdG9yOjEiLCJleHAiOjE3MTQ4MTEwMDB9.RXhhbXBsZVNpZ25hdHVyZU9ubHk",
+                     *       "expiresAt": "2024-05-04 09:30:00"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LoginAdministratorResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["LoginFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getCaptcha: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Name of the captcha, chosen by the client per form (e.g. `login`, `register`).
+                 * @example login
+                 */
+                name: components["parameters"]["CaptchaName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The captcha image. */
+            200: {
+                headers: {
+                    /**
+                     * @description `ss-captcha-<name>=<signed token>; Path=/api/v1/captcha; Max-Age=600; HttpOnly; SameSite=Lax`
+                     * @example ss-captcha-login=v1.Zm9vYmFy.c2lnbmF0dXJl; Path=/api/v1/captcha; Max-Age=600; HttpOnly; SameSite=Lax
+                     */
+                    "Set-Cookie"?: string;
+                    /**
+                     * @description Always `no-store`.
+                     * @example no-store
+                     */
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    checkCaptcha: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Name of the captcha, chosen by the client per form (e.g. `login`, `register`).
+                 * @example login
+                 */
+                name: components["parameters"]["CaptchaName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "captcha": "K7pQ"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CheckCaptchaRequest"];
+            };
+        };
+        responses: {
+            /** @description Whether the answer matches. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckCaptchaResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    restartSystem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Whether the restart was signalled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "value": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RestartSystemResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
