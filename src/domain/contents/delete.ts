@@ -23,8 +23,14 @@ export async function deleteContent(
     return count === 0 ? null : tx.content.findUnique({ where: { id: target.id } });
   });
   if (!recycled) {
-    throw notFound(`Content ${target.id} does not exist in channel ${target.channelId} of site ${target.siteId}`);
+    throw notFound(
+      `Content ${target.id} does not exist in channel ${target.channelId} of site ${target.siteId}`,
+    );
   }
-  const navigationUrl = contentNavigationUrl(recycled, channel, readSiteAttributes(site.attributes).contentFilePathRule);
+  const navigationUrl = contentNavigationUrl(
+    recycled,
+    channel,
+    readSiteAttributes(site.attributes).contentFilePathRule,
+  );
   return toContentFormBDeleted(recycled, navigationUrl);
 }

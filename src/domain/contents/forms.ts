@@ -72,16 +72,19 @@ export function extendedAttributes(row: Content): [string, string][] {
     ['author', row.author],
     ['source', row.source],
   ];
-  const extra = Object.entries(parseSettings(row.settings)).map(
-    ([key, value]): [string, string] => [key, typeof value === 'string' ? value : JSON.stringify(value)],
-  );
+  const extra = Object.entries(parseSettings(row.settings)).map(([key, value]): [string, string] => [
+    key,
+    typeof value === 'string' ? value : JSON.stringify(value),
+  ]);
   return [...named, ...extra].filter(([, value]) => value !== '');
 }
 
 function parseSettings(text: string): Record<string, unknown> {
   try {
     const parsed: unknown = JSON.parse(text);
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : {};
   } catch {
     return {};
   }

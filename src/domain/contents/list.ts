@@ -24,11 +24,18 @@ async function resolveChannelScope(db: Db, request: ListContentsRequest): Promis
   const { siteId, channelId, index } = request;
   if (channelId === undefined && index === undefined) return undefined;
   const channel = await db.channel.findFirst({
-    where: { siteId, ...(channelId !== undefined && { id: channelId }), ...(index !== undefined && { indexName: index }) },
+    where: {
+      siteId,
+      ...(channelId !== undefined && { id: channelId }),
+      ...(index !== undefined && { indexName: index }),
+    },
     select: { id: true },
   });
   if (!channel) {
-    const named = [channelId !== undefined && `id ${channelId}`, index !== undefined && `index '${index}'`].filter(Boolean);
+    const named = [
+      channelId !== undefined && `id ${channelId}`,
+      index !== undefined && `index '${index}'`,
+    ].filter(Boolean);
     throw notFound(`No channel with ${named.join(' and ')} exists in site ${siteId}`);
   }
   return channel.id;
@@ -38,10 +45,17 @@ function pageWindow(request: ListContentsRequest, sitePageSize: number, maxPerPa
   const page = request.page || 1;
   const perPage = request.perPage || sitePageSize;
   const problems = [];
-  if (page < 1 || !Number.isSafeInteger(page)) problems.push({ path: '/body/page', message: 'must be 0 or more' });
-  if (perPage < 1 || !Number.isSafeInteger(perPage)) problems.push({ path: '/body/perPage', message: 'must be 0 or more' });
-  if (perPage > maxPerPage) problems.push({ path: '/body/perPage', message: `must be at most ${maxPerPage}` });
-  if (problems.length > 0) throw invalid(problems.map((problem) => `${problem.path.slice(6)} ${problem.message}`).join('; '), problems);
+  if (page < 1 || !Number.isSafeInteger(page))
+    problems.push({ path: '/body/page', message: 'must be 0 or more' });
+  if (perPage < 1 || !Number.isSafeInteger(perPage))
+    problems.push({ path: '/body/perPage', message: 'must be 0 or more' });
+  if (perPage > maxPerPage)
+    problems.push({ path: '/body/perPage', message: `must be at most ${maxPerPage}` });
+  if (problems.length > 0)
+    throw invalid(
+      problems.map((problem) => `${problem.path.slice(6)} ${problem.message}`).join('; '),
+      problems,
+    );
   return { perPage, offset: (page - 1) * perPage };
 }
 

@@ -64,9 +64,20 @@ function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (character) => `\\${character}`);
 }
 
+/**
+ * Case-insensitive LIKE with `\\` as the escape character on both databases. SQLite's LIKE already
+ * ignores (ASCII) case; PostgreSQL's ILIKE ignores case in every script. Neither needs LOWER() on
+ * each row, which costs more than the match itself.
+ */
+function likeSql(expression: Sql, pattern: string, provider: DbProvider): Sql {
+  return provider === 'postgresql'
+    ? sql`${expression} ILIKE ${pattern} ESCAPE '\\'`
+    : sql`${expression} LIKE ${pattern} ESCAPE '\\'`;
+}
+
 /** True when the comma-joined list column holds `name` (case-insensitively). */
-function listHas(column: Sql, name: string): Sql {
-  return sql`LOWER(',' || ${column} || ',') LIKE LOWER(${`%,${escapeLike(name.trim())},%`}) ESCAPE '\\'`;
+function listHas(column: Sql, name: string, provider: DbProvider): Sql {
+  return likeSql(sql`(',' || ${column} || ',')`, `%,${escapeLike(name.trim())},%`, provider);
 }
 
 function anyOf(parts: Sql[]): Sql {
@@ -76,7 +87,8 @@ function anyOf(parts: Sql[]): Sql {
 function readValue(value: WhereRule['value'], column: ContentColumn, name: string): Scalar | string {
   switch (column.kind) {
     case 'integer': {
-      const number = typeof value === 'number' ? value : typeof value === 'string' ? Number(value.trim()) : NaN;
+      const number =
+        typeof value === 'number' ? value : typeof value === 'string' ? Number(value.trim()) : NaN;
       if (typeof value === 'boolean' || (typeof value === 'string' && !/^-?\d+$/.test(value.trim())))
         throw `must be an integer for column '${name}'`;
       if (!Number.isSafeInteger(number)) throw `must be an integer for column '${name}'`;
@@ -111,11 +123,12 @@ function compileWhere(rule: WhereRule, provider: DbProvider): Sql {
   // A NULL text reads as '': comparisons then behave the same on every row and database.
   const expression = column.kind === 'text' && column.nullable ? sql`COALESCE(${raw}, '')` : raw;
   const collated = isText && provider === 'postgresql' ? sql`${expression} COLLATE "C"` : expression;
-  const keepNulls = (condition: Sql) => (column.nullable && !isText ? sql`(${raw} IS NULL OR ${condition})` : condition);
+  const keepNulls = (condition: Sql) =>
+    column.nullable && !isText ? sql`(${raw} IS NULL OR ${condition})` : condition;
 
   if (operator === 'like' || operator === 'notlike') {
     if (!isText) throw `operator '${rule.operator}' applies to text columns only, not '${name}'`;
-    const match = sql`LOWER(${expression}) LIKE LOWER(${String(rule.value)}) ESCAPE '\\'`;
+    const match = likeSql(expression, String(rule.value), provider);
     return operator === 'like' ? match : sql`NOT (${match})`;
   }
 
@@ -124,7 +137,7 @@ function compileWhere(rule: WhereRule, provider: DbProvider): Sql {
       .split(',')
       .map((item) => item.trim());
     if (column.kind === 'list') {
-      const has = anyOf(items.filter((item) => item !== '').map((item) => listHas(raw, item)));
+      const has = anyOf(items.filter((item) => item !== '').map((item) => listHas(raw, item, provider)));
       return operator === 'in' ? has : sql`NOT ${has}`;
     }
     const values = items.map((item) => readValue(item, column, name));
@@ -133,8 +146,9 @@ function compileWhere(rule: WhereRule, provider: DbProvider): Sql {
   }
 
   if (column.kind === 'list') {
-    if (operator !== '=' && operator !== '!=') throw `operator '${rule.operator}' does not apply to list column '${name}'`;
-    const has = listHas(raw, String(rule.value));
+    if (operator !== '=' && operator !== '!=')
+      throw `operator '${rule.operator}' does not apply to list column '${name}'`;
+    const has = listHas(raw, String(rule.value), provider);
     return operator === '=' ? has : sql`NOT (${has})`;
   }
   if (column.kind === 'boolean' && operator !== '=' && operator !== '!=')
@@ -204,7 +218,8 @@ export function compileContentQuery(filter: ContentFilter, provider: DbProvider)
     ['tagNames', 'tagNames'],
   ] as const) {
     const names = (filter[field] ?? []).filter((name) => name.trim() !== '');
-    if (names.length > 0) conditions.push(anyOf(names.map((name) => listHas(identifier(column), name))));
+    if (names.length > 0)
+      conditions.push(anyOf(names.map((name) => listHas(identifier(column), name, provider))));
   }
   (filter.wheres ?? []).forEach((rule, index) => {
     try {

@@ -39,8 +39,10 @@ export function requestedReviewState(
   update: { checkedLevel?: number | undefined; approved?: boolean | undefined },
   siteLevel: number,
 ): ReviewState | undefined {
-  const byLevel = update.checkedLevel === undefined ? undefined : reviewStateOfLevel(update.checkedLevel, siteLevel);
-  const byDecision = update.approved === undefined ? undefined : reviewStateOfDecision(update.approved, siteLevel);
+  const byLevel =
+    update.checkedLevel === undefined ? undefined : reviewStateOfLevel(update.checkedLevel, siteLevel);
+  const byDecision =
+    update.approved === undefined ? undefined : reviewStateOfDecision(update.approved, siteLevel);
   if (byLevel && byDecision && byLevel.checked !== byDecision.checked) {
     throw invalid(
       `isChecked ${update.approved} contradicts checkedLevel ${update.checkedLevel} (the site approves at level ${siteLevel})`,

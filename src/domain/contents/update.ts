@@ -31,7 +31,11 @@ const COUNT_FIELDS = ['hits', 'hitsByDay', 'hitsByWeek', 'hitsByMonth'] as const
 const FLAG_FIELDS = ['top', 'recommend', 'hot', 'color'] as const;
 const DATE_FIELDS = ['addDate', 'lastEditDate', 'lastHitsDate'] as const;
 
-function approvalWord(value: string | boolean | undefined, path: string, problems: Problem[]): boolean | undefined {
+function approvalWord(
+  value: string | boolean | undefined,
+  path: string,
+  problems: Problem[],
+): boolean | undefined {
   if (value === undefined || typeof value === 'boolean') return value;
   const word = value.trim().toLowerCase();
   if (word === 'true') return true;
@@ -75,7 +79,8 @@ function changesOf(body: UpdateContentRequest, siteLevel: number): Partial<Conte
   const isChecked = approvalWord(body.isChecked, '/body/isChecked', problems);
   if (isChecked !== undefined && body.checked !== undefined && isChecked !== body.checked)
     problems.push({ path: '/body/checked', message: 'contradicts isChecked' });
-  if (problems.length > 0) throw invalid(problems.map((p) => `${p.path.slice(6)} ${p.message}`).join('; '), problems);
+  if (problems.length > 0)
+    throw invalid(problems.map((p) => `${p.path.slice(6)} ${p.message}`).join('; '), problems);
 
   const review = requestedReviewState(
     { checkedLevel: body.checkedLevel, approved: isChecked ?? body.checked },
@@ -106,7 +111,9 @@ export async function updateContent(
     return count === 0 ? null : tx.content.findUnique({ where: { id: target.id } });
   });
   if (!updated) {
-    throw notFound(`Content ${target.id} does not exist in channel ${target.channelId} of site ${target.siteId}`);
+    throw notFound(
+      `Content ${target.id} does not exist in channel ${target.channelId} of site ${target.siteId}`,
+    );
   }
   return toContentFormA(updated);
 }
