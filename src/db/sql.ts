@@ -19,7 +19,18 @@ export function identifier(name: string): Sql {
   return Prisma.raw(`"${name}"`);
 }
 
-const KEYWORDS = new Set(['=', '<>', '>', '>=', '<', '<=', 'ASC', 'DESC', 'ASC NULLS FIRST', 'DESC NULLS LAST']);
+const KEYWORDS = new Set([
+  '=',
+  '<>',
+  '>',
+  '>=',
+  '<',
+  '<=',
+  'ASC',
+  'DESC',
+  'ASC NULLS FIRST',
+  'DESC NULLS LAST',
+]);
 
 /** A fixed SQL keyword or operator from a closed list. */
 export function keyword(text: string): Sql {

@@ -22,7 +22,8 @@ const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?
 export function parseDateTime(text: string): Date | undefined {
   const match = DATE_TIME.exec(text.trim());
   if (!match) {
-    if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text.trim())) return undefined;
+    if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text.trim()))
+      return undefined;
     const instant = new Date(text.trim());
     return Number.isNaN(instant.getTime()) ? undefined : instant;
   }

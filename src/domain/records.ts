@@ -20,7 +20,12 @@ export async function requireChannel(db: Db, siteId: number, channelId: number):
   return channel;
 }
 
-export async function requireContent(db: Db, siteId: number, channelId: number, id: number): Promise<Content> {
+export async function requireContent(
+  db: Db,
+  siteId: number,
+  channelId: number,
+  id: number,
+): Promise<Content> {
   const content = await db.content.findFirst({ where: { id, siteId, channelId, recycled: false } });
   if (!content) throw notFound(`Content ${id} does not exist in channel ${channelId} of site ${siteId}`);
   return content;

@@ -40,7 +40,13 @@ const firstSet = (...candidates: (string | null | undefined)[]) =>
   candidates.find((candidate): candidate is string => !!candidate && candidate.trim() !== '');
 
 export function channelNavigationUrl(
-  channel: { id: number; indexName: string | null; linkUrl: string; filePath: string; channelFilePathRule: string },
+  channel: {
+    id: number;
+    indexName: string | null;
+    linkUrl: string;
+    filePath: string;
+    channelFilePathRule: string;
+  },
   siteChannelRule: string,
 ): string {
   const linked = firstSet(channel.linkUrl, channel.filePath);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { loadFixture } from '../support/fixtures.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { loadFixture } from '../support/fixtures.ts';
 
 let app: TestApp;
 let key: string;
@@ -14,7 +14,10 @@ afterAll(() => app.close());
 
 const get = (path: string) => app.request.get(`/api/v1/channels/${path}`).set('X-SS-API-KEY', key);
 const update = (path: string, body: unknown) =>
-  app.request.post(`/api/v1/channels/${path}/actions/update`).set('X-SS-API-KEY', key).send(body as object);
+  app.request
+    .post(`/api/v1/channels/${path}/actions/update`)
+    .set('X-SS-API-KEY', key)
+    .send(body as object);
 const row = (id: number) => app.db.channel.findUniqueOrThrow({ where: { id } });
 
 describe('GET /api/v1/channels/{siteId}/{channelId}', () => {
@@ -44,13 +47,26 @@ describe('GET /api/v1/channels/{siteId}/{channelId}', () => {
       indexName: 'products',
       isPreviewContentsExists: true,
     });
-    expect(response.body.children[1]).toMatchObject({ id: 2, value: 2, label: 'News', childrenCount: 1, groupNames: ['top-nav'] });
+    expect(response.body.children[1]).toMatchObject({
+      id: 2,
+      value: 2,
+      label: 'News',
+      childrenCount: 1,
+      groupNames: ['top-nav'],
+    });
   });
 
   test('a leaf has no children; tree fields are derived', async () => {
     const response = await get('1/3');
     expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({ id: 3, parentId: 2, parentsPath: [1, 2], parentsCount: 2, childrenCount: 0, children: [] });
+    expect(response.body).toMatchObject({
+      id: 3,
+      parentId: 2,
+      parentsPath: [1, 2],
+      parentsCount: 2,
+      childrenCount: 0,
+      children: [],
+    });
   });
 
   test('missing channels and channels of another site are 404 problems', async () => {
@@ -64,7 +80,9 @@ describe('GET /api/v1/channels/{siteId}/{channelId}', () => {
   test('401 without a key, 403 without the Channels scope', async () => {
     expect((await app.request.get('/api/v1/channels/1/1')).status).toBe(401);
     const contentsOnly = await app.createApiKey(['Contents']);
-    expect((await app.request.get('/api/v1/channels/1/1').set('X-SS-API-KEY', contentsOnly)).status).toBe(403);
+    expect((await app.request.get('/api/v1/channels/1/1').set('X-SS-API-KEY', contentsOnly)).status).toBe(
+      403,
+    );
   });
 });
 
@@ -99,7 +117,10 @@ describe('POST /api/v1/channels/{siteId}/{channelId}/actions/update', () => {
 
   test('the new index name selects contents in the list', async () => {
     const contentsKey = await app.createApiKey(['Contents']);
-    const response = await app.request.post('/api/v1/contents').set('X-SS-API-KEY', contentsKey).send({ siteId: 1, index: 'tech' });
+    const response = await app.request
+      .post('/api/v1/contents')
+      .set('X-SS-API-KEY', contentsKey)
+      .send({ siteId: 1, index: 'tech' });
     expect(response.status).toBe(200);
     expect(response.body.contents.map((c: { id: number }) => c.id)).toEqual([4, 3]);
   });
@@ -143,9 +164,14 @@ describe('POST /api/v1/channels/{siteId}/{channelId}/actions/update', () => {
   test('missing channels are 404; credentials are checked', async () => {
     expect((await update('1/999', { channelName: 'x' })).status).toBe(404);
     expect((await update('10/2', { channelName: 'x' })).status).toBe(404);
-    expect((await app.request.post('/api/v1/channels/1/2/actions/update').send({ channelName: 'x' })).status).toBe(401);
+    expect(
+      (await app.request.post('/api/v1/channels/1/2/actions/update').send({ channelName: 'x' })).status,
+    ).toBe(401);
     const contentsOnly = await app.createApiKey(['Contents']);
-    const forbidden = await app.request.post('/api/v1/channels/1/2/actions/update').set('X-SS-API-KEY', contentsOnly).send({ channelName: 'x' });
+    const forbidden = await app.request
+      .post('/api/v1/channels/1/2/actions/update')
+      .set('X-SS-API-KEY', contentsOnly)
+      .send({ channelName: 'x' });
     expect(forbidden.status).toBe(403);
     expect((await row(2)).channelName).toBe('News');
   });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { loadFixture, SITE_LEVEL } from '../support/fixtures.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { loadFixture, SITE_LEVEL } from '../support/fixtures.ts';
 
 let app: TestApp;
 let key: string;
@@ -14,8 +14,12 @@ afterAll(() => app.close());
 
 const get = (path: string) => app.request.get(`/api/v1/contents/${path}`).set('X-SS-API-KEY', key);
 const update = (path: string, body: unknown) =>
-  app.request.post(`/api/v1/contents/${path}/actions/update`).set('X-SS-API-KEY', key).send(body as object);
-const remove = (path: string) => app.request.post(`/api/v1/contents/${path}/actions/delete`).set('X-SS-API-KEY', key);
+  app.request
+    .post(`/api/v1/contents/${path}/actions/update`)
+    .set('X-SS-API-KEY', key)
+    .send(body as object);
+const remove = (path: string) =>
+  app.request.post(`/api/v1/contents/${path}/actions/delete`).set('X-SS-API-KEY', key);
 const row = (id: number) => app.db.content.findUniqueOrThrow({ where: { id } });
 
 describe('GET /api/v1/contents/{siteId}/{channelId}/{id}', () => {
@@ -70,7 +74,15 @@ describe('POST .../actions/update', () => {
     const before = await row(1);
     const response = await update('1/2/1', { title: 'Alpha, revised', body: '<p>new</p>' });
     expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({ id: 1, title: 'Alpha, revised', body: '<p>new</p>', content: '<p>new</p>', hits: 10, top: true, author: 'Ann' });
+    expect(response.body).toMatchObject({
+      id: 1,
+      title: 'Alpha, revised',
+      body: '<p>new</p>',
+      content: '<p>new</p>',
+      hits: 10,
+      top: true,
+      author: 'Ann',
+    });
     const after = await row(1);
     expect(after.title).toBe('Alpha, revised');
     expect(after.summary).toBe(before.summary);
@@ -92,20 +104,47 @@ describe('POST .../actions/update', () => {
       addUserName: 'editor',
     });
     expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({ taxis: 7, hits: 42, top: true, color: true, addDate: '2023-12-24 18:30:00', groupNames: ['a', 'b'], tagNames: ['x', 'y'], linkUrl: '/elsewhere' });
+    expect(response.body).toMatchObject({
+      taxis: 7,
+      hits: 42,
+      top: true,
+      color: true,
+      addDate: '2023-12-24 18:30:00',
+      groupNames: ['a', 'b'],
+      tagNames: ['x', 'y'],
+      linkUrl: '/elsewhere',
+    });
     const stored = await row(3);
     expect(stored).toMatchObject({ hitsByDay: 3, groupNames: 'a,b', tagNames: 'x,y', addUserName: 'editor' });
   });
 
   test('review state follows the site level (approves at 2)', async () => {
     expect(SITE_LEVEL).toBe(2);
-    expect((await update('1/4/5', { isChecked: 'false' })).body).toMatchObject({ checked: false, checkedLevel: 0 });
-    expect((await update('1/4/5', { isChecked: 'TRUE' })).body).toMatchObject({ checked: true, checkedLevel: 2 });
-    expect((await update('1/4/5', { checkedLevel: 1 })).body).toMatchObject({ checked: false, checkedLevel: 1 });
-    expect((await update('1/4/5', { checkedLevel: 3 })).body).toMatchObject({ checked: true, checkedLevel: 3 });
-    expect((await update('1/4/5', { checkedLevel: -2 })).body).toMatchObject({ checked: false, checkedLevel: -2 });
+    expect((await update('1/4/5', { isChecked: 'false' })).body).toMatchObject({
+      checked: false,
+      checkedLevel: 0,
+    });
+    expect((await update('1/4/5', { isChecked: 'TRUE' })).body).toMatchObject({
+      checked: true,
+      checkedLevel: 2,
+    });
+    expect((await update('1/4/5', { checkedLevel: 1 })).body).toMatchObject({
+      checked: false,
+      checkedLevel: 1,
+    });
+    expect((await update('1/4/5', { checkedLevel: 3 })).body).toMatchObject({
+      checked: true,
+      checkedLevel: 3,
+    });
+    expect((await update('1/4/5', { checkedLevel: -2 })).body).toMatchObject({
+      checked: false,
+      checkedLevel: -2,
+    });
     expect((await update('1/4/5', { checked: true })).body).toMatchObject({ checked: true, checkedLevel: 2 });
-    expect((await update('1/4/5', { isChecked: 'true', checkedLevel: 2 })).body).toMatchObject({ checked: true, checkedLevel: 2 });
+    expect((await update('1/4/5', { isChecked: 'true', checkedLevel: 2 })).body).toMatchObject({
+      checked: true,
+      checkedLevel: 2,
+    });
   });
 
   test('a record read with GET can be sent back as it is', async () => {
@@ -146,9 +185,14 @@ describe('POST .../actions/update', () => {
   });
 
   test('401 without a key, 403 without the Contents scope', async () => {
-    expect((await app.request.post('/api/v1/contents/1/2/2/actions/update').send({ title: 'x' })).status).toBe(401);
+    expect(
+      (await app.request.post('/api/v1/contents/1/2/2/actions/update').send({ title: 'x' })).status,
+    ).toBe(401);
     const other = await app.createApiKey(['Channels']);
-    const response = await app.request.post('/api/v1/contents/1/2/2/actions/update').set('X-SS-API-KEY', other).send({ title: 'x' });
+    const response = await app.request
+      .post('/api/v1/contents/1/2/2/actions/update')
+      .set('X-SS-API-KEY', other)
+      .send({ title: 'x' });
     expect(response.status).toBe(403);
     expect((await row(2)).title).toBe('Beta program');
   });
@@ -204,7 +248,9 @@ describe('POST .../actions/delete', () => {
   test('401 without a key, 403 without the Contents scope', async () => {
     expect((await app.request.post('/api/v1/contents/1/2/2/actions/delete')).status).toBe(401);
     const other = await app.createApiKey(['STL']);
-    expect((await app.request.post('/api/v1/contents/1/2/2/actions/delete').set('X-SS-API-KEY', other)).status).toBe(403);
+    expect(
+      (await app.request.post('/api/v1/contents/1/2/2/actions/delete').set('X-SS-API-KEY', other)).status,
+    ).toBe(403);
     expect((await row(2)).recycled).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { DEFAULT_ORDER_IDS, loadFixture } from '../support/fixtures.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { DEFAULT_ORDER_IDS, loadFixture } from '../support/fixtures.ts';
 
 let app: TestApp;
 let key: string;
@@ -13,7 +13,10 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 const list = (body: Record<string, unknown>) =>
-  app.request.post('/api/v1/contents').set('X-SS-API-KEY', key).send({ siteId: 1, perPage: 100, ...body });
+  app.request
+    .post('/api/v1/contents')
+    .set('X-SS-API-KEY', key)
+    .send({ siteId: 1, perPage: 100, ...body });
 
 async function ids(body: Record<string, unknown>): Promise<number[]> {
   const response = await list(body);
@@ -32,7 +35,14 @@ describe('POST /api/v1/contents: scope and default order', () => {
     expect(response.body.totalCount).toBe(7);
     expect(response.body.contents.map((c: { id: number }) => c.id)).toEqual(DEFAULT_ORDER_IDS);
     const first = response.body.contents[0];
-    expect(first).toMatchObject({ id: 5, siteId: 1, channelId: 4, title: 'Product one', top: true, hits: 100 });
+    expect(first).toMatchObject({
+      id: 5,
+      siteId: 1,
+      channelId: 4,
+      title: 'Product one',
+      top: true,
+      hits: 100,
+    });
     expect(first.addDate).toBe('2024-05-01 08:00:00');
     expect(first.body).toBe('<p>Product one</p>');
     expect(first.content).toBe('<p>Product one</p>');
@@ -51,7 +61,13 @@ describe('POST /api/v1/contents: scope and default order', () => {
   });
 
   test('unknown site, channel, index, or a channel of another site are 404 problems', async () => {
-    for (const body of [{ siteId: 999 }, { channelId: 999 }, { index: 'nope' }, { channelId: 11 }, { channelId: 2, index: 'products' }]) {
+    for (const body of [
+      { siteId: 999 },
+      { channelId: 999 },
+      { index: 'nope' },
+      { channelId: 11 },
+      { channelId: 2, index: 'products' },
+    ]) {
       const response = await list(body);
       expect(response.status).toBe(404);
       expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
@@ -125,13 +141,20 @@ describe('POST /api/v1/contents: wheres', () => {
   });
 
   test('several wheres must all hold', async () => {
-    expect(await ids({ wheres: [{ column: 'hits', operator: '>', value: '5' }, { column: 'author', value: 'Ann' }] })).toEqual([1, 7]);
+    expect(
+      await ids({
+        wheres: [
+          { column: 'hits', operator: '>', value: '5' },
+          { column: 'author', value: 'Ann' },
+        ],
+      }),
+    ).toEqual([1, 7]);
   });
 
   test('values are bound, never spliced into SQL', async () => {
     expect(await ids(where('title', '=', "x' OR '1'='1"))).toEqual([]);
     expect(await ids(where('author', 'In', "Ann') OR 1=1 --"))).toEqual([]);
-    expect(await ids(where('title', 'Like', "%'; DROP TABLE \"Content\"; --"))).toEqual([]);
+    expect(await ids(where('title', 'Like', '%\'; DROP TABLE "Content"; --'))).toEqual([]);
     expect(await ids({})).toEqual(DEFAULT_ORDER_IDS);
   });
 
@@ -146,7 +169,13 @@ describe('POST /api/v1/contents: wheres', () => {
     expect(badOperator.status).toBe(400);
     expect(badOperator.headers['content-type']).toMatch(/^application\/problem\+json/);
 
-    for (const rule of [where('hits', '>', 'ten'), where('addDate', '>', 'yesterday'), where('hits', 'Like', '%1%'), where('top', '>', 'true'), where('id', 'In', '1,x')]) {
+    for (const rule of [
+      where('hits', '>', 'ten'),
+      where('addDate', '>', 'yesterday'),
+      where('hits', 'Like', '%1%'),
+      where('top', '>', 'true'),
+      where('id', 'In', '1,x'),
+    ]) {
       const response = await list(rule);
       expect(response.status).toBe(400);
       expect(response.body.status).toBe(400);
@@ -157,7 +186,14 @@ describe('POST /api/v1/contents: wheres', () => {
 describe('POST /api/v1/contents: orders and paging', () => {
   test('orders sort by the given columns, ties broken by id descending', async () => {
     expect(await ids({ orders: [{ column: 'hits', desc: false }] })).toEqual([4, 3, 7, 1, 2, 6, 5]);
-    expect(await ids({ orders: [{ column: 'author', desc: false }, { column: 'hits', desc: true }] })).toEqual([1, 7, 5, 2, 4, 6, 3]);
+    expect(
+      await ids({
+        orders: [
+          { column: 'author', desc: false },
+          { column: 'hits', desc: true },
+        ],
+      }),
+    ).toEqual([1, 7, 5, 2, 4, 6, 3]);
     expect(await ids({ orders: [{ column: 'checked', desc: true }] })).toEqual([5, 2, 1, 7, 6, 4, 3]);
   });
 
@@ -181,7 +217,10 @@ describe('POST /api/v1/contents: orders and paging', () => {
   });
 
   test('page 0 is the first page; perPage 0 or absent is the site pageSize', async () => {
-    const response = await app.request.post('/api/v1/contents').set('X-SS-API-KEY', key).send({ siteId: 1, page: 0 });
+    const response = await app.request
+      .post('/api/v1/contents')
+      .set('X-SS-API-KEY', key)
+      .send({ siteId: 1, page: 0 });
     expect(response.status).toBe(200);
     expect(response.body.totalCount).toBe(7);
     expect(response.body.contents.map((c: { id: number }) => c.id)).toEqual(DEFAULT_ORDER_IDS.slice(0, 4));
@@ -210,9 +249,14 @@ describe('POST /api/v1/contents: request checks and credentials', () => {
     const anonymous = await app.request.post('/api/v1/contents').send({ siteId: 1 });
     expect(anonymous.status).toBe(401);
     const channelsOnly = await app.createApiKey(['Channels']);
-    const forbidden = await app.request.post('/api/v1/contents').set('X-SS-API-KEY', channelsOnly).send({ siteId: 1 });
+    const forbidden = await app.request
+      .post('/api/v1/contents')
+      .set('X-SS-API-KEY', channelsOnly)
+      .send({ siteId: 1 });
     expect(forbidden.status).toBe(403);
-    const byQuery = await app.request.post(`/api/v1/contents?apiKey=${encodeURIComponent(key)}`).send({ siteId: 1 });
+    const byQuery = await app.request
+      .post(`/api/v1/contents?apiKey=${encodeURIComponent(key)}`)
+      .send({ siteId: 1 });
     expect(byQuery.status).toBe(200);
   });
 });

@@ -24,7 +24,9 @@ export interface ChannelFacts {
 export function readExtras(text: string): Record<string, unknown> {
   try {
     const parsed: unknown = JSON.parse(text);
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : {};
   } catch {
     return {};
   }
@@ -77,7 +79,8 @@ function channelFields(channel: Channel, site: Site, facts: ChannelFacts) {
   const extraFields = Object.fromEntries(
     Object.entries(extras).filter(
       ([key, value]) =>
-        !(key in fields) && (typeof value === 'string' || (typeof value === 'number' && Number.isInteger(value))),
+        !(key in fields) &&
+        (typeof value === 'string' || (typeof value === 'number' && Number.isInteger(value))),
     ),
   ) as Record<string, string | number>;
   return { ...extraFields, ...fields };

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/client.ts';
 import type { Channel, Site } from '../../db/models.ts';
-import { requireChannel, requireSite } from '../records.ts';
 import { DRAFT_LEVEL } from '../contents/review.ts';
+import { requireChannel, requireSite } from '../records.ts';
 import { type ChannelFormA, toChannelFormA } from './forms.ts';
 
 /** Form A of a channel with its direct children, from three queries whatever the number of children. */
@@ -12,7 +12,11 @@ export async function channelWithChildren(db: Db, site: Site, channel: Channel):
   });
   const drafts = await db.content.groupBy({
     by: ['channelId'],
-    where: { channelId: { in: [channel.id, ...children.map((child) => child.id)] }, checkedLevel: DRAFT_LEVEL, recycled: false },
+    where: {
+      channelId: { in: [channel.id, ...children.map((child) => child.id)] },
+      checkedLevel: DRAFT_LEVEL,
+      recycled: false,
+    },
     _count: { _all: true },
   });
   const withDrafts = new Set(drafts.map((row) => row.channelId));

@@ -22,7 +22,8 @@ export function filePathProblem(path: string): string | undefined {
   if (path.length > 500) return 'must be at most 500 characters';
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
   if (/[\u0000-\u001f\\]/.test(path)) return 'must not contain backslashes or control characters';
-  if (/^[a-z][a-z0-9+.-]*:/i.test(path) || path.startsWith('//')) return 'must be a path relative to the site, not a URL';
+  if (/^[a-z][a-z0-9+.-]*:/i.test(path) || path.startsWith('//'))
+    return 'must be a path relative to the site, not a URL';
   if (path.split('/').some((segment) => segment === '..')) return "must not contain '..' segments";
   return undefined;
 }
@@ -31,11 +32,19 @@ function changesOf(body: UpdateChannelRequest): Partial<Channel> {
   const problems: Problem[] = [];
   const changes: Partial<Channel> = {};
   if (body.channelName !== undefined) {
-    if (body.channelName.trim() === '') problems.push({ path: '/body/channelName', message: 'must not be empty' });
+    if (body.channelName.trim() === '')
+      problems.push({ path: '/body/channelName', message: 'must not be empty' });
     else changes.channelName = body.channelName.trim();
   }
-  if (body.indexName !== undefined && body.channelIndex !== undefined && body.indexName !== body.channelIndex) {
-    problems.push({ path: '/body/channelIndex', message: 'differs from indexName (channelIndex is its alias)' });
+  if (
+    body.indexName !== undefined &&
+    body.channelIndex !== undefined &&
+    body.indexName !== body.channelIndex
+  ) {
+    problems.push({
+      path: '/body/channelIndex',
+      message: 'differs from indexName (channelIndex is its alias)',
+    });
   }
   const indexName = body.indexName ?? body.channelIndex;
   if (indexName !== undefined) changes.indexName = indexName.trim() === '' ? null : indexName.trim();
@@ -50,7 +59,8 @@ function changesOf(body: UpdateChannelRequest): Partial<Channel> {
   if (body.keywords !== undefined) changes.keywords = joinList(body.keywords);
   if (body.groupNames !== undefined) changes.groupNames = joinList(body.groupNames);
   for (const field of TEMPLATE_FIELDS) if (body[field] !== undefined) changes[field] = body[field];
-  if (problems.length > 0) throw invalid(problems.map((p) => `${p.path.slice(6)} ${p.message}`).join('; '), problems);
+  if (problems.length > 0)
+    throw invalid(problems.map((p) => `${p.path.slice(6)} ${p.message}`).join('; '), problems);
   return changes;
 }
 
@@ -71,12 +81,16 @@ export async function updateChannel(
         select: { id: true },
       });
       if (holder) {
-        throw invalid(`indexName '${changes.indexName}' is already used by channel ${holder.id} of site ${site.id}`, [
-          { path: '/body/indexName', message: 'must be unique within the site' },
-        ]);
+        throw invalid(
+          `indexName '${changes.indexName}' is already used by channel ${holder.id} of site ${site.id}`,
+          [{ path: '/body/indexName', message: 'must be unique within the site' }],
+        );
       }
     }
-    return tx.channel.update({ where: { id: channel.id }, data: { ...changes, lastModifiedDate: new Date() } });
+    return tx.channel.update({
+      where: { id: channel.id },
+      data: { ...changes, lastModifiedDate: new Date() },
+    });
   });
   if (!updated) throw notFound(`Channel ${target.channelId} does not exist in site ${target.siteId}`);
   return channelWithChildren(db, site, updated);

@@ -1,0 +1,144 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { type Db, DEFAULT_DATABASE_URL } from './db/client.ts';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface Config {
+  port: number;
+  databaseUrl: string;
+  /**
+   * Signs access tokens. From CMS_SECRET, or, when that is unset, the value persisted in the
+   * database on first start (see ensureTokenSecret), so that every node signs with the same one.
+   */
+  cmsSecret: string | undefined;
+  /** IANA zone the contract's dates are written in; undefined means the machine's zone. */
+  tz: string | undefined;
+  logLevel: LogLevel;
+  nodeEnv: string;
+  /** Largest `perPage` a list accepts before answering 400. */
+  maxPerPage: number;
+}
+
+/** Raised with every problem at once, so that an operator fixes the environment in one go. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export const MIN_SECRET_LENGTH = 32;
+
+function integer(name: string, min: number, max: number, fallback: number) {
+  return z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      if (raw === undefined) return fallback;
+      const value = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN;
+      if (Number.isSafeInteger(value) && value >= min && value <= max) return value;
+      ctx.addIssue({
+        code: 'custom',
+        message: `${name} must be an integer from ${min} to ${max} (got '${raw}')`,
+      });
+      return z.NEVER;
+    });
+}
+
+function isTimeZone(name: string): boolean {
+  // Intl also accepts offsets such as "+01:00", which are not zone names and mean something else to TZ.
+  if (!/^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(name)) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const schema = z.object({
+  PORT: integer('PORT', 1, 65535, 3000),
+  DATABASE_URL: z
+    .string()
+    .optional()
+    .transform((raw) => raw ?? DEFAULT_DATABASE_URL)
+    // The URL may carry a password, so the message never repeats it.
+    .refine((url) => url.startsWith('file:') || /^postgres(ql)?:\/\//.test(url), {
+      message: 'DATABASE_URL must start with file: (SQLite) or postgresql:// (PostgreSQL)',
+    }),
+  CMS_SECRET: z
+    .string()
+    .min(MIN_SECRET_LENGTH, { message: `CMS_SECRET must be at least ${MIN_SECRET_LENGTH} characters long` })
+    .optional(),
+  TZ: z
+    .string()
+    .optional()
+    .refine((tz) => tz === undefined || isTimeZone(tz), {
+      error: (issue) =>
+        `TZ must be an IANA time zone name such as Europe/Paris (got '${String(issue.input)}')`,
+    }),
+  LOG_LEVEL: z
+    .enum(LOG_LEVELS, {
+      error: (issue) => `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got '${String(issue.input)}')`,
+    })
+    .default('info'),
+  NODE_ENV: z.string().default('development'),
+  MAX_PER_PAGE: integer('MAX_PER_PAGE', 1, 100_000, 1000),
+});
+
+type EnvName = keyof typeof schema.shape;
+
+/** Reads and validates the environment; throws ConfigError naming each bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // An empty variable (VAR= in a compose file) means "unset", not "invalid".
+  const present: Partial<Record<EnvName, string>> = {};
+  for (const name of Object.keys(schema.shape) as EnvName[]) {
+    const value = env[name];
+    if (value !== undefined && value !== '') present[name] = value;
+  }
+  const parsed = schema.safeParse(present);
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((issue) => issue.message));
+  const vars = parsed.data;
+  return {
+    port: vars.PORT,
+    databaseUrl: vars.DATABASE_URL,
+    cmsSecret: vars.CMS_SECRET,
+    tz: vars.TZ,
+    logLevel: vars.LOG_LEVEL,
+    nodeEnv: vars.NODE_ENV,
+    maxPerPage: vars.MAX_PER_PAGE,
+  };
+}
+
+/** The token secret of a configuration that ensureTokenSecret has completed. */
+export function tokenSecretOf(config: Config): string {
+  if (config.cmsSecret === undefined || config.cmsSecret.length < MIN_SECRET_LENGTH) {
+    throw new Error('No token secret: resolve it with ensureTokenSecret() before serving requests');
+  }
+  return config.cmsSecret;
+}
+
+export const SECRET_SETTING_KEY = 'cmsSecret';
+
+/**
+ * CMS_SECRET wins; otherwise the secret stored in SystemSetting, created on the very first start.
+ * Nodes starting together race on the insert: whoever loses reads the winner's value.
+ */
+export async function ensureTokenSecret(config: Config, db: Db): Promise<Config & { cmsSecret: string }> {
+  if (config.cmsSecret !== undefined) return { ...config, cmsSecret: config.cmsSecret };
+  const candidate = randomBytes(48).toString('base64url');
+  try {
+    const row = await db.systemSetting.upsert({
+      where: { key: SECRET_SETTING_KEY },
+      create: { key: SECRET_SETTING_KEY, value: candidate },
+      update: {},
+    });
+    return { ...config, cmsSecret: row.value };
+  } catch (error) {
+    const row = await db.systemSetting.findUnique({ where: { key: SECRET_SETTING_KEY } });
+    if (row === null) throw error;
+    return { ...config, cmsSecret: row.value };
+  }
+}

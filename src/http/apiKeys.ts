@@ -1,0 +1,67 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Db } from '../db/client.ts';
+import { digestApiKey } from '../domain/crypto/apiKeys.ts';
+import { type DomainError, unauthenticated } from '../domain/errors.ts';
+import { isScope, type Principal, type Scope } from '../domain/principal.ts';
+import type { BackgroundTasks } from './background.ts';
+import { describeError } from './logging.ts';
+
+/** lastUsedAt is informational; writing it on every request would turn each read into a write. */
+export const LAST_USED_RESOLUTION_MS = 60_000;
+
+export type Authenticated = Exclude<Principal, { kind: 'anonymous' }>;
+
+/** The outcome of checking one credential: who it is, or why it is refused (a 401). */
+export type AuthResult = { principal: Authenticated } | { failure: DomainError };
+
+export function parseScopes(joined: string): Set<Scope> {
+  return new Set(
+    joined
+      .split(',')
+      .map((name) => name.trim())
+      .filter(isScope),
+  );
+}
+
+/** Looks API keys up by digest and records their use. One per app. */
+export class ApiKeyAuthenticator {
+  /** When this process last wrote each key's lastUsedAt, so a burst of requests writes once. */
+  private readonly lastWritten = new Map<number, number>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly background: BackgroundTasks,
+    private readonly log: Logger,
+  ) {}
+
+  async authenticate(key: string, now = new Date()): Promise<AuthResult> {
+    const digest = digestApiKey(key);
+    const row = await this.db.apiKey.findUnique({ where: { digest } });
+    if (row === null || !timingSafeEqual(Buffer.from(row.digest), Buffer.from(digest))) {
+      return { failure: unauthenticated('The API key is not valid') };
+    }
+    if (row.revokedAt !== null) return { failure: unauthenticated('The API key has been revoked') };
+    if (row.expiresAt !== null && row.expiresAt.getTime() <= now.getTime()) {
+      return { failure: unauthenticated('The API key has expired') };
+    }
+    this.recordUse(row.id, row.lastUsedAt, now);
+    return { principal: { kind: 'apiKey', apiKeyId: row.id, scopes: parseScopes(row.scopes) } };
+  }
+
+  private recordUse(id: number, lastUsedAt: Date | null, now: Date): void {
+    const previous = Math.max(lastUsedAt?.getTime() ?? 0, this.lastWritten.get(id) ?? 0);
+    if (now.getTime() - previous < LAST_USED_RESOLUTION_MS) return;
+    this.lastWritten.set(id, now.getTime());
+    const staleBefore = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
+    this.background.run(
+      // The condition makes the write idempotent across nodes: only the first within a minute lands.
+      () =>
+        this.db.apiKey.updateMany({
+          where: { id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: staleBefore } }] },
+          data: { lastUsedAt: now },
+        }),
+      (error) => this.log.warn({ err: describeError(error), apiKeyId: id }, 'could not record API key use'),
+    );
+  }
+}

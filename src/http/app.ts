@@ -1,0 +1,69 @@
+import express from 'express';
+import { middleware as openApiValidator } from 'express-openapi-validator';
+import type { Logger } from 'pino';
+import { type Config, tokenSecretOf } from '../config.ts';
+import type { Db, DbProvider } from '../db/client.ts';
+import { handlers as implemented, type Registry } from '../operations/registry.ts';
+import { ApiKeyAuthenticator } from './apiKeys.ts';
+import { createSecurityHandlers } from './auth.ts';
+import { BackgroundTasks } from './background.ts';
+import { type Contract, contract as serviceContract } from './contract.ts';
+import { errorHandler, notFound } from './errors.ts';
+import { requestLogging, safeLogger } from './logging.ts';
+import { operationRoutes } from './routes.ts';
+
+export interface AppOptions {
+  db: Db;
+  provider: DbProvider;
+  /** Must carry the token secret (see ensureTokenSecret). */
+  config: Config;
+  logger: Logger;
+  handlers?: Registry;
+  /** Another contract than openapi/cms.yaml; for tests of the pipeline itself. */
+  contract?: Contract;
+}
+
+/** Content bodies are HTML and may be large; anything beyond this is refused with a 413. */
+export const JSON_BODY_LIMIT = '5mb';
+
+const backgroundTasks = new WeakMap<express.Express, BackgroundTasks>();
+
+/** Writes the app started without waiting (shutdown awaits them before closing the database). */
+export function backgroundTasksOf(app: express.Express): BackgroundTasks {
+  const tasks = backgroundTasks.get(app);
+  if (tasks === undefined) throw new Error('This app was not made by createApp');
+  return tasks;
+}
+
+export function createApp(options: AppOptions): express.Express {
+  const { db, provider, config } = options;
+  const contract = options.contract ?? serviceContract;
+  const logger = safeLogger(options.logger);
+  const background = new BackgroundTasks();
+  const security = createSecurityHandlers(
+    new ApiKeyAuthenticator(db, background, logger),
+    tokenSecretOf(config),
+  );
+
+  const app = express();
+  backgroundTasks.set(app, background);
+  app.disable('x-powered-by');
+
+  app.use(requestLogging(logger));
+  app.use(express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
+  app.use(
+    openApiValidator({
+      apiSpec: contract.file,
+      // coerceTypes stays unset: `true` would also coerce JSON bodies ("5" accepted for 5). Path and
+      // query parameters are coerced regardless. The apiKey query parameter is allowed because it is
+      // a security scheme of the operation (or of the document, for public operations).
+      validateRequests: { allowUnknownQueryParameters: false },
+      validateResponses: config.nodeEnv !== 'production',
+      validateSecurity: { handlers: security },
+    }),
+  );
+  app.use(operationRoutes(contract, options.handlers ?? implemented, { db, provider, config, logger }));
+  app.use((req, _res, next) => next(notFound(req)));
+  app.use(errorHandler(logger, config.nodeEnv));
+  return app;
+}

@@ -1,0 +1,71 @@
+/*
+ * Recognising database failures by code, never by message text: Prisma wraps driver errors, and its
+ * `meta` differs between PostgreSQL and SQLite, but codes and driver-adapter kinds are stable.
+ */
+
+/** Prisma codes for "cannot reach / lost / timed out waiting for" the database. */
+const UNAVAILABLE_PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
+
+/** Driver-adapter error kinds with the same meaning (SQLite's "database is busy" is SocketTimeout). */
+const UNAVAILABLE_ADAPTER_KINDS = new Set([
+  'DatabaseNotReachable',
+  'DatabaseDoesNotExist',
+  'DatabaseAccessDenied',
+  'AuthenticationFailed',
+  'ConnectionClosed',
+  'TlsConnectionError',
+  'TooManyConnections',
+  'SocketTimeout',
+]);
+
+/** Socket-level codes, for errors that come straight from a driver. */
+const UNAVAILABLE_SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
+
+function field(value: unknown, name: string): unknown {
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[name] : undefined;
+}
+
+/** The error and the errors it wraps (cause, Prisma's driverAdapterError), outermost first. */
+function chain(error: unknown): unknown[] {
+  const seen: unknown[] = [];
+  const queue: unknown[] = [error];
+  while (queue.length > 0 && seen.length < 8) {
+    const next = queue.shift();
+    if (typeof next !== 'object' || next === null || seen.includes(next)) continue;
+    seen.push(next);
+    queue.push(field(next, 'cause'), field(field(next, 'meta'), 'driverAdapterError'));
+  }
+  return seen;
+}
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return chain(error).some((link) => {
+    const code = field(link, 'code');
+    const kind = field(link, 'kind');
+    return (
+      (typeof code === 'string' &&
+        (UNAVAILABLE_PRISMA_CODES.has(code) || UNAVAILABLE_SOCKET_CODES.has(code))) ||
+      (typeof kind === 'string' && UNAVAILABLE_ADAPTER_KINDS.has(kind)) ||
+      // pg's pool says this in its own words, without a code.
+      (field(link, 'message') === 'timeout exceeded when trying to connect' &&
+        field(link, 'name') === 'Error')
+    );
+  });
+}
+
+/** Prisma's unique-constraint violation, on either database. */
+export function isUniqueViolation(error: unknown): boolean {
+  return (
+    field(error, 'code') === 'P2002' ||
+    chain(error).some((link) => field(link, 'kind') === 'UniqueConstraintViolation')
+  );
+}

@@ -1,0 +1,168 @@
+import type { ErrorRequestHandler, Request } from 'express';
+import { error as validatorErrors } from 'express-openapi-validator';
+import type { Logger } from 'pino';
+import { DomainError, type DomainErrorKind } from '../domain/errors.ts';
+import { authFailureOf, CREDENTIALS_REQUIRED, WWW_AUTHENTICATE } from './auth.ts';
+import { isDatabaseUnavailable, isUniqueViolation } from './databaseErrors.ts';
+import { describeError } from './logging.ts';
+import {
+  type FieldError,
+  type Problem,
+  ProblemError,
+  problem,
+  sendProblem,
+  serviceUnavailable,
+} from './problem.ts';
+
+/*
+ * The one place an error becomes a response. Whatever is thrown, the client gets problem+json,
+ * and only text written for clients (domain messages, contract violations) reaches it; anything
+ * unexpected is a bare 500, logged by name, code and a sanitised line.
+ */
+
+interface Mapped {
+  body: Problem;
+  headers?: Record<string, string>;
+  /** Set when the error is ours, not the client's, and must be logged. */
+  unexpected?: boolean;
+}
+
+const DOMAIN_STATUS: Record<DomainErrorKind, number> = {
+  invalid: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  'not-found': 404,
+  conflict: 400,
+};
+
+function fromDomain(error: DomainError): Mapped {
+  const status = DOMAIN_STATUS[error.kind];
+  if (error.kind === 'conflict') return { body: problem(status, error.message, { kind: 'conflict' }) };
+  if (error.kind === 'invalid' && error.errors.length > 0) {
+    return { body: problem(status, error.message, { kind: 'validation', errors: error.errors }) };
+  }
+  return { body: problem(status, error.message) };
+}
+
+type ValidatorError = InstanceType<(typeof validatorErrors)[keyof typeof validatorErrors]>;
+
+function isValidatorError(error: unknown): error is ValidatorError {
+  return Object.values(validatorErrors).some((type) => error instanceof type);
+}
+
+/**
+ * The validator reports an unknown body field as "must NOT have additional properties", and path
+ * parameters under /params; the contract documents /path (as in OpenAPI's `in: path`).
+ */
+function fieldErrors(errors: ValidatorError['errors']): FieldError[] {
+  return errors.map(({ path: reported, message, errorCode }) => {
+    const path = (reported ?? '').replace(/^\/params\//, '/path/');
+    const field = path.split('/').at(-1) ?? path;
+    const unknownField =
+      errorCode?.startsWith('additionalProperties') || errorCode?.startsWith('unevaluated');
+    if (unknownField && path.startsWith('/body')) return { path, message: `unknown field '${field}'` };
+    return { path, message: message ?? 'is invalid' };
+  });
+}
+
+function fromValidator(error: ValidatorError, req: Request, nodeEnv: string): Mapped {
+  switch (error.status) {
+    case 400: {
+      const errors = fieldErrors(error.errors);
+      const summary = errors.map((e) => `${e.path} ${e.message}`).join('; ');
+      return {
+        body: problem(400, `The request does not match the contract: ${summary}`, {
+          kind: 'validation',
+          errors,
+        }),
+      };
+    }
+    case 401:
+    case 403:
+      // The validator reports the first scheme's failure; the real reason was recorded by auth.ts.
+      return mapError(
+        authFailureOf(req) ?? new DomainError('unauthenticated', CREDENTIALS_REQUIRED),
+        req,
+        nodeEnv,
+      );
+    case 404:
+      return { body: problem(404, `There is no operation at ${req.method} ${req.path}`) };
+    case 405: {
+      const allow = error.headers?.Allow ?? '';
+      return {
+        body: problem(405, `${req.method} is not allowed on ${req.path}; allowed: ${allow}`),
+        headers: { Allow: allow },
+      };
+    }
+    case 413:
+    case 415:
+      return { body: problem(error.status, error.message) };
+    default: {
+      // A response that breaks the contract: outside production the fields are named so the drift
+      // gets fixed (response validation is off in production). Any other 500 says nothing.
+      const drift = fieldErrors(error.errors).filter((e) => e.path.startsWith('/response'));
+      const detail =
+        nodeEnv === 'production' || drift.length === 0
+          ? 'Internal Server Error'
+          : `The response does not match the contract: ${drift.map((e) => `${e.path} ${e.message}`).join('; ')}`;
+      return { body: problem(500, detail, { kind: 'internal' }), unexpected: true };
+    }
+  }
+}
+
+/** Errors raised by express.json (body-parser) before any route runs. */
+function fromBodyParser(error: unknown): Mapped | undefined {
+  const { type, status, expose } = error as { type?: unknown; status?: unknown; expose?: unknown };
+  if (type === 'entity.parse.failed') {
+    // The parser's own message quotes the body, which may hold a password.
+    return { body: problem(400, 'The request body is not valid JSON', { kind: 'malformed-json' }) };
+  }
+  if (type === 'entity.too.large') return { body: problem(413, 'The request body is too large') };
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
+    return { body: problem(415, 'The request body uses an unsupported encoding or charset') };
+  }
+  if (typeof status === 'number' && status >= 400 && status < 500 && expose === true) {
+    return { body: problem(status, 'The request could not be read') };
+  }
+  return undefined;
+}
+
+export function mapError(error: unknown, req: Request, nodeEnv: string): Mapped {
+  if (error instanceof ProblemError) return { body: error.problem, headers: error.headers };
+  if (error instanceof DomainError) return fromDomain(error);
+  if (isValidatorError(error)) return fromValidator(error, req, nodeEnv);
+  const parsing = fromBodyParser(error);
+  if (parsing !== undefined) return parsing;
+  if (isUniqueViolation(error)) {
+    return { body: problem(400, 'A record with the same unique value already exists', { kind: 'conflict' }) };
+  }
+  if (isDatabaseUnavailable(error)) {
+    const unavailable = serviceUnavailable('The database is unavailable; retry later');
+    return { body: unavailable.problem, headers: unavailable.headers, unexpected: true };
+  }
+  return { body: problem(500, 'Internal Server Error', { kind: 'internal' }), unexpected: true };
+}
+
+export function errorHandler(logger: Logger, nodeEnv: string): ErrorRequestHandler {
+  return (error, req, res, _next) => {
+    const log = req.log ?? logger;
+    const mapped = mapError(error, req, nodeEnv);
+    if (mapped.unexpected) {
+      const level = mapped.body.status === 503 ? 'warn' : 'error';
+      log[level]({ err: describeError(error) }, `${mapped.body.status} ${mapped.body.title}`);
+    }
+    if (res.headersSent) {
+      // Part of a response is out: nothing valid can follow, so the connection is cut.
+      res.destroy();
+      return;
+    }
+    const headers = { ...mapped.headers };
+    if (mapped.body.status === 401) headers['WWW-Authenticate'] = WWW_AUTHENTICATE;
+    sendProblem(res, mapped.body, headers);
+  };
+}
+
+/** For requests no route answered. */
+export function notFound(req: Request): ProblemError {
+  return new ProblemError(problem(404, `There is no operation at ${req.method} ${req.path}`));
+}

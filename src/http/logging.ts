@@ -1,0 +1,135 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { type HttpLogger, pinoHttp } from 'pino-http';
+
+/*
+ * Request logging that can never leak a credential: requests are serialised by hand from an
+ * allow-list shape (no body, no parsed query), secret headers are replaced, and the `apiKey` query
+ * parameter is cut out of the logged URL. Errors are reduced to name, code and one sanitised line.
+ */
+
+export const REDACTED = '[REDACTED]';
+
+const SECRET_HEADERS = new Set([
+  'x-ss-api-key',
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+]);
+const SECRET_QUERY_PARAMETERS = /([?&](?:apiKey|api_key|access_token|token)=)[^&#]*/gi;
+
+export function redactUrl(url: string): string {
+  return url.replace(SECRET_QUERY_PARAMETERS, `$1${REDACTED}`);
+}
+
+function redactHeaders(headers: IncomingMessage['headers'] | ReturnType<ServerResponse['getHeaders']>) {
+  const copy: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    copy[name] = SECRET_HEADERS.has(name.toLowerCase()) ? REDACTED : value;
+  }
+  return copy;
+}
+
+const KEY_LIKE = /\bcms_[A-Za-z0-9_-]{8,}/g;
+const BEARER_LIKE = /\b(Bearer\s+)\S+/gi;
+const JWT_LIKE = /\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
+// SQL is cut from its first statement keyword on: error texts of drivers echo the statement.
+const SQL_TAIL = /\b(SELECT|INSERT|UPDATE|DELETE|WITH|CREATE|ALTER|DROP|PRAGMA)\b[\s\S]*/;
+const MAX_MESSAGE_LENGTH = 200;
+
+/** One line, no statement text, no key- or token-shaped strings, bounded length. */
+export function sanitizeMessage(text: string): string {
+  const line =
+    text
+      .split('\n')
+      .map((part) => part.trim())
+      // Prisma puts "Invalid `prisma.x.y()` invocation:" and a code frame first, the cause last.
+      .filter(
+        (part) => part !== '' && !/^Invalid `.*` invocation/.test(part) && !/^(→|\d+\s|at\s)/.test(part),
+      )
+      .at(-1) ?? '';
+  const cleaned = line
+    .replace(KEY_LIKE, REDACTED)
+    .replace(BEARER_LIKE, `$1${REDACTED}`)
+    .replace(JWT_LIKE, REDACTED)
+    .replace(SQL_TAIL, '[SQL omitted]');
+  return cleaned.length > MAX_MESSAGE_LENGTH ? `${cleaned.slice(0, MAX_MESSAGE_LENGTH)}…` : cleaned;
+}
+
+export interface ErrorSummary {
+  name: string;
+  code?: string;
+  message: string;
+}
+
+/** What a log line may say about an error: never its stack, query text or parameters. */
+export function describeError(error: unknown): ErrorSummary {
+  if (typeof error !== 'object' || error === null)
+    return { name: typeof error, message: sanitizeMessage(String(error)) };
+  const { name, code, message } = error as { name?: unknown; code?: unknown; message?: unknown };
+  const summary: ErrorSummary = {
+    name: typeof name === 'string' ? name : (error.constructor?.name ?? 'Object'),
+    message: typeof message === 'string' ? sanitizeMessage(message) : '',
+  };
+  if (typeof code === 'string' || typeof code === 'number') summary.code = String(code);
+  return summary;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+type Request = IncomingMessage & { originalUrl?: string; id?: unknown };
+
+function loggedUrl(req: Request): string {
+  return redactUrl(req.originalUrl ?? req.url ?? '');
+}
+
+function serializeRequest(req: Request) {
+  return {
+    id: req.id,
+    method: req.method,
+    url: loggedUrl(req),
+    headers: redactHeaders(req.headers),
+    remoteAddress: req.socket?.remoteAddress,
+  };
+}
+
+function serializeResponse(res: ServerResponse) {
+  return { statusCode: res.statusCode, headers: redactHeaders(res.getHeaders()) };
+}
+
+/** The app's logger with the safe serialisers, for log lines written outside a request too. */
+export function safeLogger(logger: Logger): Logger {
+  return logger.child(
+    {},
+    { serializers: { err: describeError, req: serializeRequest, res: serializeResponse } },
+  );
+}
+
+const PROBES = new Set(['/healthz', '/readyz']);
+
+export function requestLogging(logger: Logger): HttpLogger {
+  return pinoHttp({
+    logger: safeLogger(logger),
+    wrapSerializers: false,
+    serializers: { err: describeError, req: serializeRequest, res: serializeResponse },
+    // A caller's correlation id is kept when it is harmless; it is echoed back either way.
+    genReqId(req, res) {
+      const given = req.headers['x-request-id'];
+      const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+      res.setHeader('X-Request-Id', id);
+      return id;
+    },
+    customLogLevel(req, res, error) {
+      if (error !== undefined || res.statusCode >= 500) return 'error';
+      // Orchestrators poll these every few seconds; successful polls would drown everything else.
+      const path = (req.url ?? '').split('?')[0] ?? '';
+      if (PROBES.has(path) && res.statusCode < 400) return 'debug';
+      return 'info';
+    },
+    customSuccessMessage: (req, res, responseTime) =>
+      `${req.method} ${loggedUrl(req)} ${res.statusCode} ${responseTime}ms`,
+    customErrorMessage: (req, res) => `${req.method} ${loggedUrl(req)} ${res.statusCode}`,
+  });
+}

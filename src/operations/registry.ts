@@ -1,0 +1,39 @@
+import { contract } from '../http/contract.ts';
+import { getChannel } from './channels/getChannel.ts';
+import { updateChannel } from './channels/updateChannel.ts';
+import { deleteContent } from './contents/deleteContent.ts';
+import { getContent } from './contents/getContent.ts';
+import { listContents } from './contents/listContents.ts';
+import { updateContent } from './contents/updateContent.ts';
+import { healthz } from './system/healthz.ts';
+import { ping } from './system/ping.ts';
+import { readyz } from './system/readyz.ts';
+import type { Handler, OperationId } from './types.ts';
+
+/*
+ * Every implemented operation, one line each, grouped by the contract's tags. The mapped type ties
+ * each key to the handler type of that very operation, so a handler registered under the wrong
+ * operationId, or drifting from the contract, does not compile.
+ */
+
+export type Registry = { [K in OperationId]?: Handler<K> };
+
+export const handlers: Registry = {
+  // contents
+  listContents,
+  getContent,
+  updateContent,
+  deleteContent,
+  // channels
+  getChannel,
+  updateChannel,
+  // system
+  ping,
+  healthz,
+  readyz,
+};
+
+/** operationIds of the contract that no handler implements yet (their requests get a 404 problem). */
+export function missingOperationIds(registry: Registry = handlers): string[] {
+  return contract.operations.map((operation) => operation.operationId).filter((id) => !(id in registry));
+}

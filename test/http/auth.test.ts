@@ -1,0 +1,211 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { signAccessToken } from '../../src/domain/crypto/tokens.ts';
+import { WWW_AUTHENTICATE } from '../../src/http/auth.ts';
+import { PROBLEM_TYPE_BASE } from '../../src/http/problem.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
+
+/*
+ * Security through HTTP, on the real listContents operation (scope Contents): with valid
+ * credentials it answers 200 with the (empty) contents of an existing site.
+ */
+
+let app: TestApp;
+let siteId: number;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  siteId = (await app.db.site.create({ data: { siteDir: 'main', siteName: 'Main site' } })).id;
+});
+afterAll(() => app.close());
+
+const list = () => app.request.post('/api/v1/contents').send({ siteId });
+
+function expectOk(response: { status: number; body: unknown }) {
+  expect(response.status).toBe(200);
+  expect(response.body).toMatchObject({ contents: [], totalCount: 0 });
+}
+
+function expectUnauthorized(
+  response: { status: number; body: unknown; headers: Record<string, string> },
+  detail: string,
+) {
+  expect(response.status).toBe(401);
+  expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(response.headers['www-authenticate']).toBe(WWW_AUTHENTICATE);
+  expect(response.body).toEqual({
+    type: `${PROBLEM_TYPE_BASE}unauthorized`,
+    title: 'Unauthorized',
+    status: 401,
+    detail,
+    message: detail,
+  });
+}
+
+const token = (
+  claims: { id: number; kind: 'user' | 'administrator'; scopes: ('Contents' | 'Channels')[] },
+  expiresIn = 600,
+) => signAccessToken(claims, app.config.cmsSecret, { expiresIn }).token;
+
+describe('API keys', () => {
+  test('no credentials on a secured operation is a 401 with WWW-Authenticate', async () => {
+    expectUnauthorized(
+      await list(),
+      'This operation needs an API key (X-SS-API-KEY header or apiKey query parameter) or a bearer access token',
+    );
+  });
+
+  test('a key in the X-SS-API-KEY header is accepted', async () => {
+    const key = await app.createApiKey(['Contents']);
+    expectOk(await list().set('X-SS-API-KEY', key));
+  });
+
+  test('a key in the apiKey query parameter is accepted, and is not an unknown parameter', async () => {
+    const key = await app.createApiKey(['Contents']);
+    expectOk(await app.request.post('/api/v1/contents').query({ apiKey: key }).send({ siteId }));
+  });
+
+  test('the bootstrap key (all scopes) is accepted', async () => {
+    expectOk(await list().set('X-SS-API-KEY', await app.createApiKey('all')));
+  });
+
+  test('an unknown key is a 401', async () => {
+    expectUnauthorized(
+      await list().set('X-SS-API-KEY', 'cms_not-a-key-anybody-issued'),
+      'The API key is not valid',
+    );
+  });
+
+  test('an unknown key in the query is a 401 with its own reason', async () => {
+    const response = await app.request
+      .post('/api/v1/contents')
+      .query({ apiKey: 'cms_unknown' })
+      .send({ siteId });
+    expectUnauthorized(response, 'The API key is not valid');
+  });
+
+  test('a revoked key is a 401', async () => {
+    const key = await app.createApiKey(['Contents'], { revoked: true });
+    expectUnauthorized(await list().set('X-SS-API-KEY', key), 'The API key has been revoked');
+  });
+
+  test('an expired key is a 401; one that expires later is accepted', async () => {
+    const expired = await app.createApiKey(['Contents'], { expiresAt: new Date(Date.now() - 1000) });
+    expectUnauthorized(await list().set('X-SS-API-KEY', expired), 'The API key has expired');
+    const later = await app.createApiKey(['Contents'], { expiresAt: new Date(Date.now() + 3_600_000) });
+    expectOk(await list().set('X-SS-API-KEY', later));
+  });
+
+  test('a key without the operation scope is a 403 naming the scope', async () => {
+    const key = await app.createApiKey(['Channels', 'STL']);
+    for (const response of [
+      await list().set('X-SS-API-KEY', key),
+      await app.request.post('/api/v1/contents').query({ apiKey: key }).send({ siteId }),
+    ]) {
+      expect(response.status).toBe(403);
+      expect(response.headers['www-authenticate']).toBeUndefined();
+      expect(response.body).toMatchObject({
+        type: `${PROBLEM_TYPE_BASE}forbidden`,
+        title: 'Forbidden',
+        status: 403,
+        detail: "The credentials do not carry the 'Contents' scope this operation needs",
+      });
+    }
+  });
+
+  test('credentials are checked before the body: a bad body without a key is a 401', async () => {
+    const response = await app.request.post('/api/v1/contents').send({ siteId: 'one' });
+    expect(response.status).toBe(401);
+  });
+
+  test('lastUsedAt is recorded on use, and not rewritten within a minute', async () => {
+    const key = await app.createApiKey(['Contents']);
+    const row = () =>
+      app.db.apiKey.findFirstOrThrow({ where: { title: 'test key' }, orderBy: { id: 'desc' } });
+    expect((await row()).lastUsedAt).toBeNull();
+    const before = Date.now();
+    expectOk(await list().set('X-SS-API-KEY', key));
+    await waitFor(async () => (await row()).lastUsedAt !== null);
+    const first = (await row()).lastUsedAt!;
+    expect(first.getTime()).toBeGreaterThanOrEqual(before - 1000);
+    expectOk(await list().set('X-SS-API-KEY', key));
+    expectOk(await list().set('X-SS-API-KEY', key));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await row()).lastUsedAt).toEqual(first);
+  });
+});
+
+async function waitFor(condition: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('bearer access tokens', () => {
+  test("a user's token with the scope is accepted", async () => {
+    const response = await list().set(
+      'Authorization',
+      `Bearer ${token({ id: 7, kind: 'user', scopes: ['Contents'] })}`,
+    );
+    expectOk(response);
+  });
+
+  test("an administrator's token carries every scope", async () => {
+    const response = await list().set(
+      'Authorization',
+      `Bearer ${token({ id: 1, kind: 'administrator', scopes: [] })}`,
+    );
+    expectOk(response);
+  });
+
+  test("a user's token without the scope is a 403 naming it (not a 401 about a missing key)", async () => {
+    const response = await list().set(
+      'Authorization',
+      `Bearer ${token({ id: 7, kind: 'user', scopes: ['Channels'] })}`,
+    );
+    expect(response.status).toBe(403);
+    expect(response.body.detail).toBe(
+      "The credentials do not carry the 'Contents' scope this operation needs",
+    );
+  });
+
+  test('an expired token is a 401', async () => {
+    const expired = signAccessToken({ id: 7, kind: 'user', scopes: ['Contents'] }, app.config.cmsSecret, {
+      expiresIn: 60,
+      now: new Date(Date.now() - 3_600_000),
+    }).token;
+    expectUnauthorized(
+      await list().set('Authorization', `Bearer ${expired}`),
+      'The access token has expired',
+    );
+  });
+
+  test('a tampered token is a 401', async () => {
+    const genuine = token({ id: 7, kind: 'user', scopes: ['Channels'] });
+    const [header, payload, signature] = genuine.split('.') as [string, string, string];
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
+    const escalated = Buffer.from(JSON.stringify({ ...claims, kind: 'administrator' })).toString('base64url');
+    expectUnauthorized(
+      await list().set('Authorization', `Bearer ${header}.${escalated}.${signature}`),
+      'The access token signature is invalid',
+    );
+  });
+
+  test('a token signed with another secret is a 401', async () => {
+    const foreign = signAccessToken({ id: 7, kind: 'user', scopes: ['Contents'] }, 'x'.repeat(40), {
+      expiresIn: 600,
+    });
+    expectUnauthorized(
+      await list().set('Authorization', `Bearer ${foreign.token}`),
+      'The access token signature is invalid',
+    );
+  });
+
+  test('garbage in the Authorization header is a 401', async () => {
+    expectUnauthorized(
+      await list().set('Authorization', 'Bearer not-a-jwt'),
+      'The access token is malformed',
+    );
+  });
+});

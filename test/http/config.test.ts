@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { ConfigError, ensureTokenSecret, loadConfig, SECRET_SETTING_KEY } from '../../src/config.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  test('defaults', () => {
+    expect(loadConfig({})).toEqual({
+      port: 3000,
+      databaseUrl: 'file:./data/cms.db',
+      cmsSecret: undefined,
+      tz: undefined,
+      logLevel: 'info',
+      nodeEnv: 'development',
+      maxPerPage: 1000,
+    });
+  });
+
+  test('reads every variable', () => {
+    const secret = 's'.repeat(32);
+    expect(
+      loadConfig({
+        PORT: '8080',
+        DATABASE_URL: 'postgresql://cms@db:5432/cms',
+        CMS_SECRET: secret,
+        TZ: 'Asia/Shanghai',
+        LOG_LEVEL: 'debug',
+        NODE_ENV: 'production',
+        MAX_PER_PAGE: '500',
+      }),
+    ).toEqual({
+      port: 8080,
+      databaseUrl: 'postgresql://cms@db:5432/cms',
+      cmsSecret: secret,
+      tz: 'Asia/Shanghai',
+      logLevel: 'debug',
+      nodeEnv: 'production',
+      maxPerPage: 500,
+    });
+    expect(loadConfig({ DATABASE_URL: 'postgres://h/d' }).databaseUrl).toBe('postgres://h/d');
+  });
+
+  test('an empty variable counts as unset', () => {
+    expect(loadConfig({ PORT: '', CMS_SECRET: '', TZ: '' })).toMatchObject({
+      port: 3000,
+      cmsSecret: undefined,
+      tz: undefined,
+    });
+  });
+
+  test.each([
+    [{ PORT: 'http' }, "PORT must be an integer from 1 to 65535 (got 'http')"],
+    [{ PORT: '0' }, "PORT must be an integer from 1 to 65535 (got '0')"],
+    [{ PORT: '70000' }, "PORT must be an integer from 1 to 65535 (got '70000')"],
+    [{ PORT: '80.5' }, "PORT must be an integer from 1 to 65535 (got '80.5')"],
+    [
+      { DATABASE_URL: 'mysql://u:pw@h/d' },
+      'DATABASE_URL must start with file: (SQLite) or postgresql:// (PostgreSQL)',
+    ],
+    [{ CMS_SECRET: 'short' }, 'CMS_SECRET must be at least 32 characters long'],
+    [{ TZ: 'Mars/Olympus' }, "TZ must be an IANA time zone name such as Europe/Paris (got 'Mars/Olympus')"],
+    [{ TZ: '+01:00' }, "TZ must be an IANA time zone name such as Europe/Paris (got '+01:00')"],
+    [
+      { LOG_LEVEL: 'verbose' },
+      "LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got 'verbose')",
+    ],
+    [{ MAX_PER_PAGE: '-1' }, "MAX_PER_PAGE must be an integer from 1 to 100000 (got '-1')"],
+  ])('%j is refused: %s', (env, message) => {
+    expect(problemsOf(env)).toEqual([message]);
+  });
+
+  test('every problem is reported at once, and secrets are never repeated', () => {
+    const error = (() => {
+      try {
+        loadConfig({ PORT: 'x', DATABASE_URL: 'mysql://root:hunter2@h/d', CMS_SECRET: 'tooshort-secret' });
+      } catch (caught) {
+        return caught as ConfigError;
+      }
+      throw new Error('expected a ConfigError');
+    })();
+    expect(error.problems).toHaveLength(3);
+    expect(error.message).toContain('PORT must be');
+    expect(error.message).not.toContain('hunter2');
+    expect(error.message).not.toContain('tooshort-secret');
+  });
+});
+
+describe('ensureTokenSecret', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database.drop());
+
+  test('CMS_SECRET wins and nothing is stored', async () => {
+    const secret = 'c'.repeat(40);
+    const config = await ensureTokenSecret({ ...loadConfig({}), cmsSecret: secret }, database.handle.db);
+    expect(config.cmsSecret).toBe(secret);
+    expect(
+      await database.handle.db.systemSetting.findUnique({ where: { key: SECRET_SETTING_KEY } }),
+    ).toBeNull();
+  });
+
+  test('without CMS_SECRET a secret is generated once, stored, and shared by every later start', async () => {
+    const first = await ensureTokenSecret(loadConfig({}), database.handle.db);
+    expect(first.cmsSecret.length).toBeGreaterThanOrEqual(32);
+    const stored = await database.handle.db.systemSetting.findUniqueOrThrow({
+      where: { key: SECRET_SETTING_KEY },
+    });
+    expect(stored.value).toBe(first.cmsSecret);
+    const [second, third] = await Promise.all([
+      ensureTokenSecret(loadConfig({}), database.handle.db),
+      ensureTokenSecret(loadConfig({}), database.handle.db),
+    ]);
+    expect(second.cmsSecret).toBe(first.cmsSecret);
+    expect(third.cmsSecret).toBe(first.cmsSecret);
+  });
+});

@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { loadContract } from '../../src/http/contract.ts';
+import { handlers, missingOperationIds } from '../../src/operations/registry.ts';
+import { ping } from '../../src/operations/system/ping.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
+
+let app: TestApp;
+
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app.close());
+
+describe('system operations', () => {
+  test('ping answers pong as text/plain without credentials', async () => {
+    const response = await app.request.get('/api/v1/ping');
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toMatch(/^text\/plain/);
+    expect(response.text).toBe('pong');
+  });
+
+  test('an apiKey query parameter is not an unknown parameter, even on a public operation', async () => {
+    const response = await app.request.get('/api/v1/ping').query({ apiKey: 'anything' });
+    expect(response.status).toBe(200);
+    expect(response.text).toBe('pong');
+  });
+
+  test('healthz answers {status: ok}', async () => {
+    const response = await app.request.get('/healthz');
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ status: 'ok' });
+  });
+
+  test('readyz answers {status: ok} when the database answers', async () => {
+    const response = await app.request.get('/readyz');
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ status: 'ok' });
+  });
+});
+
+describe('missingOperationIds', () => {
+  test('lists exactly the operations of the contract that have no handler', async () => {
+    const operationIds = (await loadContract()).operations.map((operation) => operation.operationId);
+    const missing = missingOperationIds();
+    expect(missing).toEqual(operationIds.filter((id) => !(id in handlers)));
+    for (const implemented of ['ping', 'healthz', 'readyz', 'getChannel', 'getContent']) {
+      expect(operationIds).toContain(implemented);
+      expect(missing).not.toContain(implemented);
+    }
+  });
+
+  test('names every operation of the contract for a registry with only ping', () => {
+    const missing = missingOperationIds({ ping });
+    expect(missing).toContain('healthz');
+    expect(missing).toContain('readyz');
+    expect(missing).toContain('listContents');
+    expect(missing).not.toContain('ping');
+  });
+});

@@ -1,0 +1,83 @@
+import type { Express } from 'express';
+import pino, { type Logger } from 'pino';
+import supertest from 'supertest';
+import type TestAgent from 'supertest/lib/agent.js';
+import { type Config, loadConfig } from '../../src/config.ts';
+import type { Db, DbProvider } from '../../src/db/client.ts';
+import { digestApiKey, generateApiKey } from '../../src/domain/crypto/apiKeys.ts';
+import { SCOPES, type Scope } from '../../src/domain/principal.ts';
+import { backgroundTasksOf, createApp } from '../../src/http/app.ts';
+import type { Registry } from '../../src/operations/registry.ts';
+import { createTestDatabase } from './database.ts';
+
+export interface ApiKeyOptions {
+  expiresAt?: Date;
+  revoked?: boolean;
+  title?: string;
+}
+
+export interface TestApp {
+  app: Express;
+  /** Requests go through the whole pipeline: logging, validation, security, handler, error mapper. */
+  request: TestAgent;
+  db: Db;
+  provider: DbProvider;
+  /** The app's configuration, including the token secret (to sign access tokens in tests). */
+  config: Config & { cmsSecret: string };
+  /** Stores a new key with these scopes and returns the key itself. */
+  createApiKey(scopes: Scope[] | 'all', options?: ApiKeyOptions): Promise<string>;
+  /** Waits for background writes, then disconnects and deletes the database. */
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  /** Where the app logs; silent by default. */
+  logger?: Logger;
+  handlers?: Registry;
+}
+
+export const TEST_SECRET = 'test-secret-that-is-at-least-32-characters-long';
+
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const { db, provider } = database.handle;
+  const config = {
+    ...loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent' }),
+    databaseUrl: database.url,
+    cmsSecret: TEST_SECRET,
+  };
+  const app = createApp({
+    db,
+    provider,
+    config,
+    logger: options.logger ?? pino({ level: 'silent' }),
+    ...(options.handlers === undefined ? {} : { handlers: options.handlers }),
+  });
+
+  async function createApiKey(scopes: Scope[] | 'all', keyOptions: ApiKeyOptions = {}): Promise<string> {
+    const key = generateApiKey();
+    await db.apiKey.create({
+      data: {
+        title: keyOptions.title ?? 'test key',
+        digest: digestApiKey(key),
+        scopes: (scopes === 'all' ? SCOPES : scopes).join(','),
+        expiresAt: keyOptions.expiresAt ?? null,
+        revokedAt: keyOptions.revoked ? new Date() : null,
+      },
+    });
+    return key;
+  }
+
+  return {
+    app,
+    request: supertest.agent(app),
+    db,
+    provider,
+    config,
+    createApiKey,
+    async close() {
+      await backgroundTasksOf(app).settled();
+      await database.drop();
+    },
+  };
+}
