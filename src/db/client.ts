@@ -35,15 +35,31 @@ export function sqliteFilePath(databaseUrl: string): string {
  */
 export const SQLITE_TIMESTAMP_FORMAT = 'unixepoch-ms' as const;
 
-export function createDb(databaseUrl: string): DbHandle {
+export interface DbOptions {
+  /** Called with the SQL text of every query the client sends (tests count queries with it). */
+  onQuery?: (sqlText: string) => void;
+}
+
+export function createDb(databaseUrl: string, options: DbOptions = {}): DbHandle {
   const provider = providerOf(databaseUrl);
+  const log = options.onQuery ? [{ emit: 'event' as const, level: 'query' as const }] : [];
+  let db: Db;
   if (provider === 'sqlite') {
     const adapter = new PrismaBetterSqlite3(
       { url: sqliteFilePath(databaseUrl) },
       { timestampFormat: SQLITE_TIMESTAMP_FORMAT },
     );
-    return { db: new SqliteClient({ adapter }), provider };
+    db = new SqliteClient({ adapter, log }) as unknown as Db;
+  } else {
+    const adapter = new PrismaPg({ connectionString: databaseUrl });
+    db = new PostgresClient({ adapter, log }) as unknown as Db;
   }
-  const adapter = new PrismaPg({ connectionString: databaseUrl });
-  return { db: new PostgresClient({ adapter }) as unknown as Db, provider };
+  const onQuery = options.onQuery;
+  if (onQuery) (db as unknown as QueryEvents).$on('query', (event) => onQuery(event.query));
+  return { db, provider };
+}
+
+/** The part of a logging client's API that reports queries. */
+interface QueryEvents {
+  $on(event: 'query', listener: (event: { query: string }) => void): void;
 }

@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { createDb, type DbHandle } from '../../src/db/client.ts';
+import { type ListContentsRequest, listContents } from '../../src/domain/contents/list.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { loadFixture } from '../support/fixtures.ts';
+
+/*
+ * The list answers from at most two content queries (the page, and the count when the page alone
+ * cannot tell it) plus the site and channel lookups, whatever the filters: no per-row queries.
+ */
+
+let database: TestDatabase;
+let observed: DbHandle;
+const queries: string[] = [];
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  await loadFixture(database.handle.db);
+  observed = createDb(database.url, { onQuery: (text) => queries.push(text) });
+});
+afterAll(async () => {
+  await observed.db.$disconnect();
+  await database.drop();
+});
+
+const everyFilter: ListContentsRequest = {
+  siteId: 1,
+  channelId: 1,
+  checked: false,
+  top: false,
+  groupNames: ['featured', 'home', 'x'],
+  tagNames: ['release', 'tech'],
+  wheres: [
+    { column: 'hits', operator: '>=', value: '0' },
+    { column: 'title', operator: 'NotLike', value: '%zzz%' },
+    { column: 'id', operator: 'NotIn', value: '100,200' },
+    { column: 'addDate', operator: '<', value: '2030-01-01 00:00:00' },
+  ],
+  orders: [{ column: 'hits', desc: true }],
+};
+
+async function countQueries(request: ListContentsRequest) {
+  queries.length = 0;
+  const page = await listContents(observed.db, observed.provider, request, 1000);
+  const contentQueries = queries.filter((text) => /FROM\s+[`"]?(main[`"]?\.)?[`"]?Content\b/i.test(text));
+  return { page, contentQueries: contentQueries.length, allQueries: queries.length };
+}
+
+test.each([
+  ['a partial first page (count from the page)', { ...everyFilter, perPage: 50 }, 1],
+  ['a full page (page and count)', { siteId: 1, perPage: 2 }, 2],
+  ['an empty page past the end (page and count)', { siteId: 1, page: 50, perPage: 2 }, 2],
+  [
+    'every filter on a full page',
+    { ...everyFilter, channelId: undefined, checked: undefined, top: undefined, perPage: 1 },
+    2,
+  ],
+])('%s', async (_name, request, expectedContentQueries) => {
+  const { page, contentQueries, allQueries } = await countQueries(request);
+  expect(contentQueries).toBe(expectedContentQueries);
+  // Besides the content queries: the site lookup and, when a channel is named, the channel lookup.
+  expect(allQueries).toBeLessThanOrEqual(expectedContentQueries + 2);
+  expect(page.totalCount).toBeGreaterThanOrEqual(page.contents.length);
+});
+
+test('the page and the count agree with the data', async () => {
+  const { page } = await countQueries({ ...everyFilter, groupNames: undefined, perPage: 50 });
+  expect(page.contents.map((content) => content.id)).toEqual([3]);
+  expect(page.totalCount).toBe(1);
+});
