@@ -162,7 +162,12 @@ export function errorHandler(logger: Logger, nodeEnv: string): ErrorRequestHandl
   };
 }
 
-/** For requests no route answered. */
+/** For requests no route answered: unknown paths, and operations the contract describes but this version lacks. */
 export function notFound(req: Request): ProblemError {
-  return new ProblemError(problem(404, `There is no operation at ${req.method} ${req.path}`));
+  const operationId = (req as Request & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema
+    ?.operationId;
+  const detail = operationId
+    ? `Operation ${operationId} (${req.method} ${req.path}) is described in the contract but not implemented in this version`
+    : `There is no operation at ${req.method} ${req.path}`;
+  return new ProblemError(problem(404, detail));
 }
