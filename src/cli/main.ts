@@ -1,0 +1,16 @@
+import { EXIT_FAILED, runCli } from './run.ts';
+
+/* `npm run cms -- <command>`: see usage() in run.ts. */
+
+let code: number;
+try {
+  code = await runCli(process.argv.slice(2), {
+    out: (line) => process.stdout.write(`${line}\n`),
+    err: (line) => process.stderr.write(`${line}\n`),
+  });
+} catch (error) {
+  process.stderr.write(`cms: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  code = EXIT_FAILED;
+}
+// The migration engine leaves a timer running: without an explicit exit the process lingers a minute.
+process.exit(code);

@@ -1,0 +1,67 @@
+import { parseArgs } from 'node:util';
+import { formatDateTime, parseDateTime } from '../domain/dates.ts';
+import { SCOPES, type Scope } from '../domain/principal.ts';
+
+/** A mistake in the command line: the command prints it with the usage and exits 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** A command that cannot do its work (unreadable input, refused data): printed, exit 1. */
+export class CommandFailure extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CommandFailure';
+  }
+}
+
+type OptionSpec = Record<string, { type: 'string' | 'boolean' }>;
+
+/** node:util parseArgs, strict, with its errors turned into usage errors. */
+export function parseOptions<O extends OptionSpec>(args: string[], options: O, positionals = 0) {
+  try {
+    const parsed = parseArgs({ args, options, strict: true, allowPositionals: positionals > 0 });
+    if (parsed.positionals.length > positionals) {
+      throw new UsageError(`unexpected argument '${parsed.positionals[positionals]}'`);
+    }
+    return parsed;
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** `all`, or scope names separated by commas (any letter case). */
+export function parseScopes(text: string): Scope[] {
+  const names = text
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  const valid = `valid scopes: ${SCOPES.join(', ')} (or 'all' for every scope)`;
+  if (names.length === 0) throw new UsageError(`--scopes names no scope; ${valid}`);
+  if (names.length === 1 && names[0]?.toLowerCase() === 'all') return [...SCOPES];
+  const unknown = names.filter((name) => !SCOPES.some((scope) => scope.toLowerCase() === name.toLowerCase()));
+  if (unknown.length > 0) {
+    const list = unknown.map((name) => `'${name}'`).join(', ');
+    throw new UsageError(`unknown scope${unknown.length > 1 ? 's' : ''} ${list}; ${valid}`);
+  }
+  return SCOPES.filter((scope) => names.some((name) => name.toLowerCase() === scope.toLowerCase()));
+}
+
+/**
+ * `yyyy-MM-dd` (the key works through that whole day, so it expires at the next midnight) or a full
+ * `yyyy-MM-dd HH:mm:ss`. Must lie in the future.
+ */
+export function parseExpiry(text: string, now = new Date()): Date {
+  const date = parseDateTime(text);
+  if (!date) throw new UsageError(`--expires must be a date yyyy-MM-dd (got '${text}')`);
+  const expiresAt = /^\d{4}-\d{2}-\d{2}$/.test(text.trim())
+    ? new Date(date.getFullYear(), date.getMonth(), date.getDate() + 1)
+    : date;
+  if (expiresAt <= now)
+    throw new UsageError(`--expires must lie in the future (got ${formatDateTime(date)})`);
+  return expiresAt;
+}

@@ -1,0 +1,90 @@
+import { ConfigError, loadConfig } from '../config.ts';
+import { createDb } from '../db/client.ts';
+import { applyMigrations } from '../db/migrate/index.ts';
+import { DomainError } from '../domain/errors.ts';
+import { type Action, type CliIo, COMMANDS } from './commands.ts';
+import { CommandFailure, UsageError } from './options.ts';
+
+/*
+ * The command-line tool. Exit codes: 0 done, 1 the work failed (bad data, refused), 2 the command
+ * line or the environment is wrong. The command line is checked before the database is touched.
+ */
+
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+export const EXIT_USAGE = 2;
+
+export function usage(): string {
+  return [
+    'Usage: npm run cms -- <command> [options]',
+    '',
+    'Commands:',
+    ...COMMANDS.flatMap((command) => [`  ${command.usage}`, `      ${command.summary}`]),
+    '  cms help',
+    '      Show this help.',
+    '',
+    'Environment: DATABASE_URL (default file:./data/cms.db); pending migrations are applied first.',
+  ].join('\n');
+}
+
+const HELP = new Set(['help', '--help', '-h']);
+
+export async function runCli(
+  argv: readonly string[],
+  io: CliIo,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
+  const [name, ...args] = argv;
+  if (name === undefined) {
+    io.err(usage());
+    return EXIT_USAGE;
+  }
+  if (HELP.has(name)) {
+    io.out(usage());
+    return EXIT_OK;
+  }
+  const command = COMMANDS.find((candidate) => candidate.name === name);
+  if (!command) {
+    io.err(`cms: unknown command '${name}'\n\n${usage()}`);
+    return EXIT_USAGE;
+  }
+  if (args.some((arg) => HELP.has(arg))) {
+    io.out(`Usage: ${command.usage}\n  ${command.summary}`);
+    return EXIT_OK;
+  }
+
+  let action: Action;
+  let databaseUrl: string;
+  try {
+    action = await command.prepare(args);
+    databaseUrl = loadConfig(env).databaseUrl;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`cms ${name}: ${error.message}\nUsage: ${command.usage}`);
+      return EXIT_USAGE;
+    }
+    if (error instanceof ConfigError) {
+      io.err(error.message);
+      return EXIT_USAGE;
+    }
+    if (error instanceof CommandFailure) {
+      io.err(`cms ${name}: ${error.message}`);
+      return EXIT_FAILED;
+    }
+    throw error;
+  }
+
+  const { applied } = await applyMigrations(databaseUrl);
+  for (const migration of applied) io.err(`Applied migration ${migration}`);
+  const { db } = createDb(databaseUrl);
+  try {
+    return await action({ db, ...io });
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    io.err(`cms ${name}: ${error.message}`);
+    for (const detail of error.errors) io.err(`  ${detail.message}`);
+    return EXIT_FAILED;
+  } finally {
+    await db.$disconnect();
+  }
+}

@@ -1,0 +1,196 @@
+import { randomUUID } from 'node:crypto';
+import type { Prisma } from '../../generated/prisma/sqlite/client.ts';
+import { type ReviewState, reviewStateOfDecision, reviewStateOfLevel } from '../contents/review.ts';
+import type { StoredPassword } from '../crypto/passwords.ts';
+import type { Parsed, ParsedDocument } from './document.ts';
+import { type ImportProblems, idCounter, type RecordRef, UniqueCheck } from './fields.ts';
+import type { StructurePlan } from './planStructure.ts';
+import type { ContentRecord } from './records.ts';
+import type { DbState, ExistingAccounts } from './state.ts';
+
+/*
+ * Contents, users, administrators and API keys: uniqueness against the file and the database,
+ * references into the site structure, review state, and the rows to insert.
+ */
+
+/** Hashes of the imported plain-text passwords, by the parsed record they belong to. */
+export type Passwords = ReadonlyMap<object, StoredPassword>;
+
+/** Replaces the date fields the record left out with the time of the import. */
+function datesOrNow<T extends object, K extends keyof T>(record: T, names: readonly K[], now: Date) {
+  const filled = { ...record } as T & Record<K, Date>;
+  for (const name of names) if (filled[name] === undefined) (filled as Record<K, Date>)[name] = now;
+  return filled;
+}
+
+function reviewState(
+  ref: RecordRef,
+  value: ContentRecord,
+  siteId: number,
+  siteLevel: number,
+  problems: ImportProblems,
+): ReviewState | undefined {
+  if (value.checkedLevel === undefined) {
+    return value.checked === undefined
+      ? { checked: false, checkedLevel: 0 }
+      : reviewStateOfDecision(value.checked, siteLevel);
+  }
+  const state = reviewStateOfLevel(value.checkedLevel, siteLevel);
+  if (value.checked === undefined || value.checked === state.checked) return state;
+  problems.add(
+    ref,
+    `checked ${value.checked} contradicts checkedLevel ${value.checkedLevel} (site ${siteId} approves at level ${siteLevel})`,
+  );
+  return undefined;
+}
+
+export function planContents(
+  doc: ParsedDocument,
+  state: DbState,
+  structure: StructurePlan,
+  problems: ImportProblems,
+  now: Date,
+): Prisma.ContentCreateManyInput[] {
+  const ids = new UniqueCheck<number>('id', (id) => state.contentIds.has(id), problems);
+  const guids = new UniqueCheck<string>('guid', (guid) => state.contentGuids.has(guid), problems);
+  const nextId = idCounter([state.maxIds.contents, ...doc.contents.map((content) => content.value.id)]);
+  const rows: Prisma.ContentCreateManyInput[] = [];
+  for (const { ref, value } of doc.contents) {
+    const fresh = [ids.claim(ref, value.id), guids.claim(ref, value.guid, `'${value.guid}'`)].every(Boolean);
+    const siteId = structure.channelSites.get(value.channelId);
+    if (structure.brokenChannelIds.has(value.channelId) || structure.brokenSiteIds.has(siteId ?? 0)) continue;
+    if (value.siteId !== undefined && structure.brokenSiteIds.has(value.siteId)) continue;
+    if (siteId === undefined) {
+      problems.add(ref, `channel ${value.channelId} does not exist`);
+      continue;
+    }
+    if (value.siteId !== undefined && value.siteId !== siteId) {
+      problems.add(
+        ref,
+        structure.siteLevels.has(value.siteId)
+          ? `channel ${value.channelId} belongs to site ${siteId}, not site ${value.siteId}`
+          : `site ${value.siteId} does not exist`,
+      );
+      continue;
+    }
+    const review = reviewState(ref, value, siteId, structure.siteLevels.get(siteId) ?? 1, problems);
+    if (!fresh || !review) continue;
+    const { id, guid, content, body, checked: _checked, checkedLevel: _checkedLevel, ...fields } = value;
+    rows.push({
+      ...datesOrNow(fields, ['addDate', 'createdDate', 'lastModifiedDate', 'lastEditDate'], now),
+      id: id ?? nextId(),
+      guid: guid ?? randomUUID(),
+      siteId,
+      body: body ?? content ?? '',
+      ...review,
+    });
+  }
+  return rows;
+}
+
+interface AccountRecord {
+  id?: number | undefined;
+  userName: string;
+  email: string | null;
+  mobile: string | null;
+  openId?: string | null;
+  password: string;
+}
+
+/** Users and administrators alike: every identifying value is unique within its table. */
+function planAccounts<T extends AccountRecord>(
+  records: readonly Parsed<T>[],
+  existing: ExistingAccounts,
+  maxId: number,
+  problems: ImportProblems,
+  passwords: Passwords,
+  checkReferences: (ref: RecordRef, value: T) => boolean = () => true,
+) {
+  const ids = new UniqueCheck<number>('id', (id) => existing.ids.has(id), problems);
+  const userNames = new UniqueCheck<string>('userName', (name) => existing.userNames.has(name), problems);
+  const emails = new UniqueCheck<string>('email', (email) => existing.emails.has(email), problems);
+  const mobiles = new UniqueCheck<string>('mobile', (mobile) => existing.mobiles.has(mobile), problems);
+  const openIds = new UniqueCheck<string>('openId', (openId) => existing.openIds.has(openId), problems);
+  const nextId = idCounter([maxId, ...records.map((record) => record.value.id)]);
+  const rows: (Omit<T, 'password' | 'id'> & StoredPassword & { id: number })[] = [];
+  for (const { ref, value } of records) {
+    const checks = [
+      ids.claim(ref, value.id),
+      userNames.claim(ref, value.userName, `'${value.userName}'`),
+      emails.claim(ref, value.email, `'${value.email}'`),
+      mobiles.claim(ref, value.mobile, `'${value.mobile}'`),
+      openIds.claim(ref, value.openId, `'${value.openId}'`),
+      checkReferences(ref, value),
+    ];
+    const stored = passwords.get(value);
+    if (!stored) throw new Error(`${ref.table}[${ref.index}]: password was not hashed`);
+    if (checks.includes(false)) continue;
+    const { password: _password, id, ...fields } = value;
+    rows.push({ ...fields, ...stored, id: id ?? nextId() });
+  }
+  return rows;
+}
+
+export function planUsers(
+  doc: ParsedDocument,
+  state: DbState,
+  problems: ImportProblems,
+  passwords: Passwords,
+  now: Date,
+): Prisma.UserCreateManyInput[] {
+  return planAccounts(doc.users, state.users, state.maxIds.users, problems, passwords).map((row) =>
+    datesOrNow(row, ['createDate', 'lastResetPasswordDate', 'lastActivityDate'], now),
+  );
+}
+
+export function planAdministrators(
+  doc: ParsedDocument,
+  state: DbState,
+  structure: StructurePlan,
+  problems: ImportProblems,
+  passwords: Passwords,
+  now: Date,
+): Prisma.AdministratorCreateManyInput[] {
+  const siteExists = (id: number) => structure.siteLevels.has(id) || structure.brokenSiteIds.has(id);
+  const checkSites = (ref: RecordRef, value: { siteId: number; siteIdCollection: string }) => {
+    const missing = [
+      ...(value.siteId === 0 ? [] : [value.siteId]),
+      ...(value.siteIdCollection === '' ? [] : value.siteIdCollection.split(',').map(Number)),
+    ].filter((id) => !siteExists(id));
+    for (const id of new Set(missing)) problems.add(ref, `site ${id} does not exist`);
+    return missing.length === 0;
+  };
+  return planAccounts(
+    doc.administrators,
+    state.administrators,
+    state.maxIds.administrators,
+    problems,
+    passwords,
+    checkSites,
+  ).map((row) => datesOrNow(row, ['creationDate', 'lastActivityDate'], now));
+}
+
+export function planApiKeys(
+  doc: ParsedDocument,
+  state: DbState,
+  problems: ImportProblems,
+  now: Date,
+): Prisma.ApiKeyCreateManyInput[] {
+  const ids = new UniqueCheck<number>('id', (id) => state.apiKeyIds.has(id), problems);
+  const digests = new UniqueCheck<string>('key', (digest) => state.apiKeyDigests.has(digest), problems);
+  const nextId = idCounter([state.maxIds.apiKeys, ...doc.apiKeys.map((key) => key.value.id)]);
+  return doc.apiKeys.flatMap(({ ref, value }) => {
+    const fresh = [ids.claim(ref, value.id), digests.claim(ref, value.digest, '')];
+    if (fresh.includes(false)) return [];
+    return [
+      {
+        id: value.id ?? nextId(),
+        title: value.title,
+        digest: value.digest,
+        scopes: value.scopes.join(','),
+        expiresAt: value.expiresAt,
+        createdAt: now,
+      },
+    ];
+  });
+}

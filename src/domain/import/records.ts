@@ -1,0 +1,251 @@
+import { z } from 'zod';
+import { isValidCheckedLevel } from '../contents/review.ts';
+import { digestApiKey } from '../crypto/apiKeys.ts';
+import { SCOPES } from '../principal.ts';
+import {
+  count,
+  dateTime,
+  flag,
+  integer,
+  nameList,
+  nullableText,
+  type RecordShape,
+  recordId,
+  recordSchema,
+  requiredText,
+  text,
+} from './fields.ts';
+
+/*
+ * The records an import file holds, with the API's field names (SPEC 2.5-2.8, form A for channels
+ * and contents). Defaults are the schema's, so a row imported with few fields equals one the
+ * service would create. Dates left out become the time of the import (filled in by the planner).
+ */
+
+const optionalText = (fallback = '') => text.default(fallback);
+const optionalCount = count.default(0);
+/** E-mail, mobile and openId: "" means none, kept as NULL so uniqueness applies to real values only. */
+const optionalUnique = text
+  .trim()
+  .optional()
+  .transform((value) => (value ? value : null));
+
+export const siteSchema = recordSchema({
+  id: recordId.optional(),
+  siteDir: requiredText,
+  siteName: requiredText,
+  tableName: requiredText.default('siteserver_Content'),
+  isRoot: flag.default(false),
+  parentId: count.default(0),
+  taxis: integer.default(0),
+  // Checked against the attribute table by validateSiteAttributes, which names each bad key.
+  attributes: z.unknown().optional(),
+});
+
+/** Per-channel extras of the original system; kept in Channel.extras. */
+const channelExtras = {
+  isChannelAddable: flag.optional(),
+  isContentAddable: flag.optional(),
+  isChannelCreatable: flag.optional(),
+  isContentCreatable: flag.optional(),
+  isAllContents: flag.optional(),
+  isPreviewContents: flag.optional(),
+  transIsAutomatic: flag.optional(),
+  contentAttributesOfDisplay: text.optional(),
+  transChannelIds: text.optional(),
+  transChannelNames: text.optional(),
+  transType: integer.optional(),
+  transSiteId: integer.optional(),
+  transDoneType: integer.optional(),
+} satisfies RecordShape;
+
+export const CHANNEL_EXTRA_NAMES = Object.keys(channelExtras);
+
+/** Display widths (titleColumnWidth, hitsColumnWidth, ...) are extras too, whatever the column. */
+export const COLUMN_WIDTH_FIELD = /^[a-z][A-Za-z0-9]*ColumnWidth$/;
+export const columnWidth = integer.min(0, { error: 'must be 0 or more' });
+
+export const channelSchema = recordSchema({
+  id: recordId.optional(),
+  guid: requiredText.optional(),
+  siteId: recordId,
+  parentId: count.optional(),
+  channelName: requiredText,
+  indexName: text
+    .trim()
+    .optional()
+    .transform((value) => (value ? value : null)),
+  groupNames: nameList.default(''),
+  taxis: integer.default(0),
+  addDate: dateTime.optional(),
+  createdDate: dateTime.optional(),
+  lastModifiedDate: dateTime.optional(),
+  imageUrl: optionalText(),
+  content: optionalText(),
+  filePath: optionalText(),
+  channelFilePathRule: optionalText(),
+  contentFilePathRule: optionalText(),
+  linkUrl: optionalText(),
+  keywords: optionalText(),
+  description: optionalText(),
+  contentModelPluginId: optionalText(),
+  contentRelatedPluginIds: optionalText(),
+  linkType: optionalText('None'),
+  channelTemplateId: optionalCount,
+  contentTemplateId: optionalCount,
+  isCreateChannelIfContentChanged: flag.default(true),
+  createChannelIdsIfContentChanged: z
+    .array(recordId, { error: 'must be an array of channel ids or null' })
+    .nullable()
+    .optional()
+    .transform((ids) => (ids ? ids.join(',') : null)),
+  listColumns: nullableText.default(null),
+  defaultTaxisType: optionalText('OrderByTaxisDesc'),
+  ...channelExtras,
+});
+
+const checkedLevel = integer.refine(isValidCheckedLevel, {
+  error: 'must be -99 (draft), 0 (pending), 1 to 5 (passed) or -1 to -5 (rejected)',
+});
+
+export const contentSchema = recordSchema({
+  id: recordId.optional(),
+  guid: requiredText.optional(),
+  siteId: recordId.optional(),
+  channelId: recordId,
+  adminId: optionalCount,
+  lastEditAdminId: optionalCount,
+  userId: optionalCount,
+  taxis: integer.default(0),
+  groupNames: nameList.default(''),
+  tagNames: nameList.default(''),
+  sourceId: optionalCount,
+  referenceId: optionalCount,
+  templateId: optionalCount,
+  checked: flag.optional(),
+  checkedLevel: checkedLevel.optional(),
+  hits: optionalCount,
+  hitsByDay: optionalCount,
+  hitsByWeek: optionalCount,
+  hitsByMonth: optionalCount,
+  lastHitsDate: dateTime.nullable().default(null),
+  downloads: optionalCount,
+  imageUrlCount: optionalCount,
+  videoUrlCount: optionalCount,
+  fileUrlCount: optionalCount,
+  content: text.optional(),
+  body: text.optional(),
+  title: optionalText(),
+  subTitle: optionalText(),
+  imageUrl: optionalText(),
+  videoUrl: optionalText(),
+  fileUrl: optionalText(),
+  summary: optionalText(),
+  author: optionalText(),
+  source: optionalText(),
+  top: flag.default(false),
+  recommend: flag.default(false),
+  hot: flag.default(false),
+  color: flag.default(false),
+  linkType: optionalText('None'),
+  linkUrl: nullableText.default(null),
+  addUserName: optionalText(),
+  lastEditUserName: optionalText(),
+  writingUserName: optionalText(),
+  addDate: dateTime.optional(),
+  createdDate: dateTime.optional(),
+  lastModifiedDate: dateTime.optional(),
+  lastEditDate: dateTime.optional(),
+});
+
+/** DESIGN "Users and administrators": 1-64 characters, no whitespace, quote, colon or path separator. */
+const userName = text.regex(/^[^\s':/\\]{1,64}$/, {
+  error: "must be 1 to 64 characters without spaces, ', :, / or \\",
+});
+const password = text.min(1, { error: 'must not be empty' });
+
+export const userSchema = recordSchema({
+  id: recordId.optional(),
+  userName,
+  password,
+  displayName: optionalText(),
+  email: optionalUnique,
+  mobile: optionalUnique,
+  openId: optionalUnique,
+  avatarUrl: optionalText(),
+  groupId: optionalCount,
+  createDate: dateTime.optional(),
+  lastResetPasswordDate: dateTime.optional(),
+  lastActivityDate: dateTime.optional(),
+  countOfLogin: optionalCount,
+  countOfFailedLogin: optionalCount,
+  countOfWriting: optionalCount,
+  checked: flag.default(true),
+  locked: flag.default(false),
+});
+
+export const administratorSchema = recordSchema({
+  id: recordId.optional(),
+  userName,
+  password,
+  displayName: optionalText(),
+  email: optionalUnique,
+  mobile: optionalUnique,
+  creatorUserName: optionalText(),
+  creationDate: dateTime.optional(),
+  lastActivityDate: dateTime.optional(),
+  countOfLogin: optionalCount,
+  countOfFailedLogin: optionalCount,
+  isLockedOut: flag.default(false),
+  siteId: optionalCount,
+  departmentId: optionalCount,
+  areaId: optionalCount,
+  siteIdCollection: text
+    .regex(/^(\d+(,\d+)*)?$/, { error: 'must be site ids separated by commas' })
+    .default(''),
+});
+
+export const MIN_IMPORTED_KEY_LENGTH = 32;
+
+export const apiKeySchema = recordSchema({
+  id: recordId.optional(),
+  title: requiredText,
+  key: text.min(MIN_IMPORTED_KEY_LENGTH, { error: `must be at least ${MIN_IMPORTED_KEY_LENGTH} characters` }),
+  scopes: z
+    .array(z.enum(SCOPES, { error: `must be one of ${SCOPES.join(', ')}` }), {
+      error: 'must be an array of scopes',
+    })
+    .min(1, { error: 'must name at least one scope' }),
+  expiresAt: dateTime.nullable().default(null),
+  // Only the digest goes further: the plain key is not kept in memory longer than needed.
+}).transform(({ key, ...rest }) => ({ ...rest, digest: digestApiKey(key) }));
+
+export type SiteRecord = z.output<typeof siteSchema>;
+export type ChannelRecord = z.output<typeof channelSchema>;
+export type ContentRecord = z.output<typeof contentSchema>;
+export type UserRecord = z.output<typeof userSchema>;
+export type AdministratorRecord = z.output<typeof administratorSchema>;
+export type ApiKeyRecord = z.output<typeof apiKeySchema>;
+
+/**
+ * Fields of the API's records that the service derives or does not keep: accepted, so a record
+ * read from the API can be sent back as is, and ignored.
+ */
+export const IGNORED_FIELDS = {
+  sites: [],
+  channels: [
+    'parentsPath',
+    'parentsCount',
+    'childrenCount',
+    'children',
+    'value',
+    'label',
+    'tableName',
+    'navigationUrl',
+    'isPreviewContentsExists',
+  ],
+  contents: [],
+  users: ['passwordFormat'],
+  administrators: ['passwordFormat', 'passwordSalt'],
+  apiKeys: [],
+} as const;

@@ -1,0 +1,198 @@
+import type { Prisma } from '../../generated/prisma/sqlite/client.ts';
+import { readSiteAttributes } from '../sites/attributes.ts';
+import type { ParsedDocument, Table } from './document.ts';
+import { chunks } from './fields.ts';
+
+/*
+ * What the database already holds that an import must not clash with or may refer to. Only rows
+ * the file can touch are read (by the ids, names and keys it mentions), so importing into a large
+ * database stays cheap.
+ */
+
+export type Tx = Prisma.TransactionClient;
+
+/** Comfortably below the bound-parameter limits of SQLite (32766) and PostgreSQL (65535). */
+const LOOKUP_CHUNK = 500;
+
+export interface ExistingSite {
+  id: number;
+  siteDir: string;
+  isRoot: boolean;
+  checkContentLevel: number;
+}
+
+export interface ExistingChannel {
+  id: number;
+  siteId: number;
+  parentId: number;
+  indexName: string | null;
+  parentsPath: string;
+  parentsCount: number;
+  childrenCount: number;
+}
+
+export interface ExistingAccounts {
+  ids: Set<number>;
+  userNames: Set<string>;
+  emails: Set<string>;
+  mobiles: Set<string>;
+  openIds: Set<string>;
+}
+
+export interface DbState {
+  sites: Map<number, ExistingSite>;
+  /** The channels of every site the file adds channels to, and every channel it names by id. */
+  channels: Map<number, ExistingChannel>;
+  channelGuids: Set<string>;
+  contentIds: Set<number>;
+  contentGuids: Set<string>;
+  users: ExistingAccounts;
+  administrators: ExistingAccounts;
+  apiKeyIds: Set<number>;
+  apiKeyDigests: Set<string>;
+  maxIds: Record<Table, number>;
+}
+
+const defined = <T>(items: readonly (T | null | undefined)[]): T[] => [
+  ...new Set(items.filter((item): item is T => item !== null && item !== undefined)),
+];
+
+async function collect<T, R>(values: readonly T[], query: (slice: T[]) => Promise<R[]>): Promise<R[]> {
+  const rows: R[] = [];
+  for (const slice of chunks(values, LOOKUP_CHUNK)) rows.push(...(await query(slice)));
+  return rows;
+}
+
+type AccountRow = {
+  id: number;
+  userName: string;
+  email: string | null;
+  mobile: string | null;
+  openId?: string | null;
+};
+
+function accountsOf(rows: readonly AccountRow[]): ExistingAccounts {
+  return {
+    ids: new Set(rows.map((row) => row.id)),
+    userNames: new Set(rows.map((row) => row.userName)),
+    emails: new Set(defined(rows.map((row) => row.email))),
+    mobiles: new Set(defined(rows.map((row) => row.mobile))),
+    openIds: new Set(defined(rows.map((row) => row.openId))),
+  };
+}
+
+const CHANNEL_FIELDS = {
+  id: true,
+  siteId: true,
+  parentId: true,
+  indexName: true,
+  parentsPath: true,
+  parentsCount: true,
+  childrenCount: true,
+} as const;
+
+export async function loadState(tx: Tx, doc: ParsedDocument): Promise<DbState> {
+  const siteRows = await tx.site.findMany({
+    select: { id: true, siteDir: true, isRoot: true, attributes: true },
+  });
+  const sites = new Map(
+    siteRows.map((row) => [
+      row.id,
+      { ...row, checkContentLevel: readSiteAttributes(row.attributes).checkContentLevel },
+    ]),
+  );
+
+  const channelIdsNamed = defined([
+    ...doc.sites.map((site) => site.value.id),
+    ...doc.channels.flatMap((channel) => [channel.value.id, channel.value.parentId]),
+    ...doc.contents.map((content) => content.value.channelId),
+  ]);
+  const channelSites = defined(doc.channels.map((channel) => channel.value.siteId));
+  const channelRows = [
+    ...(await collect(channelIdsNamed, (ids) =>
+      tx.channel.findMany({ where: { id: { in: ids } }, select: CHANNEL_FIELDS }),
+    )),
+    ...(await collect(channelSites, (siteIds) =>
+      tx.channel.findMany({ where: { siteId: { in: siteIds } }, select: CHANNEL_FIELDS }),
+    )),
+  ];
+
+  const guidsOf = (records: readonly { value: { guid?: string | undefined } }[]) =>
+    defined(records.map((record) => record.value.guid));
+  const channelGuids = await collect(guidsOf(doc.channels), (guids) =>
+    tx.channel.findMany({ where: { guid: { in: guids } }, select: { guid: true } }),
+  );
+  const contentGuids = await collect(guidsOf(doc.contents), (guids) =>
+    tx.content.findMany({ where: { guid: { in: guids } }, select: { guid: true } }),
+  );
+  const contentIds = await collect(defined(doc.contents.map((content) => content.value.id)), (ids) =>
+    tx.content.findMany({ where: { id: { in: ids } }, select: { id: true } }),
+  );
+
+  const userRows = await collect(doc.users, (slice) =>
+    tx.user.findMany({
+      where: {
+        OR: [
+          { id: { in: defined(slice.map((user) => user.value.id)) } },
+          { userName: { in: slice.map((user) => user.value.userName) } },
+          { email: { in: defined(slice.map((user) => user.value.email)) } },
+          { mobile: { in: defined(slice.map((user) => user.value.mobile)) } },
+          { openId: { in: defined(slice.map((user) => user.value.openId)) } },
+        ],
+      },
+      select: { id: true, userName: true, email: true, mobile: true, openId: true },
+    }),
+  );
+  const administratorRows = await collect(doc.administrators, (slice) =>
+    tx.administrator.findMany({
+      where: {
+        OR: [
+          { id: { in: defined(slice.map((admin) => admin.value.id)) } },
+          { userName: { in: slice.map((admin) => admin.value.userName) } },
+          { email: { in: defined(slice.map((admin) => admin.value.email)) } },
+          { mobile: { in: defined(slice.map((admin) => admin.value.mobile)) } },
+        ],
+      },
+      select: { id: true, userName: true, email: true, mobile: true },
+    }),
+  );
+  const apiKeyRows = await collect(doc.apiKeys, (slice) =>
+    tx.apiKey.findMany({
+      where: {
+        OR: [
+          { id: { in: defined(slice.map((key) => key.value.id)) } },
+          { digest: { in: slice.map((key) => key.value.digest) } },
+        ],
+      },
+      select: { id: true, digest: true },
+    }),
+  );
+
+  // One after another: an interactive transaction runs on a single connection.
+  const site = await tx.site.aggregate({ _max: { id: true } });
+  const channel = await tx.channel.aggregate({ _max: { id: true } });
+  const content = await tx.content.aggregate({ _max: { id: true } });
+  const user = await tx.user.aggregate({ _max: { id: true } });
+  const administrator = await tx.administrator.aggregate({ _max: { id: true } });
+  const apiKey = await tx.apiKey.aggregate({ _max: { id: true } });
+
+  return {
+    sites,
+    channels: new Map(channelRows.map((row) => [row.id, row])),
+    channelGuids: new Set(channelGuids.map((row) => row.guid)),
+    contentIds: new Set(contentIds.map((row) => row.id)),
+    contentGuids: new Set(contentGuids.map((row) => row.guid)),
+    users: accountsOf(userRows),
+    administrators: accountsOf(administratorRows),
+    apiKeyIds: new Set(apiKeyRows.map((row) => row.id)),
+    apiKeyDigests: new Set(apiKeyRows.map((row) => row.digest)),
+    maxIds: {
+      sites: site._max.id ?? 0,
+      channels: channel._max.id ?? 0,
+      contents: content._max.id ?? 0,
+      users: user._max.id ?? 0,
+      administrators: administrator._max.id ?? 0,
+      apiKeys: apiKey._max.id ?? 0,
+    },
+  };
+}

@@ -1,0 +1,213 @@
+import type { Db } from '../../db/client.ts';
+import { formatDateTime } from '../dates.ts';
+import { importDocument } from '../import/index.ts';
+import { SCOPES } from '../principal.ts';
+import { issueApiKey } from './issueApiKey.ts';
+
+/*
+ * A small, realistic catalogue to try the service with: one root site, a two-level channel tree,
+ * forty contents in every review state, one user and one administrator. Everything but the guids
+ * and the API key is the same on every run, so examples in the documentation stay true.
+ *
+ *   1 Demo site ─┬─ 2 News (news) ─┬─ 3 Tech news (news-tech)
+ *                │                 └─ 4 Company news (news-company)
+ *                └─ 5 Products (products) ── 6 Software (products-software)
+ */
+
+export const DEMO_SITE_ID = 1;
+
+/** Sign-in details of the demo accounts (documented in the README; change them on a real system). */
+export const DEMO_ACCOUNTS = {
+  user: { userName: 'demo-user', password: 'demo1234' },
+  administrator: { userName: 'admin', password: 'admin1234' },
+} as const;
+
+export const DEMO_API_KEY_TITLE = 'Demo key';
+
+interface DemoChannel {
+  id: number;
+  parentId: number;
+  channelName: string;
+  indexName: string;
+  tags: string[];
+  titles: string[];
+}
+
+const CHANNELS: DemoChannel[] = [
+  {
+    id: 2,
+    parentId: 1,
+    channelName: 'News',
+    indexName: 'news',
+    tags: ['announcement'],
+    titles: [
+      'Welcome to the demo site',
+      'Spring release schedule announced',
+      'Community meetup in Berlin',
+      'How we test every release',
+      'Year in review',
+      'Accessibility improvements rolled out',
+      'New documentation portal',
+      'Maintenance window this weekend',
+    ],
+  },
+  {
+    id: 3,
+    parentId: 2,
+    channelName: 'Tech news',
+    indexName: 'news-tech',
+    tags: ['tech', 'engineering'],
+    titles: [
+      'Upgrading to PostgreSQL 15',
+      'Caching strategies for a headless CMS',
+      'Introducing the content query API',
+      'Full-text search deep dive',
+      'Scaling API nodes behind a load balancer',
+      'Keeping API keys safe',
+      'Moving from SQLite to PostgreSQL',
+      'Rate limiting explained',
+    ],
+  },
+  {
+    id: 4,
+    parentId: 2,
+    channelName: 'Company news',
+    indexName: 'news-company',
+    tags: ['company'],
+    titles: [
+      'We are hiring backend engineers',
+      'Quarterly results',
+      'New office opens in Lisbon',
+      'Partnership with Acme Corp',
+      'Customer story: City Library',
+      'Sustainability report',
+      'Meet the support team',
+      'Holiday opening hours',
+    ],
+  },
+  {
+    id: 5,
+    parentId: 1,
+    channelName: 'Products',
+    indexName: 'products',
+    tags: ['product'],
+    titles: [
+      'Product overview',
+      'Pricing plans',
+      'Enterprise edition',
+      'Hosted service',
+      'Feature comparison',
+      'Roadmap',
+      'Support plans',
+      'Frequently asked questions',
+    ],
+  },
+  {
+    id: 6,
+    parentId: 5,
+    channelName: 'Software',
+    indexName: 'products-software',
+    tags: ['product', 'software'],
+    titles: [
+      'Desktop editor 2.0',
+      'Mobile app for editors',
+      'Command-line tools',
+      'Import and export toolkit',
+      'Plugin SDK',
+      'Theme starter kit',
+      'Analytics add-on',
+      'Backup utility',
+    ],
+  },
+];
+
+const AUTHORS = ['Ann Lee', 'Bob Stone', 'Cy Park', 'Dee Moss'];
+const PENDING = new Set([7, 15, 23, 31]);
+const DRAFT = 38;
+const REJECTED = 39;
+
+function checkedLevelOf(n: number): number {
+  if (n === DRAFT) return -99;
+  if (n === REJECTED) return -1;
+  return PENDING.has(n) ? 0 : 1;
+}
+
+function demoContents() {
+  return CHANNELS.flatMap((channel, c) =>
+    channel.titles.map((title, i) => {
+      const n = c * channel.titles.length + i;
+      const hits = (n * 137) % 1000;
+      return {
+        id: n + 1,
+        siteId: DEMO_SITE_ID,
+        channelId: channel.id,
+        title,
+        subTitle: i % 4 === 1 ? `${channel.channelName}, part ${i}` : '',
+        summary: `${title}: a short summary for lists and previews.`,
+        body: `<p>${title}.</p><p>This demo article belongs to ${channel.channelName} and is written by ${AUTHORS[n % AUTHORS.length]}.</p>`,
+        author: AUTHORS[n % AUTHORS.length],
+        source: i % 2 === 0 ? 'Demo newsroom' : '',
+        taxis: i + 1,
+        hits,
+        downloads: Math.floor(hits / 10),
+        top: i === 0,
+        recommend: i % 3 === 1,
+        hot: hits >= 700,
+        color: i % 5 === 2,
+        groupNames: [...(i === 0 ? ['featured'] : []), ...(i % 4 === 0 ? ['home'] : [])],
+        tagNames: i % 2 === 0 ? channel.tags : channel.tags.slice(0, 1),
+        checkedLevel: checkedLevelOf(n),
+        addUserName: DEMO_ACCOUNTS.administrator.userName,
+        addDate: formatDateTime(new Date(2024, 0, 5 + n * 3, 9 + (n % 8), (n * 7) % 60, 0)),
+      };
+    }),
+  );
+}
+
+export function demoDocument() {
+  return {
+    sites: [
+      {
+        id: DEMO_SITE_ID,
+        siteDir: 'demo',
+        siteName: 'Demo site',
+        isRoot: true,
+        attributes: { pageSize: 20, isCountHits: true },
+      },
+    ],
+    channels: CHANNELS.map(({ id, parentId, channelName, indexName }, i) => ({
+      id,
+      siteId: DEMO_SITE_ID,
+      parentId,
+      channelName,
+      indexName,
+      taxis: i + 1,
+      description: `${channelName} of the demo site`,
+    })),
+    contents: demoContents(),
+    users: [
+      {
+        ...DEMO_ACCOUNTS.user,
+        displayName: 'Demo User',
+        email: 'demo-user@example.com',
+        mobile: '15500000001',
+      },
+    ],
+    administrators: [
+      {
+        ...DEMO_ACCOUNTS.administrator,
+        displayName: 'Administrator',
+        email: 'admin@example.com',
+        siteId: DEMO_SITE_ID,
+        siteIdCollection: String(DEMO_SITE_ID),
+      },
+    ],
+  };
+}
+
+/** Loads the demo catalogue and issues an API key with every scope, returned once. */
+export async function seedDemo(db: Db): Promise<{ apiKey: string }> {
+  await importDocument(db, demoDocument());
+  const { key } = await issueApiKey(db, { title: DEMO_API_KEY_TITLE, scopes: SCOPES });
+  return { apiKey: key };
+}
