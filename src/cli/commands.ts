@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import type { Db } from '../db/client.ts';
+import { issueApiKey } from '../domain/apiKeys/issueApiKey.ts';
 import { formatDateTime } from '../domain/dates.ts';
 import { TABLES } from '../domain/import/document.ts';
 import { importDocument } from '../domain/import/index.ts';
 import { DEMO_ACCOUNTS, DEMO_API_KEY_TITLE, seedDemo } from '../domain/seed/demo.ts';
-import { issueApiKey } from '../domain/seed/issueApiKey.ts';
 import { CommandFailure, parseExpiry, parseOptions, parseScopes, UsageError } from './options.ts';
 
 export interface CliIo {

@@ -197,6 +197,31 @@ describe('importDocument refuses a bad file as a whole', () => {
     ]);
   });
 
+  test('channel file paths and rules must stay inside the site, as channel update requires', async () => {
+    const errors = await failingImport(db, {
+      channels: [
+        { id: 30, siteId: 1, parentId: 1, channelName: 'Up', filePath: '../outside.html' },
+        {
+          id: 31,
+          siteId: 1,
+          parentId: 1,
+          channelName: 'Host',
+          channelFilePathRule: 'https://evil.example/x',
+        },
+        {
+          id: 32,
+          siteId: 1,
+          parentId: 1,
+          channelName: 'Fine',
+          contentFilePathRule: '/fine/{@ContentID}.html',
+        },
+      ],
+    });
+    expect(errors).toHaveLength(2);
+    expect(errors[0]).toMatch(/^channels\[0\] \(id 30\): .*filePath.*'\.\.' segments/);
+    expect(errors[1]).toMatch(/^channels\[1\] \(id 31\): .*channelFilePathRule.*not a URL/);
+  });
+
   test('a file whose records are all valid still imports after those refusals', async () => {
     const summary = await importDocument(db, {
       channels: [{ id: 11, siteId: 2, parentId: 20, channelName: 'Below elsewhere', indexName: 'news' }],

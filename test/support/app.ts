@@ -4,7 +4,7 @@ import supertest from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
 import { type Config, loadConfig } from '../../src/config.ts';
 import type { Db, DbProvider } from '../../src/db/client.ts';
-import { digestApiKey, generateApiKey } from '../../src/domain/crypto/apiKeys.ts';
+import { issueApiKey } from '../../src/domain/apiKeys/issueApiKey.ts';
 import { SCOPES, type Scope } from '../../src/domain/principal.ts';
 import { backgroundTasksOf, createApp } from '../../src/http/app.ts';
 import type { Registry } from '../../src/operations/registry.ts';
@@ -55,16 +55,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   });
 
   async function createApiKey(scopes: Scope[] | 'all', keyOptions: ApiKeyOptions = {}): Promise<string> {
-    const key = generateApiKey();
-    await db.apiKey.create({
-      data: {
-        title: keyOptions.title ?? 'test key',
-        digest: digestApiKey(key),
-        scopes: (scopes === 'all' ? SCOPES : scopes).join(','),
-        expiresAt: keyOptions.expiresAt ?? null,
-        revokedAt: keyOptions.revoked ? new Date() : null,
-      },
+    const { id, key } = await issueApiKey(db, {
+      title: keyOptions.title ?? 'test key',
+      scopes: scopes === 'all' ? SCOPES : scopes,
+      expiresAt: keyOptions.expiresAt,
     });
+    if (keyOptions.revoked) await db.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
     return key;
   }
 

@@ -5,6 +5,7 @@ import { invalid, notFound } from '../errors.ts';
 import { joinList } from '../lists.ts';
 import { requireSite } from '../records.ts';
 import type { ChannelFormA } from './forms.ts';
+import { filePathProblem } from './paths.ts';
 import { channelWithChildren } from './read.ts';
 
 export type UpdateChannelRequest = components['schemas']['UpdateChannelRequest'];
@@ -13,20 +14,6 @@ type Problem = { path: string; message: string };
 const TEXT_FIELDS = ['imageUrl', 'content', 'linkUrl', 'linkType', 'description'] as const;
 const PATH_FIELDS = ['filePath', 'channelFilePathRule', 'contentFilePathRule'] as const;
 const TEMPLATE_FIELDS = ['channelTemplateId', 'contentTemplateId'] as const;
-
-/**
- * Why a file path (or path rule) is refused, if it is: paths are relative to the site's root
- * (a leading `/` is allowed and means that root), so nothing may climb out of it or name a host.
- */
-export function filePathProblem(path: string): string | undefined {
-  if (path.length > 500) return 'must be at most 500 characters';
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
-  if (/[\u0000-\u001f\\]/.test(path)) return 'must not contain backslashes or control characters';
-  if (/^[a-z][a-z0-9+.-]*:/i.test(path) || path.startsWith('//'))
-    return 'must be a path relative to the site, not a URL';
-  if (path.split('/').some((segment) => segment === '..')) return "must not contain '..' segments";
-  return undefined;
-}
 
 function changesOf(body: UpdateChannelRequest): Partial<Channel> {
   const problems: Problem[] = [];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { filePathProblem } from '../channels/paths.ts';
 import { isValidCheckedLevel } from '../contents/review.ts';
 import { digestApiKey } from '../crypto/apiKeys.ts';
 import { SCOPES } from '../principal.ts';
@@ -24,6 +25,13 @@ import {
 
 const optionalText = (fallback = '') => text.default(fallback);
 const optionalCount = count.default(0);
+/** A channel file path or file-path rule: relative to the site, as channel update requires. */
+const filePath = text
+  .superRefine((value, context) => {
+    const problem = filePathProblem(value);
+    if (problem) context.addIssue({ code: 'custom', message: problem });
+  })
+  .default('');
 /** E-mail, mobile and openId: "" means none, kept as NULL so uniqueness applies to real values only. */
 const optionalUnique = text
   .trim()
@@ -82,9 +90,9 @@ export const channelSchema = recordSchema({
   lastModifiedDate: dateTime.optional(),
   imageUrl: optionalText(),
   content: optionalText(),
-  filePath: optionalText(),
-  channelFilePathRule: optionalText(),
-  contentFilePathRule: optionalText(),
+  filePath,
+  channelFilePathRule: filePath,
+  contentFilePathRule: filePath,
   linkUrl: optionalText(),
   keywords: optionalText(),
   description: optionalText(),

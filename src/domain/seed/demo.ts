@@ -1,8 +1,8 @@
 import type { Db } from '../../db/client.ts';
+import { issueApiKey } from '../apiKeys/issueApiKey.ts';
 import { formatDateTime } from '../dates.ts';
 import { importDocument } from '../import/index.ts';
 import { SCOPES } from '../principal.ts';
-import { issueApiKey } from './issueApiKey.ts';
 
 /*
  * A small, realistic catalogue to try the service with: one root site, a two-level channel tree,
