@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import pino, { type Logger } from 'pino';
 import { type Config, ConfigError, ensureTokenSecret, loadConfig } from './config.ts';
-import { createDb, type Db } from './db/client.ts';
+import { createDb, type Db, prepareDatabase } from './db/client.ts';
 import { applyMigrations } from './db/migrate/index.ts';
 import { seedDemo } from './domain/seed/demo.ts';
 import { backgroundTasksOf, createApp } from './http/app.ts';
@@ -63,7 +63,9 @@ async function main(): Promise<void> {
 
   const { applied } = await applyMigrations(config.databaseUrl);
   if (applied.length > 0) logger.info({ applied }, `applied ${applied.length} migration(s)`);
-  const { db, provider } = createDb(config.databaseUrl);
+  const handle = createDb(config.databaseUrl);
+  const { db, provider } = handle;
+  await prepareDatabase(handle);
   await seedWhenEmpty(db, config, logger);
   const resolved = await ensureTokenSecret(config, db);
 
