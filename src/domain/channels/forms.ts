@@ -1,6 +1,7 @@
 import type { Channel, Site } from '../../db/models.ts';
 import type { components } from '../../generated/openapi.ts';
 import { formatDateTime } from '../dates.ts';
+import { readJsonObject } from '../jsonObject.ts';
 import { splitList } from '../lists.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
 import { channelNavigationUrl } from '../urls.ts';
@@ -21,20 +22,9 @@ export interface ChannelFacts {
   hasDraftContents: boolean;
 }
 
-export function readExtras(text: string): Record<string, unknown> {
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
-      ? (parsed as Record<string, unknown>)
-      : {};
-  } catch {
-    return {};
-  }
-}
-
 function channelFields(channel: Channel, site: Site, facts: ChannelFacts) {
   const siteAttributes = readSiteAttributes(site.attributes);
-  const extras = readExtras(channel.extras);
+  const extras = readJsonObject(channel.extras);
   const fields = {
     id: channel.id,
     guid: channel.guid,

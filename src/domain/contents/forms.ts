@@ -1,6 +1,7 @@
 import type { Content } from '../../db/models.ts';
 import type { components } from '../../generated/openapi.ts';
 import { formatDateTime } from '../dates.ts';
+import { readJsonObject } from '../jsonObject.ts';
 import { splitList } from '../lists.ts';
 
 /*
@@ -72,22 +73,11 @@ export function extendedAttributes(row: Content): [string, string][] {
     ['author', row.author],
     ['source', row.source],
   ];
-  const extra = Object.entries(parseSettings(row.settings)).map(([key, value]): [string, string] => [
+  const extra = Object.entries(readJsonObject(row.settings)).map(([key, value]): [string, string] => [
     key,
     typeof value === 'string' ? value : JSON.stringify(value),
   ]);
   return [...named, ...extra].filter(([, value]) => value !== '');
-}
-
-function parseSettings(text: string): Record<string, unknown> {
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
-      ? (parsed as Record<string, unknown>)
-      : {};
-  } catch {
-    return {};
-  }
 }
 
 /** `key=value` pairs joined with `&`, values URL-encoded so that `&` and `=` inside them survive. */

@@ -1,4 +1,5 @@
 import { formatDateTime, parseDateTime } from '../dates.ts';
+import { readJsonObject } from '../jsonObject.ts';
 import { DEFAULT_CHANNEL_FILE_PATH_RULE, DEFAULT_CONTENT_FILE_PATH_RULE } from '../urls.ts';
 
 /*
@@ -277,15 +278,7 @@ function isSiteAttributeName(key: string): key is SiteAttributeName {
  */
 export function readSiteAttributes(json: string): SiteAttributes {
   const attributes: Record<string, unknown> = { ...DEFAULT_SITE_ATTRIBUTES };
-  let stored: unknown;
-  try {
-    stored = JSON.parse(json);
-  } catch {
-    return attributes as SiteAttributes;
-  }
-  if (typeof stored !== 'object' || stored === null || Array.isArray(stored))
-    return attributes as SiteAttributes;
-  for (const [key, value] of Object.entries(stored)) {
+  for (const [key, value] of Object.entries(readJsonObject(json))) {
     if (isSiteAttributeName(key) && problemOf(key, value) === undefined) attributes[key] = value;
   }
   return attributes as SiteAttributes;

@@ -1,0 +1,15 @@
+/**
+ * The object a stored JSON object text holds (site attributes, channel extras, content settings).
+ * Anything else — invalid JSON, an array, a scalar — reads as an empty object: a read must never
+ * fail because of one odd value written by an older version or by hand.
+ */
+export function readJsonObject(text: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : {};
+  } catch {
+    return {};
+  }
+}
