@@ -1,0 +1,124 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { request } from 'node:http';
+import { createServer } from 'node:net';
+import { afterEach, expect, test } from '@jest/globals';
+import { createEmptyDatabase, type EmptyDatabase } from '../support/database.ts';
+
+/*
+ * The real process, as `npm start` runs it: first start on an empty database (migrate, seed,
+ * print a key), and a graceful stop on SIGTERM that lets a request in flight finish.
+ */
+
+const ROOT = new URL('../..', import.meta.url);
+let child: ChildProcess | undefined;
+let database: EmptyDatabase | undefined;
+
+afterEach(async () => {
+  if (child && child.exitCode === null) child.kill('SIGKILL');
+  await database?.drop();
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+function start(env: Record<string, string>) {
+  const process_ = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  process_.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  process_.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => process_.on('exit', (code) => resolve(code)));
+  const waitFor = async (pattern: RegExp, timeoutMs = 30000) => {
+    const until = Date.now() + timeoutMs;
+    while (!pattern.test(output)) {
+      if (Date.now() > until || process_.exitCode !== null)
+        throw new Error(`not seen ${pattern}:\n${output}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  return { process: process_, exited, waitFor, output: () => output };
+}
+
+test('first start seeds the demo; SIGTERM lets the request in flight finish, refuses new ones, exits 0', async () => {
+  database = await createEmptyDatabase();
+  const port = await freePort();
+  const service = start({ DATABASE_URL: database.url, PORT: String(port) });
+  child = service.process;
+  await service.waitFor(/"msg":"listening"/);
+  const key = /Bootstrap API key[^\n]*\n\s+(cms_[\w-]+)/.exec(service.output())?.[1];
+  expect(key).toMatch(/^cms_[\w-]{43}$/);
+  expect(service.output()).toContain(`curl -s -X POST http://localhost:${port}/api/v1/contents`);
+
+  const body = JSON.stringify({ siteId: 1, perPage: 5 });
+  const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/api/v1/contents',
+        headers: {
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(body),
+          'X-SS-API-KEY': key,
+        },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
+    req.on('error', reject);
+    // Half the body now: the request is in flight when the signal arrives.
+    req.write(body.slice(0, 10));
+    setTimeout(() => {
+      child?.kill('SIGTERM');
+      setTimeout(() => req.end(body.slice(10)), 500);
+    }, 200);
+  });
+
+  await service.waitFor(/shutting down/);
+  const refused = await new Promise<string>((resolve) => {
+    const late = request({ host: '127.0.0.1', port, path: '/api/v1/ping' }, () => resolve('answered'));
+    late.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+    late.end();
+  });
+  expect(refused).toBe('ECONNREFUSED');
+
+  const { status, text } = await answer;
+  expect(status).toBe(200);
+  const page = JSON.parse(text);
+  expect(page.totalCount).toBe(40);
+  expect(page.contents).toHaveLength(5);
+  expect(await service.exited).toBe(0);
+  expect(service.output()).toContain('"msg":"stopped"');
+  // The key is printed once at the first start; the request logs after it never show it.
+  const requestLogs = service.output().split('"msg":"listening"')[1] ?? '';
+  expect(requestLogs).toContain('"statusCode":200');
+  expect(requestLogs).not.toContain(key);
+});
+
+test('an invalid configuration stops the start with a message naming the variable', async () => {
+  const service = start({ PORT: 'abc', DATABASE_URL: 'file:/nonexistent/never-created.db' });
+  child = service.process;
+  expect(await service.exited).toBe(1);
+  expect(service.output()).toContain('PORT must be an integer from 1 to 65535');
+});
