@@ -19,6 +19,10 @@ export interface Config {
   nodeEnv: string;
   /** Largest `perPage` a list accepts before answering 400. */
   maxPerPage: number;
+  /** Requests per client per minute on /api/v1 (ping excepted); 0 turns limiting off. */
+  rateLimitPerMinute: number;
+  /** Redis for state every node must share (rate-limit counters); undefined on a single node. */
+  redisUrl: string | undefined;
 }
 
 /** Raised with every problem at once, so that an operator fixes the environment in one go. */
@@ -86,6 +90,14 @@ const schema = z.object({
     .default('info'),
   NODE_ENV: z.string().default('development'),
   MAX_PER_PAGE: integer('MAX_PER_PAGE', 1, 100_000, 1000),
+  RATE_LIMIT_PER_MINUTE: integer('RATE_LIMIT_PER_MINUTE', 0, 1_000_000, 1200),
+  REDIS_URL: z
+    .string()
+    .optional()
+    // The URL may carry a password, so the message never repeats it.
+    .refine((url) => url === undefined || /^rediss?:\/\//.test(url), {
+      message: 'REDIS_URL must start with redis:// or rediss://',
+    }),
 });
 
 type EnvName = keyof typeof schema.shape;
@@ -109,6 +121,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: vars.LOG_LEVEL,
     nodeEnv: vars.NODE_ENV,
     maxPerPage: vars.MAX_PER_PAGE,
+    rateLimitPerMinute: vars.RATE_LIMIT_PER_MINUTE,
+    redisUrl: vars.REDIS_URL,
   };
 }
 

@@ -3,6 +3,7 @@ import pino, { type Logger } from 'pino';
 import { type Config, ConfigError, ensureTokenSecret, loadConfig } from './config.ts';
 import { createDb, type Db, prepareDatabase } from './db/client.ts';
 import { applyMigrations } from './db/migrate/index.ts';
+import { connectRedis } from './db/redis.ts';
 import { seedDemo } from './domain/seed/demo.ts';
 import { backgroundTasksOf, createApp } from './http/app.ts';
 import { isUniqueViolation } from './http/databaseErrors.ts';
@@ -69,7 +70,8 @@ async function main(): Promise<void> {
   await seedWhenEmpty(db, config, logger);
   const resolved = await ensureTokenSecret(config, db);
 
-  const app = createApp({ db, provider, config: resolved, logger });
+  const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl);
+  const app = createApp({ db, provider, config: resolved, logger, ...(redis && { redis }) });
   const server = createServer(app);
   let stopping = false;
   // Keep-alive clients are told to reconnect elsewhere once shutdown has begun.
@@ -94,6 +96,7 @@ async function main(): Promise<void> {
     clearTimeout(deadline);
     await backgroundTasksOf(app).settled();
     await db.$disconnect();
+    await redis?.quit();
     logger.info('stopped');
     process.exit(0);
   }

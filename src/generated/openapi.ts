@@ -2453,7 +2453,12 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description A rate limit was hit; try again after `Retry-After` seconds. */
+        /**
+         * @description The client (its API key or token, or its address when it sends none) made more requests
+         *     this minute than the service allows (`RATE_LIMIT_PER_MINUTE`, 1200 by default); try again
+         *     after `Retry-After` seconds. Every limited response also carries the IETF `RateLimit` and
+         *     `RateLimit-Policy` headers.
+         */
         TooManyRequests: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -2465,8 +2470,8 @@ export interface components {
                  *       "type": "https://cms.example/problems/too-many-requests",
                  *       "title": "Too Many Requests",
                  *       "status": 429,
-                 *       "detail": "Rate limit of 600 requests per minute exceeded; retry in 30 seconds",
-                 *       "message": "Rate limit of 600 requests per minute exceeded; retry in 30 seconds"
+                 *       "detail": "Too many requests: at most 1200 a minute per client; retry in 30 s",
+                 *       "message": "Too many requests: at most 1200 a minute per client; retry in 30 s"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];

@@ -1,5 +1,6 @@
 import express from 'express';
 import { middleware as openApiValidator } from 'express-openapi-validator';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { type Config, tokenSecretOf } from '../config.ts';
 import type { Db, DbProvider } from '../db/client.ts';
@@ -10,6 +11,7 @@ import { BackgroundTasks } from './background.ts';
 import { type Contract, contract as serviceContract } from './contract.ts';
 import { errorHandler, notFound } from './errors.ts';
 import { requestLogging, safeLogger } from './logging.ts';
+import { rateLimiting } from './rateLimit.ts';
 import { operationRoutes } from './routes.ts';
 
 export interface AppOptions {
@@ -21,6 +23,8 @@ export interface AppOptions {
   handlers?: Registry;
   /** Another contract than openapi/cms.yaml; for tests of the pipeline itself. */
   contract?: Contract;
+  /** Shared state of all nodes (rate-limit counters); without it each process keeps its own. */
+  redis?: Redis;
 }
 
 /** Content bodies are HTML and may be large; anything beyond this is refused with a 413. */
@@ -50,6 +54,7 @@ export function createApp(options: AppOptions): express.Express {
   app.disable('x-powered-by');
 
   app.use(requestLogging(logger));
+  app.use(rateLimiting({ limit: config.rateLimitPerMinute, redis: options.redis, logger }));
   app.use(express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(
     openApiValidator({

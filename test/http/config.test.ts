@@ -22,6 +22,8 @@ describe('loadConfig', () => {
       logLevel: 'info',
       nodeEnv: 'development',
       maxPerPage: 1000,
+      rateLimitPerMinute: 1200,
+      redisUrl: undefined,
     });
   });
 
@@ -36,6 +38,8 @@ describe('loadConfig', () => {
         LOG_LEVEL: 'debug',
         NODE_ENV: 'production',
         MAX_PER_PAGE: '500',
+        RATE_LIMIT_PER_MINUTE: '0',
+        REDIS_URL: 'redis://:pw@cache:6379/2',
       }),
     ).toEqual({
       port: 8080,
@@ -45,6 +49,8 @@ describe('loadConfig', () => {
       logLevel: 'debug',
       nodeEnv: 'production',
       maxPerPage: 500,
+      rateLimitPerMinute: 0,
+      redisUrl: 'redis://:pw@cache:6379/2',
     });
     expect(loadConfig({ DATABASE_URL: 'postgres://h/d' }).databaseUrl).toBe('postgres://h/d');
   });
@@ -74,6 +80,11 @@ describe('loadConfig', () => {
       "LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got 'verbose')",
     ],
     [{ MAX_PER_PAGE: '-1' }, "MAX_PER_PAGE must be an integer from 1 to 100000 (got '-1')"],
+    [
+      { RATE_LIMIT_PER_MINUTE: 'many' },
+      "RATE_LIMIT_PER_MINUTE must be an integer from 0 to 1000000 (got 'many')",
+    ],
+    [{ REDIS_URL: 'http://:secret@cache' }, 'REDIS_URL must start with redis:// or rediss://'],
   ])('%j is refused: %s', (env, message) => {
     expect(problemsOf(env)).toEqual([message]);
   });

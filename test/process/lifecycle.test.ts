@@ -122,3 +122,16 @@ test('an invalid configuration stops the start with a message naming the variabl
   expect(await service.exited).toBe(1);
   expect(service.output()).toContain('PORT must be an integer from 1 to 65535');
 });
+
+test('a configured Redis that does not answer stops the start, without repeating the URL', async () => {
+  database = await createEmptyDatabase();
+  const service = start({
+    DATABASE_URL: database.url,
+    PORT: String(await freePort()),
+    REDIS_URL: 'redis://:hunter2@127.0.0.1:1',
+  });
+  child = service.process;
+  expect(await service.exited).toBe(1);
+  expect(service.output()).toContain('REDIS_URL is set but Redis does not answer there');
+  expect(service.output()).not.toContain('hunter2');
+});

@@ -1,4 +1,5 @@
 import type { Express } from 'express';
+import type { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import supertest from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
@@ -34,6 +35,9 @@ export interface TestAppOptions {
   /** Where the app logs; silent by default. */
   logger?: Logger;
   handlers?: Registry;
+  /** Settings that differ from the defaults, e.g. a small rate limit. */
+  config?: Partial<Config>;
+  redis?: Redis;
 }
 
 export const TEST_SECRET = 'test-secret-that-is-at-least-32-characters-long';
@@ -45,6 +49,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent' }),
     databaseUrl: database.url,
     cmsSecret: TEST_SECRET,
+    ...options.config,
   };
   const app = createApp({
     db,
@@ -52,6 +57,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     config,
     logger: options.logger ?? pino({ level: 'silent' }),
     ...(options.handlers === undefined ? {} : { handlers: options.handlers }),
+    ...(options.redis === undefined ? {} : { redis: options.redis }),
   });
 
   async function createApiKey(scopes: Scope[] | 'all', keyOptions: ApiKeyOptions = {}): Promise<string> {

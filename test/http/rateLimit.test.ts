@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import type { Redis } from 'ioredis';
+import { createRedis } from '../../src/db/redis.ts';
+import { digestApiKey } from '../../src/domain/crypto/apiKeys.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
+
+/*
+ * Rate limits per client. TEST_REDIS_URL (set by CI) adds the multi-node case: two apps that share
+ * one Redis share each client's counter.
+ */
+
+const LIMIT = 3;
+const contents = (app: TestApp, key?: string) => {
+  const call = app.request.post('/api/v1/contents').send({ siteId: 1 });
+  return key === undefined ? call : call.set('X-SS-API-KEY', key);
+};
+
+describe('one node', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ config: { rateLimitPerMinute: LIMIT } });
+  });
+  afterAll(() => app.close());
+
+  test('a client past its limit gets a 429 problem with Retry-After; others keep their own budget', async () => {
+    const key = await app.createApiKey(['Contents']);
+    for (let i = 0; i < LIMIT; i++) {
+      const response = await contents(app, key);
+      expect(response.status).toBe(404);
+      expect(response.headers.ratelimit).toMatch(new RegExp(`r=${LIMIT - i - 1}\\b`));
+    }
+    const refused = await contents(app, key);
+    expect(refused.status).toBe(429);
+    expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(refused.body).toMatchObject({ status: 429, title: 'Too Many Requests' });
+    expect(refused.body.detail).toContain(`at most ${LIMIT} a minute per client`);
+    const retryAfter = Number(refused.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+
+    const other = await app.createApiKey(['Contents']);
+    expect((await contents(app, other)).status).toBe(404);
+    expect((await app.request.post(`/api/v1/contents?apiKey=${key}`).send({ siteId: 1 })).status).toBe(429);
+  });
+
+  test('requests without credentials are counted by address', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i <= LIMIT; i++) statuses.push((await contents(app)).status);
+    expect(statuses).toEqual([401, 401, 401, 429]);
+  });
+
+  test('ping and the health checks are never limited', async () => {
+    for (let i = 0; i < LIMIT * 3; i++) {
+      expect((await app.request.get('/api/v1/ping')).status).toBe(200);
+      expect((await app.request.get('/healthz')).status).toBe(200);
+    }
+  });
+});
+
+test('a limit of 0 turns limiting off', async () => {
+  const app = await startTestApp({ config: { rateLimitPerMinute: 0 } });
+  try {
+    const key = await app.createApiKey(['Contents']);
+    for (let i = 0; i < 10; i++) expect((await contents(app, key)).status).toBe(404);
+  } finally {
+    await app.close();
+  }
+});
+
+test('when Redis cannot be reached, requests pass (the limiter fails open)', async () => {
+  const unreachable = createRedis('redis://127.0.0.1:1');
+  const app = await startTestApp({ config: { rateLimitPerMinute: 1 }, redis: unreachable });
+  try {
+    const key = await app.createApiKey(['Contents']);
+    for (let i = 0; i < 3; i++) expect((await contents(app, key)).status).toBe(404);
+  } finally {
+    await app.close();
+    unreachable.disconnect();
+  }
+});
+
+const redisUrl = process.env.TEST_REDIS_URL;
+
+(redisUrl ? describe : describe.skip)('several nodes sharing Redis', () => {
+  let first: TestApp;
+  let second: TestApp;
+  let redisA: Redis;
+  let redisB: Redis;
+  beforeAll(async () => {
+    redisA = createRedis(redisUrl as string);
+    redisB = createRedis(redisUrl as string);
+    first = await startTestApp({ config: { rateLimitPerMinute: LIMIT }, redis: redisA });
+    second = await startTestApp({ config: { rateLimitPerMinute: LIMIT }, redis: redisB });
+  });
+  afterAll(async () => {
+    await first.close();
+    await second.close();
+    await redisA.quit();
+    await redisB.quit();
+  });
+
+  test("a client's requests count on every node", async () => {
+    const key = await first.createApiKey(['Contents']);
+    // Each test app has a database of its own: the second node learns the same key.
+    await second.db.apiKey.create({
+      data: { title: 'same key', digest: digestApiKey(key), scopes: 'Contents' },
+    });
+    const statuses = [
+      (await contents(first, key)).status,
+      (await contents(second, key)).status,
+      (await contents(first, key)).status,
+      (await contents(second, key)).status,
+      (await contents(first, key)).status,
+    ];
+    expect(statuses).toEqual([404, 404, 404, 429, 429]);
+  });
+});
