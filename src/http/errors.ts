@@ -95,8 +95,14 @@ function fromValidator(error: ValidatorError, req: Request, nodeEnv: string): Ma
       };
     }
     case 413:
-    case 415:
-      return { body: problem(error.status, error.message) };
+      return { body: problem(413, error.message) };
+    case 415: {
+      const sent = req.headers['content-type'];
+      const detail = sent
+        ? `Content-Type '${sent.split(';')[0]}' is not supported here; send application/json`
+        : 'The request has no Content-Type; send the body as application/json';
+      return { body: problem(415, detail) };
+    }
     default: {
       // A response that breaks the contract: outside production the fields are named so the drift
       // gets fixed (response validation is off in production). Any other 500 says nothing.

@@ -19,7 +19,12 @@ type Section<O, Where extends 'path' | 'query'> = O extends { parameters: infer 
     : Record<string, never>
   : Record<string, never>;
 
-type JsonBody<O> = O extends { requestBody?: { content: { 'application/json': infer B } } } ? B : undefined;
+/** An optional request body may be absent altogether: the handler sees undefined then. */
+type JsonBody<O> = O extends { requestBody: { content: { 'application/json': infer B } } }
+  ? B
+  : O extends { requestBody?: { content: { 'application/json': infer B } } }
+    ? B | undefined
+    : undefined;
 
 type OkBody<O> = O extends { responses: { 200: { content: infer C } } } ? C[keyof C] : never;
 

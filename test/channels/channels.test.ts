@@ -125,6 +125,17 @@ describe('POST /api/v1/channels/{siteId}/{channelId}/actions/update', () => {
     expect(response.body.contents.map((c: { id: number }) => c.id)).toEqual([4, 3]);
   });
 
+  test('a request without a body, or with an empty one, changes no field', async () => {
+    const before = (await get('1/2')).body;
+    const bare = await app.request.post('/api/v1/channels/1/2/actions/update').set('X-SS-API-KEY', key);
+    expect(bare.status).toBe(200);
+    const empty = await update('1/2', {});
+    expect(empty.status).toBe(200);
+    const { lastModifiedDate: _ignored, ...unchanged } = before;
+    expect(bare.body).toMatchObject(unchanged);
+    expect(empty.body).toMatchObject(unchanged);
+  });
+
   test('a channel read with GET can be sent back as it is', async () => {
     const read = (await get('1/2')).body;
     const response = await update('1/2', read);

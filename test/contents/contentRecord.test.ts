@@ -147,6 +147,17 @@ describe('POST .../actions/update', () => {
     });
   });
 
+  test('a request without a body, or with an empty one, changes no field', async () => {
+    const before = (await get('1/2/2')).body;
+    const bare = await app.request.post('/api/v1/contents/1/2/2/actions/update').set('X-SS-API-KEY', key);
+    expect(bare.status).toBe(200);
+    const empty = await update('1/2/2', {});
+    expect(empty.status).toBe(200);
+    const { lastModifiedDate: _ignored, ...unchanged } = before;
+    expect(bare.body).toMatchObject(unchanged);
+    expect(empty.body).toMatchObject(unchanged);
+  });
+
   test('a record read with GET can be sent back as it is', async () => {
     const read = (await get('1/2/2')).body;
     const response = await update('1/2/2', read);

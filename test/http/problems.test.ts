@@ -73,8 +73,14 @@ describe('requests the contract refuses', () => {
   });
 
   test('a body of another media type is a 415', async () => {
-    const response = await list().set('Content-Type', 'text/plain').send('siteId=1');
+    const response = await list().set('Content-Type', 'text/plain; charset=utf-8').send('siteId=1');
     expectProblem(response, 415, 'unsupported-media-type', 'Unsupported Media Type');
+    expect(response.body.detail).toBe(
+      "Content-Type 'text/plain' is not supported here; send application/json",
+    );
+    const bare = await app.request.post('/api/v1/contents').set('X-SS-API-KEY', key);
+    expectProblem(bare, 415, 'unsupported-media-type', 'Unsupported Media Type');
+    expect(bare.body.detail).toBe('The request has no Content-Type; send the body as application/json');
   });
 
   test('a body in an encoding or charset the parser does not know is a 415', async () => {
