@@ -801,7 +801,10 @@ export interface components {
             type: string;
             /** @example Not Found */
             title: string;
-            /** @example 404 */
+            /**
+             * Format: int32
+             * @example 404
+             */
             status: number;
             /** @example Content 42 does not exist in channel 7 of site 1 */
             detail: string;
@@ -841,6 +844,7 @@ export interface components {
          */
         Content: {
             /**
+             * Format: int32
              * @description Id of the content.
              * @example 42
              */
@@ -852,31 +856,37 @@ export interface components {
              */
             guid: string;
             /**
+             * Format: int32
              * @description Id of the site.
              * @example 1
              */
             siteId: number;
             /**
+             * Format: int32
              * @description Id of the channel holding the content.
              * @example 7
              */
             channelId: number;
             /**
+             * Format: int32
              * @description Id of the administrator who added the content (0 = none).
              * @example 1
              */
             adminId: number;
             /**
+             * Format: int32
              * @description Id of the administrator who last edited the content (0 = none).
              * @example 3
              */
             lastEditAdminId: number;
             /**
+             * Format: int32
              * @description Id of the user (member) who submitted the content (0 = none).
              * @example 0
              */
             userId: number;
             /**
+             * Format: int32
              * @description Sort key within the channel (higher first in the default order).
              * @example 12
              */
@@ -897,16 +907,19 @@ export interface components {
              */
             tagNames: string[];
             /**
+             * Format: int32
              * @description Id of the channel the content was copied from (0 = none).
              * @example 0
              */
             sourceId: number;
             /**
+             * Format: int32
              * @description Id of the content this one references (0 = none).
              * @example 0
              */
             referenceId: number;
             /**
+             * Format: int32
              * @description Id of the template used to render the content (0 = the channel's content template).
              * @example 0
              */
@@ -917,32 +930,38 @@ export interface components {
              */
             checked: boolean;
             /**
+             * Format: int32
              * @description Review level: -99 draft, 0 pending, 1…5 passed that review stage, -1…-5 rejected at that
              *     stage.
              * @example 1
              */
             checkedLevel: number;
             /**
+             * Format: int32
              * @description Number of views.
              * @example 318
              */
             hits: number;
             /**
+             * Format: int32
              * @description Number of downloads of the attached file.
              * @example 0
              */
             downloads: number;
             /**
+             * Format: int32
              * @description Number of images attached to the content.
              * @example 1
              */
             imageUrlCount: number;
             /**
+             * Format: int32
              * @description Number of videos attached to the content.
              * @example 0
              */
             videoUrlCount: number;
             /**
+             * Format: int32
              * @description Number of files attached to the content.
              * @example 0
              */
@@ -1012,11 +1031,20 @@ export interface components {
          *     fields and extra attributes as `&`-joined `key=value` pairs (URL-encoded).
          */
         ContentFormB: {
-            /** @example 42 */
+            /**
+             * Format: int32
+             * @example 42
+             */
             id: number;
-            /** @example 7 */
+            /**
+             * Format: int32
+             * @example 7
+             */
             channelId: number;
-            /** @example 1 */
+            /**
+             * Format: int32
+             * @example 1
+             */
             siteId: number;
             /**
              * @description Name of the administrator who added the content.
@@ -1035,7 +1063,10 @@ export interface components {
             writingUserName: string;
             lastEditDate: components["schemas"]["DateTime"];
             addDate: components["schemas"]["DateTime"];
-            /** @example 12 */
+            /**
+             * Format: int32
+             * @example 12
+             */
             taxis: number;
             /**
              * @description Group names, comma-joined.
@@ -1047,13 +1078,25 @@ export interface components {
              * @example release,spring
              */
             tags: string;
-            /** @example 0 */
+            /**
+             * Format: int32
+             * @example 0
+             */
             sourceId: number;
-            /** @example 0 */
+            /**
+             * Format: int32
+             * @example 0
+             */
             referenceId: number;
-            /** @example 1 */
+            /**
+             * Format: int32
+             * @example 1
+             */
             checkedLevel: number;
-            /** @example 318 */
+            /**
+             * Format: int32
+             * @example 318
+             */
             hits: number;
             isChecked: boolean;
             isTop: boolean;
@@ -1081,11 +1124,20 @@ export interface components {
          *     `settingsXml` is a JSON object text, and the text fields of the content are added.
          */
         ContentFormBDeleted: {
-            /** @example 42 */
+            /**
+             * Format: int32
+             * @example 42
+             */
             id: number;
-            /** @example 7 */
+            /**
+             * Format: int32
+             * @example 7
+             */
             channelId: number;
-            /** @example 1 */
+            /**
+             * Format: int32
+             * @example 1
+             */
             siteId: number;
             /** @example admin */
             addUserName: string;
@@ -1095,7 +1147,10 @@ export interface components {
             writingUserName: string;
             lastEditDate: components["schemas"]["DateTime"];
             addDate: components["schemas"]["DateTime"];
-            /** @example 12 */
+            /**
+             * Format: int32
+             * @example 12
+             */
             taxis: number;
             /**
              * @description Group names, comma-joined.
@@ -1107,13 +1162,25 @@ export interface components {
              * @example release,spring
              */
             tags: string;
-            /** @example 0 */
+            /**
+             * Format: int32
+             * @example 0
+             */
             sourceId: number;
-            /** @example 0 */
+            /**
+             * Format: int32
+             * @example 0
+             */
             referenceId: number;
-            /** @example 1 */
+            /**
+             * Format: int32
+             * @example 1
+             */
             checkedLevel: number;
-            /** @example 318 */
+            /**
+             * Format: int32
+             * @example 318
+             */
             hits: number;
             /** @enum {string} */
             isChecked: "True" | "False";
@@ -1206,11 +1273,13 @@ export interface components {
         /** @description Filters, order and page of a content list. See the operation for the rules. */
         ListContentsRequest: {
             /**
+             * Format: int32
              * @description Id of the site (404 when it does not exist).
              * @example 1
              */
             siteId: number;
             /**
+             * Format: int32
              * @description Restrict to this channel and its descendants (absent = whole site).
              * @example 7
              */
@@ -1249,11 +1318,13 @@ export interface components {
             /** @description Sort rules, applied in sequence (default order when absent or empty). */
             orders?: components["schemas"]["Order"][];
             /**
+             * Format: int32
              * @description 1-based page number; absent or 0 means 1.
              * @example 1
              */
             page?: number;
             /**
+             * Format: int32
              * @description Page size; absent or 0 means the site's `pageSize` attribute (30 unless set). Above the
              *     configured maximum (1000 by default) is a 400.
              * @example 20
@@ -1262,6 +1333,7 @@ export interface components {
         };
         ListContentsResponse: {
             /**
+             * Format: int32
              * @description Count of all matching contents (not only this page).
              * @example 2
              */
@@ -1284,19 +1356,27 @@ export interface components {
             lastEditDate?: components["schemas"]["DateTime"];
             lastHitsDate?: components["schemas"]["DateTime"];
             addDate?: components["schemas"]["DateTime"];
+            /** Format: int32 */
             taxis?: number;
+            /** Format: int32 */
             sourceId?: number;
+            /** Format: int32 */
             referenceId?: number;
             /**
+             * Format: int32
              * @description Review level (-99 draft, 0 pending, 1…5 passed that stage, -1…-5 rejected at that
              *     stage); `checked` is recomputed from it. When `isChecked` (or `checked`) is sent too,
              *     they must agree (400 otherwise).
              * @enum {integer}
              */
             checkedLevel?: -99 | -5 | -4 | -3 | -2 | -1 | 0 | 1 | 2 | 3 | 4 | 5;
+            /** Format: int32 */
             hits?: number;
+            /** Format: int32 */
             hitsByDay?: number;
+            /** Format: int32 */
             hitsByWeek?: number;
+            /** Format: int32 */
             hitsByMonth?: number;
             groupNames?: components["schemas"]["NameList"];
             tagNames?: components["schemas"]["NameList"];
@@ -1323,29 +1403,62 @@ export interface components {
             checked?: boolean;
             /** @description How the content links (`None` by default). */
             linkType?: string;
-            /** @description Id of the template used to render the content (0 = the channel's content template). */
+            /**
+             * Format: int32
+             * @description Id of the template used to render the content (0 = the channel's content template).
+             */
             templateId?: number;
-            /** @description Ignored (form A, read-only). */
+            /**
+             * Format: int32
+             * @description Ignored (form A, read-only).
+             */
             id?: number;
             /** @description Ignored (form A, read-only). */
             guid?: string;
-            /** @description Ignored (form A, read-only; the path names the site). */
+            /**
+             * Format: int32
+             * @description Ignored (form A, read-only; the path names the site).
+             */
             siteId?: number;
-            /** @description Ignored (form A, read-only; a content cannot be moved here). */
+            /**
+             * Format: int32
+             * @description Ignored (form A, read-only; a content cannot be moved here).
+             */
             channelId?: number;
-            /** @description Ignored (form A, read-only). */
+            /**
+             * Format: int32
+             * @description Ignored (form A, read-only).
+             */
             adminId?: number;
-            /** @description Ignored (form A, read-only). */
+            /**
+             * Format: int32
+             * @description Ignored (form A, read-only).
+             */
             lastEditAdminId?: number;
-            /** @description Ignored (form A, read-only). */
+            /**
+             * Format: int32
+             * @description Ignored (form A, read-only).
+             */
             userId?: number;
-            /** @description Ignored (form A, read-only). */
+            /**
+             * Format: int32
+             * @description Ignored (form A, read-only).
+             */
             downloads?: number;
-            /** @description Ignored (form A, derived). */
+            /**
+             * Format: int32
+             * @description Ignored (form A, derived).
+             */
             imageUrlCount?: number;
-            /** @description Ignored (form A, derived). */
+            /**
+             * Format: int32
+             * @description Ignored (form A, derived).
+             */
             videoUrlCount?: number;
-            /** @description Ignored (form A, derived). */
+            /**
+             * Format: int32
+             * @description Ignored (form A, derived).
+             */
             fileUrlCount?: number;
             /** @description Ignored (form A, read-only). */
             createdDate?: string;
@@ -1368,6 +1481,7 @@ export interface components {
          */
         Channel: {
             /**
+             * Format: int32
              * @description Id of the channel (the site's root channel has the site's id).
              * @example 7
              */
@@ -1377,9 +1491,13 @@ export interface components {
              * @example 0b7e5d2a-6c41-4f3e-9a8b-1d2c3e4f5a6b
              */
             guid: string;
-            /** @example 1 */
+            /**
+             * Format: int32
+             * @example 1
+             */
             siteId: number;
             /**
+             * Format: int32
              * @description Id of the parent channel (0 for the site's root channel).
              * @example 1
              */
@@ -1399,11 +1517,13 @@ export interface components {
              */
             parentsPath: number[];
             /**
+             * Format: int32
              * @description Number of ancestors (depth; 0 for the root channel).
              * @example 1
              */
             parentsCount: number;
             /**
+             * Format: int32
              * @description Number of direct children.
              * @example 2
              */
@@ -1416,6 +1536,7 @@ export interface components {
              */
             groupNames: string[];
             /**
+             * Format: int32
              * @description Sort key among siblings (ascending).
              * @example 2
              */
@@ -1453,9 +1574,15 @@ export interface components {
              * @example None
              */
             linkType: string;
-            /** @description Template of the channel page (0 = the site's default). */
+            /**
+             * Format: int32
+             * @description Template of the channel page (0 = the site's default).
+             */
             channelTemplateId: number;
-            /** @description Template of the channel's content pages (0 = the site's default). */
+            /**
+             * Format: int32
+             * @description Template of the channel's content pages (0 = the site's default).
+             */
             contentTemplateId: number;
             /** @description Regenerate channel pages when one of its contents changes. */
             isCreateChannelIfContentChanged: boolean;
@@ -1496,17 +1623,25 @@ export interface components {
          *     per-channel extras as `Channel`.
          */
         ChannelChild: {
-            /** @example 8 */
+            /**
+             * Format: int32
+             * @example 8
+             */
             id: number;
             guid: string;
+            /** Format: int32 */
             siteId: number;
+            /** Format: int32 */
             parentId: number;
             channelName: string;
             indexName: string;
             parentsPath: number[];
+            /** Format: int32 */
             parentsCount: number;
+            /** Format: int32 */
             childrenCount: number;
             groupNames: string[];
+            /** Format: int32 */
             taxis: number;
             addDate: components["schemas"]["DateTime"];
             createdDate: components["schemas"]["DateTime"];
@@ -1522,7 +1657,9 @@ export interface components {
             contentModelPluginId: string;
             tableName: string;
             linkType: string;
+            /** Format: int32 */
             channelTemplateId: number;
+            /** Format: int32 */
             contentTemplateId: number;
             isCreateChannelIfContentChanged: boolean;
             createChannelIdsIfContentChanged: number[] | null;
@@ -1532,6 +1669,7 @@ export interface components {
             defaultTaxisType: string;
             navigationUrl: string;
             /**
+             * Format: int32
              * @description The channel's id (for tree widgets).
              * @example 8
              */
@@ -1582,25 +1720,45 @@ export interface components {
             linkUrl?: string;
             /** @example None */
             linkType?: string;
+            /** Format: int32 */
             channelTemplateId?: number;
+            /** Format: int32 */
             contentTemplateId?: number;
-            /** @description Ignored (form A, read-only). */
+            /**
+             * Format: int32
+             * @description Ignored (form A, read-only).
+             */
             id?: number;
             /** @description Ignored (form A, read-only). */
             guid?: string;
-            /** @description Ignored (form A, read-only; the path names the site). */
+            /**
+             * Format: int32
+             * @description Ignored (form A, read-only; the path names the site).
+             */
             siteId?: number;
-            /** @description Ignored (form A; a channel cannot be moved here). */
+            /**
+             * Format: int32
+             * @description Ignored (form A; a channel cannot be moved here).
+             */
             parentId?: number;
             /** @description Ignored (form A, derived). */
             parentsPath?: number[];
-            /** @description Ignored (form A, derived). */
+            /**
+             * Format: int32
+             * @description Ignored (form A, derived).
+             */
             parentsCount?: number;
-            /** @description Ignored (form A, derived). */
+            /**
+             * Format: int32
+             * @description Ignored (form A, derived).
+             */
             childrenCount?: number;
             /** @description Ignored (form A, derived). */
             children?: unknown[] | null;
-            /** @description Ignored (form A; the order among siblings is not changed here). */
+            /**
+             * Format: int32
+             * @description Ignored (form A; the order among siblings is not changed here).
+             */
             taxis?: number;
             /** @description Ignored (form A, read-only). */
             addDate?: string;
@@ -1629,7 +1787,10 @@ export interface components {
         };
         /** Site */
         Site: {
-            /** @example 1 */
+            /**
+             * Format: int32
+             * @example 1
+             */
             id: number;
             /**
              * @description Directory name of the site, unique.
@@ -1646,11 +1807,13 @@ export interface components {
             /** @description The root site (served at the web root). */
             isRoot: boolean;
             /**
+             * Format: int32
              * @description Id of the parent site (0 = none).
              * @example 0
              */
             parentId: number;
             /**
+             * Format: int32
              * @description Sort key among sites (ascending).
              * @example 0
              */
@@ -1790,81 +1953,97 @@ export interface components {
              */
             configUploadImageSmallImageHeight: string;
             /**
+             * Format: int32
              * @description Default page size of content lists (30 unless set).
              * @example 30
              */
             pageSize: number;
             /**
+             * Format: int32
              * @description Number of review stages a content passes before it is approved (1 unless set).
              * @example 1
              */
             checkContentLevel: number;
             /**
+             * Format: int32
              * @description Characters per page when the editor splits long contents.
              * @example 1500
              */
             autoPageWordNum: number;
             /**
+             * Format: int32
              * @description Width of small photos in pixels.
              * @example 70
              */
             photoSmallWidth: number;
             /**
+             * Format: int32
              * @description Width of middle-sized photos in pixels.
              * @example 400
              */
             photoMiddleWidth: number;
             /**
+             * Format: int32
              * @description Position of the watermark, 1…9 (a 3×3 grid, 9 = bottom right).
              * @example 9
              */
             waterMarkPosition: number;
             /**
+             * Format: int32
              * @description Opacity of the watermark, 1…10.
              * @example 5
              */
             waterMarkTransparency: number;
             /**
+             * Format: int32
              * @description Images narrower than this get no watermark (pixels).
              * @example 200
              */
             waterMarkMinWidth: number;
             /**
+             * Format: int32
              * @description Images lower than this get no watermark (pixels).
              * @example 200
              */
             waterMarkMinHeight: number;
             /**
+             * Format: int32
              * @description Font size of the text watermark.
              * @example 12
              */
             waterMarkFontSize: number;
             /**
+             * Format: int32
              * @description Maximum number of list pages generated per channel (0 = all).
              * @example 10
              */
             createStaticMaxPage: number;
             /**
+             * Format: int32
              * @description Width of videos inserted into contents (pixels).
              * @example 420
              */
             configVideoContentInsertWidth: number;
             /**
+             * Format: int32
              * @description Height of videos inserted into contents (pixels).
              * @example 280
              */
             configVideoContentInsertHeight: number;
             /**
+             * Format: int32
              * @description Largest image upload, in kilobytes.
              * @example 15360
              */
             imageUploadTypeMaxSize: number;
             /**
+             * Format: int32
              * @description Largest video upload, in kilobytes.
              * @example 307200
              */
             videoUploadTypeMaxSize: number;
             /**
+             * Format: int32
              * @description Largest file upload, in kilobytes.
              * @example 307200
              */
@@ -1944,26 +2123,41 @@ export interface components {
          *     comma-joined; `additional` and `attributes` are two identical objects.
          */
         ChannelFormB: {
-            /** @example 7 */
+            /**
+             * Format: int32
+             * @example 7
+             */
             id: number;
             /** @example News */
             channelName: string;
-            /** @example 1 */
+            /**
+             * Format: int32
+             * @example 1
+             */
             siteId: number;
             /** @description Id of the plugin that defines the content model ("" = built-in). */
             contentModelPluginId: string;
             /** @description Ids of related plugins, comma-joined ("" = none). */
             contentRelatedPluginIds: string;
-            /** @example 1 */
+            /**
+             * Format: int32
+             * @example 1
+             */
             parentId: number;
             /**
              * @description Ids of the ancestors, root first, comma-joined ("" for the root channel).
              * @example 1
              */
             parentsPath: string;
-            /** @example 1 */
+            /**
+             * Format: int32
+             * @example 1
+             */
             parentsCount: number;
-            /** @example 2 */
+            /**
+             * Format: int32
+             * @example 2
+             */
             childrenCount: number;
             /** @description The channel is the last of its siblings. */
             isLastNode: boolean;
@@ -1977,12 +2171,16 @@ export interface components {
              * @example Home
              */
             groupNameCollection: string;
-            /** @example 2 */
+            /**
+             * Format: int32
+             * @example 2
+             */
             taxis: number;
             addDate: components["schemas"]["DateTime"];
             imageUrl: string;
             content: string;
             /**
+             * Format: int32
              * @description Number of contents in the channel itself (recycled ones excluded).
              * @example 12
              */
@@ -1993,7 +2191,9 @@ export interface components {
             linkUrl: string;
             /** @example None */
             linkType: string;
+            /** Format: int32 */
             channelTemplateId: number;
+            /** Format: int32 */
             contentTemplateId: number;
             /** @description Keywords, comma-separated. */
             keywords: string;
@@ -2035,11 +2235,20 @@ export interface components {
              * @example OrderByTaxisDesc
              */
             defaultTaxisType: string;
-            /** @description Kind of content transfer (0 = none). */
+            /**
+             * Format: int32
+             * @description Kind of content transfer (0 = none).
+             */
             transType: number;
-            /** @description Site contents are transferred to (0 = none). */
+            /**
+             * Format: int32
+             * @description Site contents are transferred to (0 = none).
+             */
             transSiteId: number;
-            /** @description What happens to a transferred content (0 = copy). */
+            /**
+             * Format: int32
+             * @description What happens to a transferred content (0 = copy).
+             */
             transDoneType: number;
             /** @description Contents are transferred automatically. */
             transIsAutomatic: boolean;
@@ -2093,7 +2302,10 @@ export interface components {
          *     set.
          */
         User: {
-            /** @example 12 */
+            /**
+             * Format: int32
+             * @example 12
+             */
             id: number;
             /** @example lisa */
             userName: string;
@@ -2126,14 +2338,19 @@ export interface components {
             createDate: components["schemas"]["DateTime"];
             lastResetPasswordDate: components["schemas"]["DateTime"];
             lastActivityDate: components["schemas"]["DateTime"];
-            /** @example 14 */
+            /**
+             * Format: int32
+             * @example 14
+             */
             countOfLogin: number;
             /**
+             * Format: int32
              * @description Failed logins since the last successful one.
              * @example 0
              */
             countOfFailedLogin: number;
             /**
+             * Format: int32
              * @description Number of contents the user has submitted.
              * @example 3
              */
@@ -2150,19 +2367,25 @@ export interface components {
          *     not set.
          */
         Administrator: {
-            /** @example 3 */
+            /**
+             * Format: int32
+             * @example 3
+             */
             id: number;
             /**
+             * Format: int32
              * @description The administrator's current site (0 = none).
              * @example 1
              */
             siteId: number;
             /**
+             * Format: int32
              * @description Department (0 = none).
              * @example 2
              */
             departmentId: number;
             /**
+             * Format: int32
              * @description Area (0 = none).
              * @example 0
              */
@@ -2197,9 +2420,13 @@ export interface components {
             passwordFormat: "Hashed";
             creationDate: components["schemas"]["DateTime"];
             lastActivityDate: components["schemas"]["DateTime"];
-            /** @example 120 */
+            /**
+             * Format: int32
+             * @example 120
+             */
             countOfLogin: number;
             /**
+             * Format: int32
              * @description Failed logins since the last successful one.
              * @example 0
              */
@@ -2235,6 +2462,7 @@ export interface components {
         };
         ListUsersResponse: {
             /**
+             * Format: int32
              * @description Count of all users (not only this page).
              * @example 2
              */
@@ -2266,6 +2494,7 @@ export interface components {
             /** @description Messaging-platform user identifier ("" = none); unique across users. */
             openId?: string;
             /**
+             * Format: int32
              * @description User group (0 = the default group).
              * @example 0
              */
@@ -2313,20 +2542,32 @@ export interface components {
             mobile?: string;
             creationDate?: components["schemas"]["DateTime"];
             lastActivityDate?: components["schemas"]["DateTime"];
+            /** Format: int32 */
             countOfLogin?: number;
+            /** Format: int32 */
             departmentId?: number;
+            /** Format: int32 */
             areaId?: number;
             /** @description Lock (`"true"`) or unlock (`"false"`, which also ends a temporary lockout). */
             isLockedOut?: components["schemas"]["BooleanWord"];
-            /** @description Ignored (read-only; the path names the administrator). */
+            /**
+             * Format: int32
+             * @description Ignored (read-only; the path names the administrator).
+             */
             id?: number;
-            /** @description Ignored (not changed by this operation). */
+            /**
+             * Format: int32
+             * @description Ignored (not changed by this operation).
+             */
             siteId?: number;
             /** @description Ignored (not changed by this operation). */
             siteIdCollection?: string;
             /** @description Ignored (always `""` in responses). */
             passwordSalt?: string;
-            /** @description Ignored (maintained by the service). */
+            /**
+             * Format: int32
+             * @description Ignored (maintained by the service).
+             */
             countOfFailedLogin?: number;
         };
         UpdateAdministratorResponse: {

@@ -11,6 +11,7 @@ import { BackgroundTasks } from './background.ts';
 import { type Contract, contract as serviceContract } from './contract.ts';
 import { errorHandler, notFound } from './errors.ts';
 import { requestLogging, safeLogger } from './logging.ts';
+import { rejectNulCharacters } from './nulCharacters.ts';
 import { rateLimiting } from './rateLimit.ts';
 import { operationRoutes } from './routes.ts';
 
@@ -56,6 +57,7 @@ export function createApp(options: AppOptions): express.Express {
   app.use(requestLogging(logger));
   app.use(rateLimiting({ limit: config.rateLimitPerMinute, redis: options.redis, logger }));
   app.use(express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
+  app.use(rejectNulCharacters());
   app.use(
     openApiValidator({
       apiSpec: contract.file,

@@ -57,9 +57,12 @@ describe('GET /api/v1/contents/{siteId}/{channelId}/{id}', () => {
     }
   });
 
-  test('non-integer path parameters are 400 problems', async () => {
-    const response = await get('1/2/abc');
-    expect(response.status).toBe(400);
+  test('path parameters that are not 32-bit integers of at least 1 are 400 problems', async () => {
+    for (const path of ['1/2/abc', '1/2/0', '1/2/2147483648', '99999999999/2/2', '1/2/1.5']) {
+      const response = await get(path);
+      expect(response.status).toBe(400);
+      expect(response.body.errors[0].path).toMatch(/^\/path\//);
+    }
   });
 
   test('401 without a key, 403 without the Contents scope', async () => {

@@ -228,18 +228,16 @@ describe('POST /api/v1/contents: orders and paging', () => {
     expect(zero.body.contents).toHaveLength(4);
   });
 
-  test('negative paging, perPage above the maximum and pages beyond any offset are 400 problems', async () => {
-    for (const body of [{ page: -1 }, { perPage: -5 }, { perPage: 1001 }, { page: 2 ** 53, perPage: 3 }]) {
+  test('negative paging, perPage above the maximum and pages beyond 32 bits are 400 problems', async () => {
+    for (const body of [{ page: -1 }, { perPage: -5 }, { perPage: 1001 }, { page: 2 ** 31, perPage: 3 }]) {
       const response = await list(body);
       expect(response.status).toBe(400);
       expect(response.body.status).toBe(400);
     }
-    const tooFar = await list({ page: 2 ** 52, perPage: 3 });
-    expect(tooFar.body.detail).toBe('page must be at most 3002399751580330 with perPage 3');
   });
 
   test('a page far beyond the end is empty and still counts every match', async () => {
-    const response = await list({ page: 1_000_000_000_000, perPage: 3 });
+    const response = await list({ page: 2 ** 31 - 1, perPage: 1000 });
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ totalCount: 7, contents: [] });
   });

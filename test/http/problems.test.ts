@@ -93,6 +93,17 @@ describe('requests the contract refuses', () => {
     }
   });
 
+  test('text with a NUL character is a 400 naming where, on every database', async () => {
+    const response = await list().send({ siteId: 1, wheres: [{ column: 'title', value: 'a\u0000b' }] });
+    expectProblem(response, 400, 'validation', 'Bad Request');
+    expect(response.body.errors).toEqual([
+      { path: '/body/wheres/0/value', message: 'must not contain the NUL character' },
+    ]);
+    const inQuery = await app.request.get('/api/v1/ping?x=%00');
+    expect(inQuery.status).toBe(400);
+    expect(inQuery.body.errors[0].path).toBe('/query/x');
+  });
+
   test('a body that cannot be read (corrupt gzip) is a 400', async () => {
     const response = await list()
       .set('Content-Type', 'application/json')

@@ -49,12 +49,6 @@ function pageWindow(request: ListContentsRequest, sitePageSize: number, maxPerPa
   if (perPage < 1) problems.push({ path: '/body/perPage', message: 'must be 0 or more' });
   if (perPage > maxPerPage)
     problems.push({ path: '/body/perPage', message: `must be at most ${maxPerPage}` });
-  // Offsets are bound as numbers: past 2^53 they would silently lose precision.
-  if (problems.length === 0 && !Number.isSafeInteger((page - 1) * perPage))
-    problems.push({
-      path: '/body/page',
-      message: `must be at most ${Math.floor(Number.MAX_SAFE_INTEGER / perPage)} with perPage ${perPage}`,
-    });
   if (problems.length > 0)
     throw invalid(
       problems.map((problem) => `${problem.path.slice(6)} ${problem.message}`).join('; '),
