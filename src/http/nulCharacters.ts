@@ -12,7 +12,9 @@ function nulPaths(value: unknown, path: string, found: string[]): void {
   if (typeof value === 'string') {
     if (value.includes('\u0000')) found.push(path);
   } else if (Array.isArray(value)) {
-    value.forEach((item, index) => nulPaths(item, `${path}/${index}`, found));
+    value.forEach((item, index) => {
+      nulPaths(item, `${path}/${index}`, found);
+    });
   } else if (value !== null && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) {
       if (key.includes('\u0000')) found.push(`${path}/${key.replaceAll('\u0000', '\\u0000')}`);
