@@ -1,14 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { loadFixture, SITE_LEVEL } from '../support/fixtures.ts';
+import type { TestApp } from '../support/app.ts';
+import { SITE_LEVEL, startFixtureApp } from '../support/fixtures.ts';
 
 let app: TestApp;
 let key: string;
 
 beforeAll(async () => {
-  app = await startTestApp();
-  await loadFixture(app.db);
-  key = await app.createApiKey(['Contents']);
+  ({ app, key } = await startFixtureApp(['Contents']));
 });
 afterAll(() => app.close());
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { loadFixture } from '../support/fixtures.ts';
+import type { TestApp } from '../support/app.ts';
+import { startFixtureApp } from '../support/fixtures.ts';
 
 /*
  * Bad input never gets a 500: hundreds of requests to the content and channel operations, built from
@@ -13,9 +13,7 @@ let app: TestApp;
 let key: string;
 
 beforeAll(async () => {
-  app = await startTestApp({ config: { rateLimitPerMinute: 0 } });
-  await loadFixture(app.db);
-  key = await app.createApiKey('all');
+  ({ app, key } = await startFixtureApp('all', { config: { rateLimitPerMinute: 0 } }));
 });
 afterAll(() => app.close());
 

@@ -1,5 +1,7 @@
 import type { Db } from '../../src/db/client.ts';
 import { importDocument } from '../../src/domain/import/index.ts';
+import type { Scope } from '../../src/domain/principal.ts';
+import { startTestApp, type TestApp, type TestAppOptions } from './app.ts';
 
 /*
  * A small, fully specified catalogue for list/record tests: two sites, a channel tree, and contents
@@ -186,4 +188,14 @@ export function fixtureDocument() {
 export async function loadFixture(db: Db): Promise<void> {
   await importDocument(db, fixtureDocument());
   await db.content.update({ where: { id: 8 }, data: { recycled: true, recycledDate: new Date() } });
+}
+
+/** A test app over its own database holding the fixture, and a key with these scopes. */
+export async function startFixtureApp(
+  scopes: Scope[] | 'all',
+  options: TestAppOptions = {},
+): Promise<{ app: TestApp; key: string }> {
+  const app = await startTestApp(options);
+  await loadFixture(app.db);
+  return { app, key: await app.createApiKey(scopes) };
 }
