@@ -56,7 +56,17 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): DbHandle
   }
   const onQuery = options.onQuery;
   if (onQuery) (db as unknown as QueryEvents).$on('query', (event) => onQuery(event.query));
+  providers.set(db, provider);
   return { db, provider };
+}
+
+/** The provider of every client createDb made, for code that is handed only the client. */
+const providers = new WeakMap<Db, DbProvider>();
+
+export function providerOfClient(db: Db): DbProvider {
+  const provider = providers.get(db);
+  if (provider === undefined) throw new Error('This database client was not made by createDb');
+  return provider;
 }
 
 /** The part of a logging client's API that reports queries. */

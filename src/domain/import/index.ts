@@ -1,4 +1,4 @@
-import type { Db } from '../../db/client.ts';
+import { type Db, providerOfClient } from '../../db/client.ts';
 import { hashPlainPassword, type StoredPassword } from '../crypto/passwords.ts';
 import { invalid } from '../errors.ts';
 import { type ParsedDocument, parseDocument, TABLES, type Table } from './document.ts';
@@ -34,11 +34,6 @@ async function hashPasswords(doc: ParsedDocument): Promise<Map<object, StoredPas
     });
   }
   return hashes;
-}
-
-/** The client's provider; it is fixed when the client is generated, so this never guesses. */
-function clientProvider(db: Db): string {
-  return (db as unknown as { _activeProvider?: string })._activeProvider ?? 'sqlite';
 }
 
 export async function importDocument(db: Db, document: unknown): Promise<ImportSummary> {
@@ -80,7 +75,7 @@ export async function importDocument(db: Db, document: unknown): Promise<ImportS
         apiKeys: apiKeys.length,
         rootChannelsCreated: structure.rootChannelsCreated,
       };
-      if (clientProvider(db) === 'postgresql') {
+      if (providerOfClient(db) === 'postgresql') {
         const written = TABLES.filter((table) => summary[table] > 0);
         await moveIdSequences(
           tx,
