@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { type Db, DEFAULT_DATABASE_URL } from './db/client.ts';
+import { DATABASE_URL_RULE, type Db, DEFAULT_DATABASE_URL, providerOfUrl } from './db/client.ts';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -69,9 +69,7 @@ const schema = z.object({
     .optional()
     .transform((raw) => raw ?? DEFAULT_DATABASE_URL)
     // The URL may carry a password, so the message never repeats it.
-    .refine((url) => url.startsWith('file:') || /^postgres(ql)?:\/\//.test(url), {
-      message: 'DATABASE_URL must start with file: (SQLite) or postgresql:// (PostgreSQL)',
-    }),
+    .refine((url) => providerOfUrl(url) !== undefined, { message: DATABASE_URL_RULE }),
   CMS_SECRET: z
     .string()
     .min(MIN_SECRET_LENGTH, { message: `CMS_SECRET must be at least ${MIN_SECRET_LENGTH} characters long` })

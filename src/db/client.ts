@@ -18,10 +18,19 @@ export interface DbHandle {
 
 export const DEFAULT_DATABASE_URL = 'file:./data/cms.db';
 
-export function providerOf(databaseUrl: string): DbProvider {
+export const DATABASE_URL_RULE = 'DATABASE_URL must start with file: (SQLite) or postgresql:// (PostgreSQL)';
+
+/** The provider a database URL names, or undefined when it names neither. */
+export function providerOfUrl(databaseUrl: string): DbProvider | undefined {
   if (databaseUrl.startsWith('file:')) return 'sqlite';
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) return 'postgresql';
-  throw new Error('DATABASE_URL must start with file: (SQLite) or postgresql:// (PostgreSQL)');
+  return undefined;
+}
+
+export function providerOf(databaseUrl: string): DbProvider {
+  const provider = providerOfUrl(databaseUrl);
+  if (provider === undefined) throw new Error(DATABASE_URL_RULE);
+  return provider;
 }
 
 /** SQLite file path of a `file:` URL (query string dropped). */

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDb, type DbHandle } from '../../src/db/client.ts';
+import { createDb, type DbHandle, providerOfUrl } from '../../src/db/client.ts';
 import { applyMigrations } from '../../src/db/migrate/index.ts';
 import {
   createDatabase,
@@ -27,7 +27,7 @@ export interface EmptyDatabase {
 export function testServerUrl(): string | undefined {
   const url = process.env.TEST_DATABASE_URL;
   if (!url) return undefined;
-  if (!/^postgres(ql)?:\/\//.test(url)) throw new Error('TEST_DATABASE_URL must be a postgresql:// URL');
+  if (providerOfUrl(url) !== 'postgresql') throw new Error('TEST_DATABASE_URL must be a postgresql:// URL');
   return url;
 }
 
