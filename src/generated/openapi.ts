@@ -196,7 +196,9 @@ export interface paths {
          *     (`content` as an alias of `body`, `checked` as an alias of `isChecked`, `linkType`,
          *     `templateId`, ...) are applied, the ones that cannot (`id`, `guid`, `siteId`, `channelId`,
          *     `adminId`, `createdDate`, `lastModifiedDate`, ...) are ignored. Any other field is a 400
-         *     that names it. A content cannot be moved to another channel here.
+         *     that names it. An alias sent with its field must carry the same value (a changed `body`
+         *     with the old `content` is a 400 naming `content`): send the changed field alone, or both
+         *     alike. A content cannot be moved to another channel here.
          *
          *     404 as for get content (including a content in the recycle bin).
          */
@@ -305,8 +307,8 @@ export interface paths {
          *     answer is the updated channel, form A, **unwrapped**, with its children.
          *
          *     - `channelIndex` is an alias of `indexName`; when both are sent they must be equal (400
-         *       otherwise). Index names are unique within a site (400 on a clash); `""` removes the
-         *       index name.
+         *       on `channelIndex` otherwise). Index names are unique within a site (a 400 `conflict`
+         *       problem on a clash); `""` removes the index name.
          *     - `filePath`, `channelFilePathRule` and `contentFilePathRule` must be relative paths
          *       (no `..`, no scheme, no drive letter; 400 otherwise).
          *     - `groupNames` is a comma-separated string or an array of names; `keywords` is a
@@ -723,9 +725,9 @@ export interface paths {
         /**
          * Get a captcha image
          * @description Public. A fresh captcha image (PNG) showing a 4-character code. The answer also sets the
-         *     cookie `ss-captcha-<name>` (HttpOnly, SameSite=Lax, path `/api/v1/captcha`, 10 minutes):
-         *     a signed token of the code that check captcha reads. Each image replaces the previous one
-         *     of the same name. Never cached.
+         *     cookie `ss-captcha` (HttpOnly, SameSite=Lax, path `/api/v1/captcha`, 10 minutes): a signed
+         *     token of the captcha's name and code that check captcha reads. Each image replaces the
+         *     previous one. Never cached.
          */
         get: operations["getCaptcha"];
         put?: never;
@@ -747,14 +749,21 @@ export interface paths {
                  */
                 name: components["parameters"]["CaptchaName"];
             };
-            cookie?: never;
+            cookie?: {
+                /**
+                 * @description The signed token that get captcha set with the image: it binds the captcha's name and code.
+                 *     Browsers send it by themselves; other clients send back what they received.
+                 * @example v1.Zm9vYmFy.c2lnbmF0dXJl
+                 */
+                "ss-captcha"?: components["parameters"]["CaptchaCookie"];
+            };
         };
         get?: never;
         put?: never;
         /**
          * Check a captcha answer
          * @description Public. Compares `captcha` (case-insensitively) with the code of the last image of that
-         *     name, read from the `ss-captcha-<name>` cookie, and answers `{ "value": true }` on a match.
+         *     name, read from the `ss-captcha` cookie, and answers `{ "value": true }` on a match.
          *     A missing, expired or already checked cookie, or a wrong answer, is `{ "value": false }`.
          *     Each image can be checked once, right or wrong: after a check, fetch a new image.
          */
@@ -795,10 +804,12 @@ export interface components {
         /** @description RFC 9457 problem details. `message` repeats `detail` for clients of the original system. */
         Problem: {
             /**
-             * @description A URI reference naming the kind of problem.
+             * @description The kind of problem, as a stable URI that clients can branch on (the same kind keeps
+             *     the same URI across versions; `detail` is for people). The URIs are identifiers, not
+             *     pages to fetch.
              * @example https://cms.example/problems/not-found
              */
-            type: string;
+            type: "https://cms.example/problems/bad-request" | "https://cms.example/problems/validation" | "https://cms.example/problems/malformed-json" | "https://cms.example/problems/conflict" | "https://cms.example/problems/captcha-invalid" | "https://cms.example/problems/unauthorized" | "https://cms.example/problems/login-failed" | "https://cms.example/problems/locked-out" | "https://cms.example/problems/forbidden" | "https://cms.example/problems/not-found" | "https://cms.example/problems/method-not-allowed" | "https://cms.example/problems/payload-too-large" | "https://cms.example/problems/unsupported-media-type" | "https://cms.example/problems/rate-limited" | "https://cms.example/problems/internal" | "https://cms.example/problems/service-unavailable";
             /** @example Not Found */
             title: string;
             /**
@@ -1397,7 +1408,10 @@ export interface components {
             recommend?: boolean;
             hot?: boolean;
             color?: boolean;
-            /** @description Alias of `body` (form A); `body` wins when both are sent. */
+            /**
+             * @description Alias of `body` (form A). When both are sent they must be equal (400 on `content`
+             *     otherwise), the rule every alias follows.
+             */
             content?: string;
             /** @description Alias of `isChecked` (form A); when both are sent they must agree (400 otherwise). */
             checked?: boolean;
@@ -2624,15 +2638,15 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://cms.example/problems/bad-request",
+                 *       "type": "https://cms.example/problems/validation",
                  *       "title": "Bad Request",
                  *       "status": 400,
-                 *       "detail": "wheres[0].column: unknown column \"titel\"; allowed columns are id, guid, siteId, channelId, title, ...",
-                 *       "message": "wheres[0].column: unknown column \"titel\"; allowed columns are id, guid, siteId, channelId, title, ...",
+                 *       "detail": "wheres/0 unknown column 'titel'; allowed columns: id, guid, siteId, channelId, title, ...",
+                 *       "message": "wheres/0 unknown column 'titel'; allowed columns: id, guid, siteId, channelId, title, ...",
                  *       "errors": [
                  *         {
-                 *           "path": "/body/wheres/0/column",
-                 *           "message": "unknown column \"titel\""
+                 *           "path": "/body/wheres/0",
+                 *           "message": "unknown column 'titel'; allowed columns: id, guid, siteId, channelId, title, ..."
                  *         }
                  *       ]
                  *     }
@@ -2708,7 +2722,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "https://cms.example/problems/too-many-requests",
+                 *       "type": "https://cms.example/problems/rate-limited",
                  *       "title": "Too Many Requests",
                  *       "status": 429,
                  *       "detail": "Too many requests: at most 1200 a minute per client; retry in 30 s",
@@ -2778,6 +2792,12 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description The signed token that get captcha set with the image: it binds the captcha's name and code.
+         *     Browsers send it by themselves; other clients send back what they received.
+         * @example v1.Zm9vYmFy.c2lnbmF0dXJl
+         */
+        CaptchaCookie: string;
         /**
          * @description Id of the site.
          * @example 1
@@ -4498,8 +4518,8 @@ export interface operations {
             200: {
                 headers: {
                     /**
-                     * @description `ss-captcha-<name>=<signed token>; Path=/api/v1/captcha; Max-Age=600; HttpOnly; SameSite=Lax`
-                     * @example ss-captcha-login=v1.Zm9vYmFy.c2lnbmF0dXJl; Path=/api/v1/captcha; Max-Age=600; HttpOnly; SameSite=Lax
+                     * @description `ss-captcha=<signed token>; Path=/api/v1/captcha; Max-Age=600; HttpOnly; SameSite=Lax`
+                     * @example ss-captcha=v1.Zm9vYmFy.c2lnbmF0dXJl; Path=/api/v1/captcha; Max-Age=600; HttpOnly; SameSite=Lax
                      */
                     "Set-Cookie"?: string;
                     /**
@@ -4530,7 +4550,14 @@ export interface operations {
                  */
                 name: components["parameters"]["CaptchaName"];
             };
-            cookie?: never;
+            cookie?: {
+                /**
+                 * @description The signed token that get captcha set with the image: it binds the captcha's name and code.
+                 *     Browsers send it by themselves; other clients send back what they received.
+                 * @example v1.Zm9vYmFy.c2lnbmF0dXJl
+                 */
+                "ss-captcha"?: components["parameters"]["CaptchaCookie"];
+            };
         };
         requestBody: {
             content: {
