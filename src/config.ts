@@ -23,6 +23,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Redis for state every node must share (rate-limit counters); undefined on a single node. */
   redisUrl: string | undefined;
+  /** Prefix of every key this service writes in Redis, so that several deployments can share one. */
+  redisKeyPrefix: string;
 }
 
 /** Raised with every problem at once, so that an operator fixes the environment in one go. */
@@ -96,6 +98,12 @@ const schema = z.object({
     .refine((url) => url === undefined || /^rediss?:\/\//.test(url), {
       message: 'REDIS_URL must start with redis:// or rediss://',
     }),
+  REDIS_KEY_PREFIX: z
+    .string()
+    .default('cms:')
+    .refine((prefix) => /^[A-Za-z0-9:_.-]{1,64}$/.test(prefix), {
+      message: 'REDIS_KEY_PREFIX must be 1 to 64 letters, digits or any of : _ . -',
+    }),
 });
 
 type EnvName = keyof typeof schema.shape;
@@ -121,6 +129,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxPerPage: vars.MAX_PER_PAGE,
     rateLimitPerMinute: vars.RATE_LIMIT_PER_MINUTE,
     redisUrl: vars.REDIS_URL,
+    redisKeyPrefix: vars.REDIS_KEY_PREFIX,
   };
 }
 

@@ -82,7 +82,7 @@ export async function runCli(
   } catch (error) {
     if (!(error instanceof DomainError)) throw error;
     io.err(`cms ${name}: ${error.message}`);
-    for (const detail of error.errors) io.err(`  ${detail.message}`);
+    for (const detail of error.fields) io.err(`  ${detail.message}`);
     return EXIT_FAILED;
   } finally {
     await db.$disconnect();

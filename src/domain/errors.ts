@@ -1,24 +1,66 @@
 /**
- * Errors that domain code raises. They carry no HTTP knowledge beyond a kind; src/http maps each
- * kind to its status and problem+json body. The message is shown to the client: never put secrets,
- * SQL or stack traces in it.
+ * Errors that domain code raises. They carry no HTTP knowledge: a machine-readable code, a message
+ * for the client, and for invalid input the fields at fault, named as the operation's input names
+ * them (`title`, `wheres/0/column`) — never where the field sat in a request. src/http maps each
+ * code to a status and a problem `type`, and each field to its request location. The message is
+ * shown to the client: never put secrets, SQL or stack traces in it.
  */
-export type DomainErrorKind = 'invalid' | 'unauthenticated' | 'forbidden' | 'not-found' | 'conflict';
+export const DOMAIN_ERROR_CODES = [
+  /** The input breaks a rule (400). */
+  'validation',
+  /** The input clashes with a record that exists, e.g. a unique name (400). */
+  'conflict',
+  /** No credentials, or credentials that are not (or no longer) valid (401). */
+  'unauthenticated',
+  /** A login that failed, for whatever reason; says nothing more (401). */
+  'login-failed',
+  /** Too many failed logins: the account is locked for a while (401). */
+  'locked-out',
+  /** A wrong, expired or already used captcha answer (400). */
+  'captcha-invalid',
+  /** Valid credentials that may not do this (403). */
+  'forbidden',
+  /** A record the input names does not exist (404). */
+  'not-found',
+] as const;
+export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];
+
+/** One field at fault: its name in the operation's input (segments joined by `/`) and what is wrong. */
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
 
 export class DomainError extends Error {
   constructor(
-    readonly kind: DomainErrorKind,
+    readonly code: DomainErrorCode,
     message: string,
-    /** Per-field details for `invalid` errors: where in the request, and what is wrong there. */
-    readonly errors: { path: string; message: string }[] = [],
+    readonly fields: readonly FieldProblem[] = [],
   ) {
     super(message);
     this.name = 'DomainError';
   }
 }
 
-export const invalid = (message: string, errors: { path: string; message: string }[] = []) =>
-  new DomainError('invalid', message, errors);
+/** `title must not be empty; wheres/0/column unknown column 'x'`: the message for a list of problems. */
+export function describeFields(fields: readonly FieldProblem[]): string {
+  return fields.map((problem) => `${problem.field} ${problem.message}`).join('; ');
+}
+
+/** Invalid input: every problem at once, with a message that names each field. */
+export function invalidFields(fields: readonly FieldProblem[]): DomainError {
+  return new DomainError('validation', describeFields(fields), fields);
+}
+
+/** Throws when any problem was collected; the usual end of a validation pass. */
+export function assertNoProblems(fields: readonly FieldProblem[]): void {
+  if (fields.length > 0) throw invalidFields(fields);
+}
+
+export const invalid = (message: string, fields: readonly FieldProblem[] = []) =>
+  new DomainError('validation', message, fields);
+export const conflict = (message: string, fields: readonly FieldProblem[] = []) =>
+  new DomainError('conflict', message, fields);
 export const notFound = (message: string) => new DomainError('not-found', message);
 export const unauthenticated = (message: string) => new DomainError('unauthenticated', message);
 export const forbidden = (message: string) => new DomainError('forbidden', message);

@@ -1,8 +1,7 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
 import { digestApiKey } from '../domain/crypto/apiKeys.ts';
-import { type DomainError, unauthenticated } from '../domain/errors.ts';
+import { unauthenticated } from '../domain/errors.ts';
 import { isScope, type Principal, type Scope } from '../domain/principal.ts';
 import type { BackgroundTasks } from './background.ts';
 import { describeError } from './logging.ts';
@@ -11,9 +10,6 @@ import { describeError } from './logging.ts';
 export const LAST_USED_RESOLUTION_MS = 60_000;
 
 export type Authenticated = Exclude<Principal, { kind: 'anonymous' }>;
-
-/** The outcome of checking one credential: who it is, or why it is refused (a 401). */
-export type AuthResult = { principal: Authenticated } | { failure: DomainError };
 
 export function parseScopes(joined: string): Set<Scope> {
   return new Set(
@@ -35,18 +31,20 @@ export class ApiKeyAuthenticator {
     private readonly log: Logger,
   ) {}
 
-  async authenticate(key: string, now = new Date()): Promise<AuthResult> {
-    const digest = digestApiKey(key);
-    const row = await this.db.apiKey.findUnique({ where: { digest } });
-    if (row === null || !timingSafeEqual(Buffer.from(row.digest), Buffer.from(digest))) {
-      return { failure: unauthenticated('The API key is not valid') };
-    }
-    if (row.revokedAt !== null) return { failure: unauthenticated('The API key has been revoked') };
+  /**
+   * The key's principal, or a thrown `unauthenticated` DomainError. The lookup by SHA-256 digest is
+   * the comparison: a digest reveals nothing usable about the key, so there is no secret whose
+   * comparison time could leak (a constant-time compare after it would protect nothing).
+   */
+  async authenticate(key: string, now = new Date()): Promise<Authenticated> {
+    const row = await this.db.apiKey.findUnique({ where: { digest: digestApiKey(key) } });
+    if (row === null) throw unauthenticated('The API key is not valid');
+    if (row.revokedAt !== null) throw unauthenticated('The API key has been revoked');
     if (row.expiresAt !== null && row.expiresAt.getTime() <= now.getTime()) {
-      return { failure: unauthenticated('The API key has expired') };
+      throw unauthenticated('The API key has expired');
     }
     this.recordUse(row.id, row.lastUsedAt, now);
-    return { principal: { kind: 'apiKey', apiKeyId: row.id, scopes: parseScopes(row.scopes) } };
+    return { kind: 'apiKey', apiKeyId: row.id, scopes: parseScopes(row.scopes) };
   }
 
   private recordUse(id: number, lastUsedAt: Date | null, now: Date): void {

@@ -1,3 +1,4 @@
+import cookieParser from 'cookie-parser';
 import express from 'express';
 import { middleware as openApiValidator } from 'express-openapi-validator';
 import type { Redis } from 'ioredis';
@@ -6,7 +7,7 @@ import { type Config, tokenSecretOf } from '../config.ts';
 import type { Db, DbProvider } from '../db/client.ts';
 import { handlers as implemented, type Registry } from '../operations/registry.ts';
 import { ApiKeyAuthenticator } from './apiKeys.ts';
-import { createSecurityHandlers } from './auth.ts';
+import { Authenticator, authorization, KnownCredentials } from './auth.ts';
 import { BackgroundTasks } from './background.ts';
 import { type Contract, contract as serviceContract } from './contract.ts';
 import { errorHandler, notFound } from './errors.ts';
@@ -14,6 +15,7 @@ import { requestLogging, safeLogger } from './logging.ts';
 import { rejectNulCharacters } from './nulCharacters.ts';
 import { rateLimiting } from './rateLimit.ts';
 import { operationRoutes } from './routes.ts';
+import { serviceRoutes } from './serviceRoutes.ts';
 
 export interface AppOptions {
   db: Db;
@@ -45,32 +47,50 @@ export function createApp(options: AppOptions): express.Express {
   const contract = options.contract ?? serviceContract;
   const logger = safeLogger(options.logger);
   const background = new BackgroundTasks();
-  const security = createSecurityHandlers(
-    new ApiKeyAuthenticator(db, background, logger),
-    tokenSecretOf(config),
-  );
+  const known = new KnownCredentials();
+  const authenticator = new Authenticator({
+    apiKeys: new ApiKeyAuthenticator(db, background, logger),
+    db,
+    secret: tokenSecretOf(config),
+    known,
+  });
 
   const app = express();
   backgroundTasks.set(app, background);
   app.disable('x-powered-by');
 
+  // The pipeline, in order; each stage is one module.
   app.use(requestLogging(logger));
-  app.use(rateLimiting({ limit: config.rateLimitPerMinute, redis: options.redis, logger }));
+  app.use(serviceRoutes(contract));
+  app.use(
+    rateLimiting({
+      limit: config.rateLimitPerMinute,
+      redis: options.redis,
+      prefix: config.redisKeyPrefix,
+      logger,
+      known,
+    }),
+  );
+  app.use(cookieParser());
   app.use(express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(rejectNulCharacters());
+  app.use(authorization(contract, authenticator));
   app.use(
     openApiValidator({
       apiSpec: contract.file,
       // coerceTypes stays unset: `true` would also coerce JSON bodies ("5" accepted for 5). Path and
       // query parameters are coerced regardless. The apiKey query parameter is allowed because it is
-      // a security scheme of the operation (or of the document, for public operations).
+      // a security scheme of the operation (or of the document, for public operations). Security
+      // itself was decided by the authorization stage above.
       validateRequests: { allowUnknownQueryParameters: false },
       validateResponses: config.nodeEnv !== 'production',
-      validateSecurity: { handlers: security },
+      validateSecurity: false,
     }),
   );
-  app.use(operationRoutes(contract, options.handlers ?? implemented, { db, provider, config, logger }));
+  app.use(
+    operationRoutes(contract.operations, options.handlers ?? implemented, { db, provider, config, logger }),
+  );
   app.use((req, _res, next) => next(notFound(req)));
-  app.use(errorHandler(logger, config.nodeEnv));
+  app.use(errorHandler(logger, config.nodeEnv, contract));
   return app;
 }

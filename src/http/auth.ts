@@ -1,15 +1,19 @@
-import type { Request } from 'express';
-import { verifyAccessToken } from '../domain/crypto/tokens.ts';
-import { DomainError, forbidden, unauthenticated } from '../domain/errors.ts';
-import { type Principal, SCOPES, type Scope } from '../domain/principal.ts';
-import type { ApiKeyAuthenticator, AuthResult } from './apiKeys.ts';
+import { createHash } from 'node:crypto';
+import { type NextFunction, type Request, type Response, Router } from 'express';
+import type { Db } from '../db/client.ts';
+import { assertMayCall } from '../domain/access.ts';
+import { principalOfAccessToken } from '../domain/accessTokens.ts';
+import { unauthenticated } from '../domain/errors.ts';
+import type { Principal } from '../domain/principal.ts';
+import type { ApiKeyAuthenticator } from './apiKeys.ts';
+import { type Contract, toExpressPath } from './contract.ts';
 
 /*
- * express-openapi-validator calls one handler per security scheme the operation lists and, when all
- * fail, reports the first failure in the order the contract lists them — which is "header missing"
- * whenever the caller used another scheme. So the decision is made once per request, here, from
- * whatever credentials the request carries, and remembered: the handlers only replay it, and the
- * error mapper reads the real reason back with authFailureOf().
+ * One authentication and authorization stage, ahead of request validation (so a caller without
+ * access learns nothing about the operation's input rules). For each operation of the contract it
+ * resolves the principal once — an API key, or a bearer token checked against its account's current
+ * state — and decides access from the operation's requirement (domain/access.ts). The principal is
+ * kept on res.locals for the dispatcher, which refuses to run a handler the stage did not pass.
  */
 
 export const API_KEY_HEADER = 'x-ss-api-key';
@@ -21,7 +25,7 @@ export const WWW_AUTHENTICATE = 'ApiKey realm="cms", Bearer realm="cms"';
 export const CREDENTIALS_REQUIRED =
   'This operation needs an API key (X-SS-API-KEY header or apiKey query parameter) or a bearer access token';
 
-type Credentials = { kind: 'apiKey'; key: string } | { kind: 'bearer'; token: string };
+export type Credentials = { kind: 'apiKey'; key: string } | { kind: 'bearer'; token: string };
 
 /** Header key first, then the query key, then a bearer token: the first one present decides. */
 export function credentialsOf(req: Request): Credentials | undefined {
@@ -35,91 +39,110 @@ export function credentialsOf(req: Request): Credentials | undefined {
   return undefined;
 }
 
-const decisions = new WeakMap<Request, Promise<AuthResult>>();
-const principals = new WeakMap<Request, Principal>();
-const failures = new WeakMap<Request, unknown>();
-
-/** Who made an authorised request; anonymous on public operations. */
-export function principalOf(req: Request): Principal {
-  return principals.get(req) ?? { kind: 'anonymous' };
+/** A credential's fingerprint: SHA-256 of its text (for an API key, exactly its stored digest). */
+export function fingerprintOf(credentials: Credentials): string {
+  const secret = credentials.kind === 'apiKey' ? credentials.key : credentials.token;
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
 }
 
 /**
- * Why the security check refused the request, when credentials were present: a DomainError (401,
- * 403), or whatever broke while checking them (a database that cannot be reached is a 503, not a
- * 401, and must not make a client discard a good key).
+ * Fingerprints of credentials this process has seen succeed lately. The rate limiter counts a
+ * request under its credential only when that credential is known good: anything else, such as a
+ * made-up key, counts against the sender's address and is turned away there before it costs a
+ * lookup. Bounded, so a flood of good-looking keys cannot grow it.
  */
-export function authFailureOf(req: Request): unknown {
-  return failures.get(req);
-}
+export class KnownCredentials {
+  private readonly seen = new Map<string, number>();
 
-function bearerPrincipal(token: string, secret: string): AuthResult {
-  try {
-    const claims = verifyAccessToken(token, secret);
-    const id = Number(claims.sub);
-    if (claims.kind === 'administrator') {
-      // An administrator's token stands in for the bootstrap key.
-      return { principal: { kind: 'administrator', administratorId: id, scopes: new Set(SCOPES) } };
-    }
-    return { principal: { kind: 'user', userId: id, scopes: new Set(claims.scopes) } };
-  } catch (error) {
-    if (error instanceof DomainError) return { failure: error };
-    throw error;
-  }
-}
-
-class SecurityFailure extends Error {
   constructor(
-    readonly status: 401 | 403,
-    message: string,
-  ) {
-    super(message);
+    private readonly capacity = 10_000,
+    private readonly ttlMs = 10 * 60_000,
+  ) {}
+
+  add(fingerprint: string, now = Date.now()): void {
+    this.seen.delete(fingerprint);
+    this.seen.set(fingerprint, now + this.ttlMs);
+    if (this.seen.size > this.capacity) {
+      const oldest = this.seen.keys().next().value;
+      if (oldest !== undefined) this.seen.delete(oldest);
+    }
+  }
+
+  has(fingerprint: string, now = Date.now()): boolean {
+    const until = this.seen.get(fingerprint);
+    if (until === undefined) return false;
+    if (until > now) return true;
+    this.seen.delete(fingerprint);
+    return false;
   }
 }
 
-export type SecurityHandler = (req: Request, scopes: string[]) => Promise<boolean>;
-
-export function createSecurityHandlers(
-  apiKeys: ApiKeyAuthenticator,
-  secret: string,
-): Record<'ApiKeyHeader' | 'ApiKeyQuery' | 'BearerToken', SecurityHandler> {
-  function decide(req: Request): Promise<AuthResult> {
-    let decision = decisions.get(req);
-    if (decision === undefined) {
-      const credentials = credentialsOf(req);
-      decision =
-        credentials === undefined
-          ? Promise.resolve({ failure: unauthenticated(CREDENTIALS_REQUIRED) })
-          : credentials.kind === 'apiKey'
-            ? apiKeys.authenticate(credentials.key)
-            : Promise.resolve(bearerPrincipal(credentials.token, secret));
-      decisions.set(req, decision);
+declare global {
+  namespace Express {
+    interface Locals {
+      /** Set by the authorization stage when it let the request through to its operation. */
+      principal?: Principal;
     }
-    return decision;
   }
+}
 
-  const handler: SecurityHandler = async (req, scopes) => {
-    let decision: AuthResult;
-    try {
-      decision = await decide(req);
-    } catch (error) {
-      failures.set(req, error);
-      throw error;
-    }
-    if ('failure' in decision) {
-      failures.set(req, decision.failure);
-      throw new SecurityFailure(401, decision.failure.message);
-    }
-    const missing = scopes.filter((scope) => !decision.principal.scopes.has(scope as Scope));
-    if (missing.length > 0) {
-      const names = missing.map((scope) => `'${scope}'`).join(', ');
-      const refusal = forbidden(`The credentials do not carry the ${names} scope this operation needs`);
-      failures.set(req, refusal);
-      throw new SecurityFailure(403, refusal.message);
-    }
-    principals.set(req, decision.principal);
-    return true;
-  };
+/** Who made a request that the authorization stage let through. */
+export function principalOf(res: Response): Principal {
+  const principal = res.locals.principal;
+  if (principal === undefined) throw new Error('The authorization stage did not run for this request');
+  return principal;
+}
 
-  return { ApiKeyHeader: handler, ApiKeyQuery: handler, BearerToken: handler };
+export interface AuthenticatorOptions {
+  apiKeys: ApiKeyAuthenticator;
+  db: Db;
+  /** Signs and verifies access tokens. */
+  secret: string;
+  known: KnownCredentials;
+}
+
+/** Resolves the principal of a request from whatever credentials it carries. */
+export class Authenticator {
+  constructor(private readonly options: AuthenticatorOptions) {}
+
+  /** The principal, or a thrown `unauthenticated` DomainError (or whatever broke while checking). */
+  async authenticate(req: Request): Promise<Principal> {
+    const credentials = credentialsOf(req);
+    if (credentials === undefined) throw unauthenticated(CREDENTIALS_REQUIRED);
+    const { apiKeys, db, secret, known } = this.options;
+    const principal =
+      credentials.kind === 'apiKey'
+        ? await apiKeys.authenticate(credentials.key)
+        : await principalOfAccessToken(db, credentials.token, secret);
+    known.add(fingerprintOf(credentials));
+    return principal;
+  }
+}
+
+/**
+ * A router with one stage per operation of the contract, on the operation's own method and path
+ * (the same matching the dispatcher uses), that authenticates and authorizes, then lets the request
+ * go on to validation. Public operations get the anonymous principal without any lookup.
+ */
+export function authorization(contract: Contract, authenticator: Authenticator): Router {
+  const router = Router();
+  for (const operation of contract.operations) {
+    router[operation.method](
+      toExpressPath(operation.path),
+      async (req: Request, res: Response, next: NextFunction) => {
+        try {
+          const principal =
+            operation.access === 'public'
+              ? { kind: 'anonymous' as const }
+              : await authenticator.authenticate(req);
+          assertMayCall(operation.access, principal);
+          res.locals.principal = principal;
+          next();
+        } catch (error) {
+          next(error);
+        }
+      },
+    );
+  }
+  return router;
 }

@@ -3,46 +3,112 @@ import { $RefParser } from '@apidevtools/json-schema-ref-parser';
 import { z } from 'zod';
 
 /*
- * The operations of openapi/cms.yaml, read at run time: routes are mounted from the contract, so a
- * path or method is never written twice. Request validation reads the same file itself.
+ * The operations of openapi/cms.yaml, read at run time: routes are mounted, access is decided and
+ * field errors are located from the contract, so a path, method, scope or parameter is never
+ * written twice. Request validation reads the same file itself.
  */
 
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
+
+export const PARAMETER_LOCATIONS = ['path', 'query', 'header', 'cookie'] as const;
+export type ParameterLocation = (typeof PARAMETER_LOCATIONS)[number];
 
 export interface ContractOperation {
   operationId: string;
   method: HttpMethod;
   /** The contract's path template, e.g. `/api/v1/contents/{siteId}`. */
   path: string;
+  /**
+   * The scopes a caller needs, or 'public' for `security: []`. Every alternative of an operation
+   * (header key, query key, bearer token) must list the same scopes; the loader refuses a
+   * contract where they differ, since access is decided once, whatever the credential.
+   */
+  access: { scopes: string[] } | 'public';
+  /** Declared parameters by name: where the operation takes each one. */
+  parameters: ReadonlyMap<string, ParameterLocation>;
+  hasBody: boolean;
+  /** Media types of each declared response status (e.g. 200 → ['image/png']). */
+  responses: ReadonlyMap<number, readonly string[]>;
 }
 
 export interface Contract {
   /** File the validator loads. */
   file: string;
+  /** The document as written (with its $refs), for serving it. */
+  document: Record<string, unknown>;
   operations: ContractOperation[];
+  byId: ReadonlyMap<string, ContractOperation>;
 }
 
 export const CONTRACT_FILE = fileURLToPath(new URL('../../openapi/cms.yaml', import.meta.url));
 
-const operationSchema = z.looseObject({ operationId: z.string().min(1) });
+const securitySchema = z.array(z.record(z.string(), z.array(z.string())));
+const parameterSchema = z.looseObject({ name: z.string(), in: z.enum(PARAMETER_LOCATIONS) });
+const responseSchema = z.looseObject({ content: z.record(z.string(), z.unknown()).optional() });
+const operationSchema = z.looseObject({
+  operationId: z.string().min(1),
+  security: securitySchema.optional(),
+  parameters: z.array(parameterSchema).default([]),
+  requestBody: z.unknown().optional(),
+  responses: z.record(z.string(), responseSchema).default({}),
+});
+const pathItemSchema = z.looseObject({ parameters: z.array(parameterSchema).default([]) });
 const documentSchema = z.looseObject({
+  security: securitySchema.default([]),
   paths: z.record(z.string(), z.looseObject({})).default({}),
 });
 
+type Security = z.infer<typeof securitySchema>;
+
+function accessOf(security: Security, where: string): ContractOperation['access'] {
+  if (security.length === 0) return 'public';
+  const alternatives = security.map((requirement) => [...new Set(Object.values(requirement).flat())].sort());
+  const [first, ...others] = alternatives as [string[], ...string[][]];
+  if (others.some((scopes) => scopes.join(',') !== first.join(','))) {
+    throw new Error(`${where}: every security alternative must list the same scopes`);
+  }
+  return { scopes: first };
+}
+
 export async function loadContract(file: string = CONTRACT_FILE): Promise<Contract> {
-  const document = documentSchema.parse(await $RefParser.parse(file));
+  const written = (await $RefParser.parse(file)) as Record<string, unknown>;
+  // Resolved on a copy: parameters and responses are mostly $refs to components.
+  const document = documentSchema.parse(await $RefParser.dereference(structuredClone(written)));
   const operations: ContractOperation[] = [];
-  for (const [path, item] of Object.entries(document.paths)) {
+  for (const [path, rawItem] of Object.entries(document.paths)) {
+    const item = pathItemSchema.parse(rawItem);
     for (const method of HTTP_METHODS) {
-      if (item[method] === undefined) continue;
-      const operation = operationSchema.safeParse(item[method]);
-      if (!operation.success)
-        throw new Error(`${method.toUpperCase()} ${path} in ${file} has no operationId`);
-      operations.push({ operationId: operation.data.operationId, method, path });
+      if (rawItem[method] === undefined) continue;
+      const where = `${method.toUpperCase()} ${path} in ${file}`;
+      const parsed = operationSchema.safeParse(rawItem[method]);
+      if (!parsed.success) throw new Error(`${where} is not a valid operation (it needs an operationId)`);
+      const operation = parsed.data;
+      const parameters = new Map<string, ParameterLocation>();
+      for (const parameter of [...item.parameters, ...operation.parameters]) {
+        parameters.set(parameter.name, parameter.in);
+      }
+      const responses = new Map<number, string[]>();
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (/^\d{3}$/.test(status)) responses.set(Number(status), Object.keys(response.content ?? {}));
+      }
+      operations.push({
+        operationId: operation.operationId,
+        method,
+        path,
+        access: accessOf(operation.security ?? document.security, where),
+        parameters,
+        hasBody: operation.requestBody !== undefined,
+        responses,
+      });
     }
   }
-  return { file, operations };
+  return {
+    file,
+    document: written,
+    operations,
+    byId: new Map(operations.map((operation) => [operation.operationId, operation])),
+  };
 }
 
 /** `/a/{id}/b` → `/a/:id/b`. */

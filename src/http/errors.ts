@@ -1,14 +1,16 @@
 import type { ErrorRequestHandler, Request } from 'express';
 import { error as validatorErrors } from 'express-openapi-validator';
 import type { Logger } from 'pino';
-import { DomainError, type DomainErrorKind } from '../domain/errors.ts';
-import { authFailureOf, CREDENTIALS_REQUIRED, WWW_AUTHENTICATE } from './auth.ts';
+import { DomainError, type DomainErrorCode, type FieldProblem } from '../domain/errors.ts';
+import { WWW_AUTHENTICATE } from './auth.ts';
+import type { Contract, ContractOperation } from './contract.ts';
 import { isDatabaseUnavailable, isUniqueViolation } from './databaseErrors.ts';
 import { describeError } from './logging.ts';
 import {
   type FieldError,
   type Problem,
   ProblemError,
+  type ProblemKind,
   problem,
   sendProblem,
   serviceUnavailable,
@@ -27,21 +29,35 @@ interface Mapped {
   unexpected?: boolean;
 }
 
-const DOMAIN_STATUS: Record<DomainErrorKind, number> = {
-  invalid: 400,
-  unauthenticated: 401,
-  forbidden: 403,
-  'not-found': 404,
-  conflict: 400,
+const DOMAIN_PROBLEMS: Record<DomainErrorCode, { status: number; kind: ProblemKind }> = {
+  validation: { status: 400, kind: 'validation' },
+  conflict: { status: 400, kind: 'conflict' },
+  'captcha-invalid': { status: 400, kind: 'captcha-invalid' },
+  unauthenticated: { status: 401, kind: 'unauthorized' },
+  'login-failed': { status: 401, kind: 'login-failed' },
+  'locked-out': { status: 401, kind: 'locked-out' },
+  forbidden: { status: 403, kind: 'forbidden' },
+  'not-found': { status: 404, kind: 'not-found' },
 };
 
-function fromDomain(error: DomainError): Mapped {
-  const status = DOMAIN_STATUS[error.kind];
-  if (error.kind === 'conflict') return { body: problem(status, error.message, { kind: 'conflict' }) };
-  if (error.kind === 'invalid' && error.errors.length > 0) {
-    return { body: problem(status, error.message, { kind: 'validation', errors: error.errors }) };
-  }
-  return { body: problem(status, error.message) };
+/**
+ * Where a field of the operation's input sat in the request: a declared parameter is found under
+ * its location (`/query/siteId`, `/path/id`), anything else in the body. Domain code names fields
+ * only, so the same rule serves an operation that takes its input from the query string.
+ */
+export function locateField(field: string, operation: ContractOperation | undefined): string {
+  const name = field.split('/')[0] ?? field;
+  const location = operation?.parameters.get(name) ?? (operation?.hasBody === false ? 'query' : 'body');
+  return `/${location}/${field}`;
+}
+
+function fromDomain(error: DomainError, operation: ContractOperation | undefined): Mapped {
+  const { status, kind } = DOMAIN_PROBLEMS[error.code];
+  const errors = error.fields.map((problem: FieldProblem) => ({
+    path: locateField(problem.field, operation),
+    message: problem.message,
+  }));
+  return { body: problem(status, error.message, { kind, errors }) };
 }
 
 type ValidatorError = InstanceType<(typeof validatorErrors)[keyof typeof validatorErrors]>;
@@ -77,14 +93,6 @@ function fromValidator(error: ValidatorError, req: Request, nodeEnv: string): Ma
         }),
       };
     }
-    case 401:
-    case 403:
-      // The validator reports the first scheme's failure; the real reason was recorded by auth.ts.
-      return mapError(
-        authFailureOf(req) ?? new DomainError('unauthenticated', CREDENTIALS_REQUIRED),
-        req,
-        nodeEnv,
-      );
     case 404:
       return { body: problem(404, `There is no operation at ${req.method} ${req.path}`) };
     case 405: {
@@ -133,9 +141,16 @@ function fromBodyParser(error: unknown): Mapped | undefined {
   return undefined;
 }
 
-export function mapError(error: unknown, req: Request, nodeEnv: string): Mapped {
+type OperationRequest = Request & { openapi?: { schema?: { operationId?: string } } };
+
+function operationOf(req: Request, contract: Contract): ContractOperation | undefined {
+  const operationId = (req as OperationRequest).openapi?.schema?.operationId;
+  return operationId === undefined ? undefined : contract.byId.get(operationId);
+}
+
+export function mapError(error: unknown, req: Request, nodeEnv: string, contract: Contract): Mapped {
   if (error instanceof ProblemError) return { body: error.problem, headers: error.headers };
-  if (error instanceof DomainError) return fromDomain(error);
+  if (error instanceof DomainError) return fromDomain(error, operationOf(req, contract));
   if (isValidatorError(error)) return fromValidator(error, req, nodeEnv);
   const parsing = fromBodyParser(error);
   if (parsing !== undefined) return parsing;
@@ -149,10 +164,10 @@ export function mapError(error: unknown, req: Request, nodeEnv: string): Mapped 
   return { body: problem(500, 'Internal Server Error', { kind: 'internal' }), unexpected: true };
 }
 
-export function errorHandler(logger: Logger, nodeEnv: string): ErrorRequestHandler {
+export function errorHandler(logger: Logger, nodeEnv: string, contract: Contract): ErrorRequestHandler {
   return (error, req, res, _next) => {
     const log = req.log ?? logger;
-    const mapped = mapError(error, req, nodeEnv);
+    const mapped = mapError(error, req, nodeEnv, contract);
     if (mapped.unexpected) {
       const level = mapped.body.status === 503 ? 'warn' : 'error';
       log[level]({ err: describeError(error) }, `${mapped.body.status} ${mapped.body.title}`);
@@ -170,8 +185,7 @@ export function errorHandler(logger: Logger, nodeEnv: string): ErrorRequestHandl
 
 /** For requests no route answered: unknown paths, and operations the contract describes but this version lacks. */
 export function notFound(req: Request): ProblemError {
-  const operationId = (req as Request & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema
-    ?.operationId;
+  const operationId = (req as OperationRequest).openapi?.schema?.operationId;
   const detail = operationId
     ? `Operation ${operationId} (${req.method} ${req.path}) is described in the contract but not implemented in this version`
     : `There is no operation at ${req.method} ${req.path}`;

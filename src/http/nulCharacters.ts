@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { DomainError } from '../domain/errors.ts';
+import { ProblemError, problem } from './problem.ts';
 
 /*
  * PostgreSQL cannot store the NUL character in text, and SQLite can: so that both databases behave
@@ -30,10 +30,11 @@ export function rejectNulCharacters(): RequestHandler {
     nulPaths(req.query, '/query', found);
     if (found.length === 0) return next();
     next(
-      new DomainError(
-        'invalid',
-        `Text must not contain the NUL character (\\u0000): ${found.join(', ')}`,
-        found.map((path) => ({ path, message: 'must not contain the NUL character' })),
+      new ProblemError(
+        problem(400, `Text must not contain the NUL character (\\u0000): ${found.join(', ')}`, {
+          kind: 'validation',
+          errors: found.map((path) => ({ path, message: 'must not contain the NUL character' })),
+        }),
       ),
     );
   };

@@ -1,39 +1,24 @@
 import { STATUS_CODES } from 'node:http';
 import type { Response } from 'express';
+import type { components } from '../generated/openapi.ts';
 
 /** RFC 9457 problem details, plus `message` (= detail) for clients of the original system. */
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  message: string;
-  errors?: FieldError[];
-}
+export type Problem = components['schemas']['Problem'];
 
-export interface FieldError {
-  /** Where in the request: `/body/wheres/0/operator`, `/query/page`, `/path/id`. */
-  path: string;
-  message: string;
-}
+export type FieldError = NonNullable<Problem['errors']>[number];
 
 export const PROBLEM_TYPE_BASE = 'https://cms.example/problems/';
 
-/** Problem kinds beyond the status, so that clients can branch without parsing `detail`. */
-export type ProblemKind =
-  | 'bad-request'
-  | 'validation'
-  | 'malformed-json'
-  | 'conflict'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'not-found'
-  | 'method-not-allowed'
-  | 'payload-too-large'
-  | 'unsupported-media-type'
-  | 'too-many-requests'
-  | 'internal'
-  | 'service-unavailable';
+/**
+ * Problem kinds beyond the status, so that clients can branch without parsing `detail`. The
+ * contract's Problem schema lists every type URI (with what it means) once; the kinds are derived
+ * from it, so a kind the contract does not document does not compile.
+ */
+export type ProblemKind = Problem['type'] extends infer T
+  ? T extends `${typeof PROBLEM_TYPE_BASE}${infer Kind}`
+    ? Kind
+    : never
+  : never;
 
 const DEFAULT_KIND: Record<number, ProblemKind> = {
   400: 'bad-request',
@@ -43,7 +28,7 @@ const DEFAULT_KIND: Record<number, ProblemKind> = {
   405: 'method-not-allowed',
   413: 'payload-too-large',
   415: 'unsupported-media-type',
-  429: 'too-many-requests',
+  429: 'rate-limited',
   503: 'service-unavailable',
 };
 
@@ -54,7 +39,7 @@ export function problem(
 ): Problem {
   const kind = options.kind ?? DEFAULT_KIND[status] ?? 'internal';
   const body: Problem = {
-    type: PROBLEM_TYPE_BASE + kind,
+    type: `${PROBLEM_TYPE_BASE}${kind}`,
     title: STATUS_CODES[status] ?? 'Error',
     status,
     detail,

@@ -3,9 +3,15 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Db, DbProvider } from '../db/client.ts';
 import type { Registry } from '../operations/registry.ts';
-import type { OperationContext, OperationId } from '../operations/types.ts';
-import { API_KEY_QUERY, principalOf } from './auth.ts';
-import { type Contract, toExpressPath } from './contract.ts';
+import {
+  type OperationContext,
+  type OperationId,
+  Reply,
+  type ReplyCookie,
+  type ReplyInit,
+} from '../operations/types.ts';
+import { principalOf } from './auth.ts';
+import { type ContractOperation, type ParameterLocation, toExpressPath } from './contract.ts';
 
 export interface Services {
   db: Db;
@@ -15,52 +21,125 @@ export interface Services {
 }
 
 /*
- * By the time a route runs, express-openapi-validator has checked credentials, parameters and body
- * against the contract, so the input is handed over as the handler's contract type without
- * re-parsing. The one erased signature below is where that guarantee is taken on trust.
+ * The one dispatcher. By the time a route runs, the authorization stage has resolved the principal
+ * and express-openapi-validator has checked parameters and body against the contract, so the input
+ * is handed over as the handler's contract type without re-parsing; the erased signature below is
+ * where that guarantee is taken on trust. What the handler returns is sent as the contract says:
+ * a plain body with the operation's first success status and media type, or a full Reply.
  */
-type ErasedHandler = (
-  input: { path: unknown; query: unknown; body: unknown },
-  context: OperationContext,
-) => Promise<unknown>;
+type ErasedHandler = (input: Record<string, unknown>, context: OperationContext) => Promise<unknown>;
 
 type ValidatedRequest = Request & { openapi?: { pathParams?: Record<string, unknown> } };
 
-/** The credential is not an input of any operation. */
-function operationQuery(req: Request): Record<string, unknown> {
-  const { [API_KEY_QUERY]: _credential, ...query } = (req.query ?? {}) as Record<string, unknown>;
-  return query;
+/** A reply of any operation, as the dispatcher handles it. */
+interface ErasedReply {
+  status: number;
+  headers?: Readonly<Record<string, string>> | undefined;
+  cookies?: readonly ReplyCookie[] | undefined;
+  mediaType?: string | undefined;
+  body?: unknown;
 }
 
-function send(res: Response, output: unknown): void {
-  if (typeof output === 'string') res.status(200).type('text/plain').send(output);
-  else res.status(200).json(output);
+const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
+
+function parameterSource(req: ValidatedRequest, location: ParameterLocation): Record<string, unknown> {
+  switch (location) {
+    case 'path':
+      return req.openapi?.pathParams ?? {};
+    case 'query':
+      return (req.query ?? {}) as Record<string, unknown>;
+    case 'header':
+      return req.headers;
+    case 'cookie':
+      return (req.cookies ?? {}) as Record<string, unknown>;
+  }
 }
 
-function dispatch(handler: ErasedHandler, services: Services): RequestHandler {
-  return async (req, res) => {
-    const validated = req as ValidatedRequest;
-    const output = await handler(
-      { path: validated.openapi?.pathParams ?? {}, query: operationQuery(req), body: req.body },
-      {
-        db: services.db,
-        provider: services.provider,
-        config: services.config,
-        principal: principalOf(req),
-        log: req.log ?? services.logger,
-      },
+/** Exactly the declared parameters (credentials are not an input of any operation). */
+function inputOf(req: ValidatedRequest, res: Response, operation: ContractOperation) {
+  const input: Record<ParameterLocation, Record<string, unknown>> = {
+    path: {},
+    query: {},
+    header: {},
+    cookie: {},
+  };
+  for (const [name, location] of operation.parameters) {
+    const key = location === 'header' ? name.toLowerCase() : name;
+    const value = parameterSource(req, location)[key];
+    if (value !== undefined) input[location][name] = value;
+  }
+  return { ...input, body: operation.hasBody ? req.body : undefined, principal: principalOf(res) };
+}
+
+/** The status and media type a plain body is sent with: the operation's first declared success. */
+function defaultSuccess(operation: ContractOperation): { status: number; mediaType: string | undefined } {
+  const statuses = [...operation.responses.keys()].filter((status) => status >= 200 && status < 300).sort();
+  const status = statuses[0] ?? 200;
+  return { status, mediaType: operation.responses.get(status)?.[0] };
+}
+
+function setCookie(res: Response, cookie: ReplyCookie): void {
+  const { name, value, maxAge, ...options } = cookie;
+  res.cookie(name, value, { ...options, ...(maxAge !== undefined && { maxAge: maxAge * 1000 }) });
+}
+
+/**
+ * A reply whose status or media type the contract does not declare is a bug of the service: the
+ * response validator only sees JSON bodies, so this check covers the rest. Off in production, as
+ * response validation is.
+ */
+function checkDeclared(operation: ContractOperation, status: number, mediaType: string | undefined): void {
+  const declared = operation.responses.get(status);
+  if (declared === undefined) {
+    throw new Error(`${operation.operationId} replied ${status}, which the contract does not declare`);
+  }
+  if (mediaType !== undefined && !declared.includes(mediaType)) {
+    throw new Error(
+      `${operation.operationId} replied ${status} as ${mediaType}, which the contract does not declare`,
     );
-    send(res, output);
+  }
+}
+
+function send(res: Response, operation: ContractOperation, output: unknown, checked: boolean): void {
+  const init: ErasedReply =
+    output instanceof Reply ? output.init : { ...defaultSuccess(operation), body: output };
+  const { status, mediaType, body } = init;
+  if (checked) checkDeclared(operation, status, mediaType);
+  if (init.headers) res.set(init.headers);
+  for (const cookie of init.cookies ?? []) setCookie(res, cookie);
+  res.status(status);
+  if (body === undefined) res.end();
+  else if (mediaType === undefined || JSON_MEDIA_TYPE.test(mediaType)) res.json(body);
+  else res.type(mediaType).send(body instanceof Uint8Array ? Buffer.from(body) : String(body));
+}
+
+const reply = (init: ReplyInit<OperationId>) => new Reply(init);
+
+function dispatch(handler: ErasedHandler, operation: ContractOperation, services: Services): RequestHandler {
+  const checked = services.config.nodeEnv !== 'production';
+  return async (req, res) => {
+    const output = await handler(inputOf(req, res, operation), {
+      db: services.db,
+      provider: services.provider,
+      config: services.config,
+      log: req.log ?? services.logger,
+      reply,
+    });
+    send(res, operation, output, checked);
   };
 }
 
 /** A router with one route per implemented operation, on the method and path the contract gives it. */
-export function operationRoutes(contract: Contract, registry: Registry, services: Services): Router {
+export function operationRoutes(
+  operations: readonly ContractOperation[],
+  registry: Registry,
+  services: Services,
+): Router {
   const router = Router();
-  for (const { operationId, method, path } of contract.operations) {
-    const handler = registry[operationId as OperationId] as ErasedHandler | undefined;
+  for (const operation of operations) {
+    const handler = registry[operation.operationId as OperationId] as ErasedHandler | undefined;
     if (handler === undefined) continue;
-    router[method](toExpressPath(path), dispatch(handler, services));
+    router[operation.method](toExpressPath(operation.path), dispatch(handler, operation, services));
   }
   return router;
 }

@@ -5,13 +5,19 @@ import type { Principal } from '../domain/principal.ts';
 import type { operations } from '../generated/openapi.ts';
 
 /*
- * Every handler is typed from the contract: its input is the validated request of its operation,
- * its output the operation's 200 body. A handler that drifts from openapi/cms.yaml fails to compile.
+ * Every handler is typed from the contract: its input is the validated request of its operation
+ * (path, query, header and cookie parameters, body) and the principal the authorization stage
+ * resolved; its output is either the operation's success body, or a full reply built with
+ * `context.reply` (any success status the operation declares, headers, cookies, and a body of a
+ * declared media type — bytes for an image). A handler that drifts from openapi/cms.yaml fails to
+ * compile. The dispatcher (src/http/routes.ts) does the HTTP; no handler touches express.
  */
 
 export type OperationId = keyof operations;
 
-type Section<O, Where extends 'path' | 'query'> = O extends { parameters: infer P }
+type Location = 'path' | 'query' | 'header' | 'cookie';
+
+type Section<O, Where extends Location> = O extends { parameters: infer P }
   ? P extends { [K in Where]?: infer T }
     ? [T] extends [undefined | never]
       ? Record<string, never>
@@ -26,25 +32,73 @@ type JsonBody<O> = O extends { requestBody: { content: { 'application/json': inf
     ? B | undefined
     : undefined;
 
+type Responses<K extends OperationId> = operations[K]['responses'];
+
+/** The operation's first success status is its default: what a handler's plain body is sent with. */
 type OkBody<O> = O extends { responses: { 200: { content: infer C } } } ? C[keyof C] : never;
 
 export interface OperationInput<K extends OperationId> {
   path: Section<operations[K], 'path'>;
   query: Section<operations[K], 'query'>;
+  /** Declared header parameters, under the names the contract gives them. */
+  header: Section<operations[K], 'header'>;
+  /** Declared cookie parameters. */
+  cookie: Section<operations[K], 'cookie'>;
   body: JsonBody<operations[K]>;
+  /** Who is calling: anonymous on public operations. */
+  principal: Principal;
 }
 
-export type OperationOutput<K extends OperationId> = OkBody<operations[K]>;
+type SuccessStatus = 200 | 201 | 202 | 203 | 204 | 205 | 206 | 300 | 301 | 302 | 303 | 304 | 307 | 308;
 
-export interface OperationContext {
+type ContentOf<R> = R extends { content: infer C } ? ([C] extends [never | undefined] ? never : C) : never;
+
+/** JSON bodies are objects of the schema; anything else may also be sent as bytes. */
+type BodyAs<T, M> = M extends 'application/json' | `${string}+json` ? T : T | Uint8Array;
+
+type ReplyBody<R> = [ContentOf<R>] extends [never]
+  ? { mediaType?: undefined; body?: undefined }
+  : { [M in keyof ContentOf<R>]: { mediaType: M; body: BodyAs<ContentOf<R>[M], M> } }[keyof ContentOf<R>];
+
+export interface ReplyCookie {
+  name: string;
+  value: string;
+  /** Lifetime in seconds; a session cookie when absent. */
+  maxAge?: number;
+  path?: string;
+  httpOnly?: boolean;
+  secure?: boolean;
+  sameSite?: 'strict' | 'lax' | 'none';
+}
+
+/** A full reply: any success status the operation declares, with a body of that status's media type. */
+export type ReplyInit<K extends OperationId> = K extends OperationId
+  ? {
+      [S in Extract<keyof Responses<K>, SuccessStatus>]: {
+        status: S;
+        headers?: Readonly<Record<string, string>>;
+        cookies?: readonly ReplyCookie[];
+      } & ReplyBody<Responses<K>[S]>;
+    }[Extract<keyof Responses<K>, SuccessStatus>]
+  : never;
+
+/** What context.reply makes; the dispatcher tells it from a plain body by its class. */
+export class Reply<K extends OperationId = OperationId> {
+  constructor(readonly init: ReplyInit<K>) {}
+}
+
+export type OperationOutput<K extends OperationId> = OkBody<operations[K]> | Reply<K>;
+
+export interface OperationContext<K extends OperationId = OperationId> {
   db: Db;
   provider: DbProvider;
   config: Config;
-  principal: Principal;
   log: Logger;
+  /** Builds a full reply, typed by this operation's declared responses. */
+  reply(init: ReplyInit<K>): Reply<K>;
 }
 
 export type Handler<K extends OperationId> = (
   input: OperationInput<K>,
-  context: OperationContext,
+  context: OperationContext<K>,
 ) => Promise<OperationOutput<K>>;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { signAccessToken } from '../../src/domain/crypto/tokens.ts';
+import { SCOPES, type Scope } from '../../src/domain/principal.ts';
 import { WWW_AUTHENTICATE } from '../../src/http/auth.ts';
 import { PROBLEM_TYPE_BASE } from '../../src/http/problem.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
@@ -11,10 +12,14 @@ import { startTestApp, type TestApp } from '../support/app.ts';
 
 let app: TestApp;
 let siteId: number;
+let userId: number;
+let administratorId: number;
 
 beforeAll(async () => {
   app = await startTestApp();
   siteId = (await app.db.site.create({ data: { siteDir: 'main', siteName: 'Main site' } })).id;
+  userId = (await app.db.user.create({ data: account('member') })).id;
+  administratorId = (await app.db.administrator.create({ data: account('operator') })).id;
 });
 afterAll(() => app.close());
 
@@ -41,10 +46,20 @@ function expectUnauthorized(
   });
 }
 
-const token = (
-  claims: { id: number; kind: 'user' | 'administrator'; scopes: ('Contents' | 'Channels')[] },
+/** An account row with placeholder password material (these tests never log in). */
+const account = (userName: string) => ({ userName, passwordHash: 'x', passwordSalt: 'x' });
+
+/** A token for an existing account, at the account's current token version. */
+async function token(
+  claims: { id: number; kind: 'user' | 'administrator'; scopes: Scope[] },
   expiresIn = 600,
-) => signAccessToken(claims, app.config.cmsSecret, { expiresIn }).token;
+) {
+  const row =
+    claims.kind === 'user'
+      ? await app.db.user.findUniqueOrThrow({ where: { id: claims.id } })
+      : await app.db.administrator.findUniqueOrThrow({ where: { id: claims.id } });
+  return signAccessToken({ ...claims, version: row.tokenVersion }, app.config.cmsSecret, { expiresIn }).token;
+}
 
 describe('API keys', () => {
   test('no credentials on a secured operation is a 401 with WWW-Authenticate', async () => {
@@ -146,7 +161,7 @@ describe('bearer access tokens', () => {
   test("a user's token with the scope is accepted", async () => {
     const response = await list().set(
       'Authorization',
-      `Bearer ${token({ id: 7, kind: 'user', scopes: ['Contents'] })}`,
+      `Bearer ${await token({ id: userId, kind: 'user', scopes: ['Contents'] })}`,
     );
     expectOk(response);
   });
@@ -154,7 +169,7 @@ describe('bearer access tokens', () => {
   test("an administrator's token carries every scope", async () => {
     const response = await list().set(
       'Authorization',
-      `Bearer ${token({ id: 1, kind: 'administrator', scopes: [] })}`,
+      `Bearer ${await token({ id: administratorId, kind: 'administrator', scopes: [] })}`,
     );
     expectOk(response);
   });
@@ -162,7 +177,7 @@ describe('bearer access tokens', () => {
   test("a user's token without the scope is a 403 naming it (not a 401 about a missing key)", async () => {
     const response = await list().set(
       'Authorization',
-      `Bearer ${token({ id: 7, kind: 'user', scopes: ['Channels'] })}`,
+      `Bearer ${await token({ id: userId, kind: 'user', scopes: ['Channels'] })}`,
     );
     expect(response.status).toBe(403);
     expect(response.body.detail).toBe(
@@ -170,11 +185,81 @@ describe('bearer access tokens', () => {
     );
   });
 
+  test("a user's token never reaches the administration, whatever scopes it claims: 403", async () => {
+    const claimsAll = await token({ id: userId, kind: 'user', scopes: [...SCOPES] });
+    for (const path of ['/api/v1/users', '/api/v1/administrators']) {
+      const response = await app.request.get(path).set('Authorization', `Bearer ${claimsAll}`);
+      expect(response.status).toBe(403);
+      expect(response.body.type).toBe(`${PROBLEM_TYPE_BASE}forbidden`);
+      expect(response.body.detail).toMatch(/^A user's access token cannot reach this operation: it needs '/);
+    }
+    // The same scopes on an administrator's token get through authorization (then: not implemented).
+    const administrator = await token({ id: administratorId, kind: 'administrator', scopes: [] });
+    const response = await app.request.get('/api/v1/users').set('Authorization', `Bearer ${administrator}`);
+    expect(response.status).not.toBe(403);
+    expect(response.status).not.toBe(401);
+  });
+
+  test('a token stops working at once when its account is locked, and works again when unlocked', async () => {
+    const user = await app.db.user.create({ data: account('locked-later') });
+    const bearer = `Bearer ${await token({ id: user.id, kind: 'user', scopes: ['Contents'] })}`;
+    expectOk(await list().set('Authorization', bearer));
+    await app.db.user.update({ where: { id: user.id }, data: { locked: true } });
+    expectUnauthorized(
+      await list().set('Authorization', bearer),
+      'The account of this access token is locked',
+    );
+    await app.db.user.update({
+      where: { id: user.id },
+      data: { locked: false, lockedUntil: new Date(Date.now() + 60_000) },
+    });
+    expectUnauthorized(
+      await list().set('Authorization', bearer),
+      'The account of this access token is locked',
+    );
+    await app.db.user.update({ where: { id: user.id }, data: { lockedUntil: new Date(Date.now() - 1000) } });
+    expectOk(await list().set('Authorization', bearer));
+  });
+
+  test("a locked-out administrator's token is a 401", async () => {
+    const administrator = await app.db.administrator.create({ data: account('admin-locked') });
+    const bearer = `Bearer ${await token({ id: administrator.id, kind: 'administrator', scopes: [] })}`;
+    expectOk(await list().set('Authorization', bearer));
+    await app.db.administrator.update({ where: { id: administrator.id }, data: { isLockedOut: true } });
+    expectUnauthorized(
+      await list().set('Authorization', bearer),
+      'The account of this access token is locked',
+    );
+  });
+
+  test('a token of a deleted account is a 401', async () => {
+    const user = await app.db.user.create({ data: account('deleted-later') });
+    const bearer = `Bearer ${await token({ id: user.id, kind: 'user', scopes: ['Contents'] })}`;
+    await app.db.user.delete({ where: { id: user.id } });
+    expectUnauthorized(
+      await list().set('Authorization', bearer),
+      'The account of this access token no longer exists',
+    );
+  });
+
+  test('advancing the token version (logout, password change) revokes every older token at once', async () => {
+    const user = await app.db.user.create({ data: account('logs-out') });
+    const old = `Bearer ${await token({ id: user.id, kind: 'user', scopes: ['Contents'] })}`;
+    await app.db.user.update({ where: { id: user.id }, data: { tokenVersion: { increment: 1 } } });
+    expectUnauthorized(
+      await list().set('Authorization', old),
+      'The access token has been revoked (logout, password change or lock)',
+    );
+    const fresh = `Bearer ${await token({ id: user.id, kind: 'user', scopes: ['Contents'] })}`;
+    expectOk(await list().set('Authorization', fresh));
+  });
+
   test('an expired token is a 401', async () => {
-    const expired = signAccessToken({ id: 7, kind: 'user', scopes: ['Contents'] }, app.config.cmsSecret, {
-      expiresIn: 60,
-      now: new Date(Date.now() - 3_600_000),
-    }).token;
+    const expired = signAccessToken(
+      { id: userId, kind: 'user', scopes: ['Contents'], version: 0 },
+      app.config.cmsSecret,
+      { expiresIn: 60, now: new Date(Date.now() - 3_600_000) },
+    ).token;
     expectUnauthorized(
       await list().set('Authorization', `Bearer ${expired}`),
       'The access token has expired',
@@ -182,7 +267,7 @@ describe('bearer access tokens', () => {
   });
 
   test('a tampered token is a 401', async () => {
-    const genuine = token({ id: 7, kind: 'user', scopes: ['Channels'] });
+    const genuine = await token({ id: userId, kind: 'user', scopes: ['Channels'] });
     const [header, payload, signature] = genuine.split('.') as [string, string, string];
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
     const escalated = Buffer.from(JSON.stringify({ ...claims, kind: 'administrator' })).toString('base64url');
@@ -193,9 +278,11 @@ describe('bearer access tokens', () => {
   });
 
   test('a token signed with another secret is a 401', async () => {
-    const foreign = signAccessToken({ id: 7, kind: 'user', scopes: ['Contents'] }, 'x'.repeat(40), {
-      expiresIn: 600,
-    });
+    const foreign = signAccessToken(
+      { id: userId, kind: 'user', scopes: ['Contents'], version: 0 },
+      'x'.repeat(40),
+      { expiresIn: 600 },
+    );
     expectUnauthorized(
       await list().set('Authorization', `Bearer ${foreign.token}`),
       'The access token signature is invalid',

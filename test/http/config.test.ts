@@ -24,6 +24,7 @@ describe('loadConfig', () => {
       maxPerPage: 1000,
       rateLimitPerMinute: 1200,
       redisUrl: undefined,
+      redisKeyPrefix: 'cms:',
     });
   });
 
@@ -40,6 +41,7 @@ describe('loadConfig', () => {
         MAX_PER_PAGE: '500',
         RATE_LIMIT_PER_MINUTE: '0',
         REDIS_URL: 'redis://:pw@cache:6379/2',
+        REDIS_KEY_PREFIX: 'cms-staging:',
       }),
     ).toEqual({
       port: 8080,
@@ -51,6 +53,7 @@ describe('loadConfig', () => {
       maxPerPage: 500,
       rateLimitPerMinute: 0,
       redisUrl: 'redis://:pw@cache:6379/2',
+      redisKeyPrefix: 'cms-staging:',
     });
     expect(loadConfig({ DATABASE_URL: 'postgres://h/d' }).databaseUrl).toBe('postgres://h/d');
   });
@@ -73,6 +76,10 @@ describe('loadConfig', () => {
       'DATABASE_URL must start with file: (SQLite) or postgresql:// (PostgreSQL)',
     ],
     [{ CMS_SECRET: 'short' }, 'CMS_SECRET must be at least 32 characters long'],
+    [
+      { REDIS_KEY_PREFIX: 'cms prod' },
+      'REDIS_KEY_PREFIX must be 1 to 64 letters, digits or any of : _ . -',
+    ],
     [{ TZ: 'Mars/Olympus' }, "TZ must be an IANA time zone name such as Europe/Paris (got 'Mars/Olympus')"],
     [{ TZ: '+01:00' }, "TZ must be an IANA time zone name such as Europe/Paris (got '+01:00')"],
     [

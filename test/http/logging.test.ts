@@ -27,9 +27,14 @@ afterAll(() => app.close());
 describe('request logs', () => {
   test('contain no API key, token or cookie, wherever the client put them', async () => {
     const key = await app.createApiKey(['Contents']);
-    const token = signAccessToken({ id: 3, kind: 'user', scopes: ['Contents'] }, app.config.cmsSecret, {
-      expiresIn: 600,
-    }).token;
+    const user = await app.db.user.create({
+      data: { userName: 'logged', passwordHash: 'x', passwordSalt: 'x' },
+    });
+    const token = signAccessToken(
+      { id: user.id, kind: 'user', scopes: ['Contents'], version: user.tokenVersion },
+      app.config.cmsSecret,
+      { expiresIn: 600 },
+    ).token;
     const body = { siteId: 1 };
     lines.length = 0;
     await app.request.post('/api/v1/contents').set('X-SS-API-KEY', key).send(body);

@@ -3,7 +3,14 @@ import pino from 'pino';
 import supertest from 'supertest';
 import { loadConfig } from '../../src/config.ts';
 import { createDb } from '../../src/db/client.ts';
-import { DomainError, forbidden, invalid, notFound, unauthenticated } from '../../src/domain/errors.ts';
+import {
+  DomainError,
+  forbidden,
+  invalid,
+  invalidFields,
+  notFound,
+  unauthenticated,
+} from '../../src/domain/errors.ts';
 import { createApp } from '../../src/http/app.ts';
 import { PROBLEM_TYPE_BASE, RETRY_AFTER_SECONDS } from '../../src/http/problem.ts';
 import { ping } from '../../src/operations/system/ping.ts';
@@ -187,9 +194,24 @@ describe('errors raised by handlers', () => {
   };
 
   const cases: [string, DomainError, number, string, string][] = [
-    ['invalid', invalid('perPage must be at most 1000'), 400, 'bad-request', 'Bad Request'],
+    ['validation', invalid('perPage must be at most 1000'), 400, 'validation', 'Bad Request'],
     ['conflict', new DomainError('conflict', 'indexName "news" is taken'), 400, 'conflict', 'Bad Request'],
-    ['unauthenticated', unauthenticated('Wrong account or password'), 401, 'unauthorized', 'Unauthorized'],
+    [
+      'captcha-invalid',
+      new DomainError('captcha-invalid', 'Wrong code'),
+      400,
+      'captcha-invalid',
+      'Bad Request',
+    ],
+    ['unauthenticated', unauthenticated('The API key is not valid'), 401, 'unauthorized', 'Unauthorized'],
+    [
+      'login-failed',
+      new DomainError('login-failed', 'Wrong account or password'),
+      401,
+      'login-failed',
+      'Unauthorized',
+    ],
+    ['locked-out', new DomainError('locked-out', 'Locked for 15 minutes'), 401, 'locked-out', 'Unauthorized'],
     ['forbidden', forbidden('Not yours'), 403, 'forbidden', 'Forbidden'],
     ['not-found', notFound('Content 42 does not exist'), 404, 'not-found', 'Not Found'],
   ];
@@ -202,16 +224,14 @@ describe('errors raised by handlers', () => {
     expect(response.headers['www-authenticate'] !== undefined).toBe(status === 401);
   });
 
-  test('an invalid DomainError with field errors carries them', async () => {
-    raise(
-      invalid('wheres[0].column: unknown column "titel"', [
-        { path: '/body/wheres/0/column', message: 'unknown column "titel"' },
-      ]),
-    );
+  test('an invalid DomainError names fields; the mapper places them where the operation takes input', async () => {
+    // healthz takes neither a body nor parameters: fields of such an operation are query fields.
+    raise(invalidFields([{ field: 'wheres/0/column', message: 'unknown column "titel"' }]));
     const response = await raising.request.get('/healthz');
     expectProblem(response, 400, 'validation', 'Bad Request');
+    expect(response.body.detail).toBe('wheres/0/column unknown column "titel"');
     expect(response.body.errors).toEqual([
-      { path: '/body/wheres/0/column', message: 'unknown column "titel"' },
+      { path: '/query/wheres/0/column', message: 'unknown column "titel"' },
     ]);
   });
 

@@ -17,11 +17,11 @@ beforeAll(async () => {
   app = await startTestApp({
     handlers: {
       getChannel: async (input, context) => {
-        seen = { input, principal: context.principal, context };
+        seen = { input, principal: input.principal, context };
         throw notFound('recorded');
       },
       stlGetSite: async (input, context) => {
-        seen = { input, principal: context.principal, context };
+        seen = { input, principal: input.principal, context };
         throw notFound('recorded');
       },
     },
@@ -33,14 +33,26 @@ afterAll(() => app.close());
 describe('operation input and context', () => {
   test('path parameters arrive coerced to the contract types', async () => {
     expect((await app.request.get('/api/v1/channels/12/34').set('X-SS-API-KEY', key)).status).toBe(404);
-    expect(seen?.input).toEqual({ path: { siteId: 12, channelId: 34 }, query: {}, body: undefined });
+    expect(seen?.input).toMatchObject({
+      path: { siteId: 12, channelId: 34 },
+      query: {},
+      header: {},
+      cookie: {},
+      body: undefined,
+    });
   });
 
   test('query parameters arrive coerced, without the apiKey credential', async () => {
     expect(
       (await app.request.get('/api/v1/stl/site').query({ siteId: '5', siteDir: 'main', apiKey: key })).status,
     ).toBe(404);
-    expect(seen?.input).toEqual({ path: {}, query: { siteId: 5, siteDir: 'main' }, body: undefined });
+    expect(seen?.input).toMatchObject({
+      path: {},
+      query: { siteId: 5, siteDir: 'main' },
+      header: {},
+      cookie: {},
+      body: undefined,
+    });
   });
 
   test('the context carries the database, provider, config, principal and a request logger', async () => {

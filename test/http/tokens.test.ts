@@ -10,7 +10,7 @@ function refusal(token: string, secret = SECRET, now = NOW): string {
   try {
     verifyAccessToken(token, secret, now);
   } catch (error) {
-    if (error instanceof DomainError && error.kind === 'unauthenticated') return error.message;
+    if (error instanceof DomainError && error.code === 'unauthenticated') return error.message;
     throw error;
   }
   throw new Error('expected the token to be refused');
@@ -20,7 +20,7 @@ const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('bas
 
 describe('access tokens (HS256 JWT)', () => {
   const { token, expiresAt } = signAccessToken(
-    { id: 12, kind: 'user', scopes: ['Contents', 'STL'] },
+    { id: 12, kind: 'user', scopes: ['Contents', 'STL'], version: 3 },
     SECRET,
     {
       expiresIn: 3600,
@@ -34,6 +34,7 @@ describe('access tokens (HS256 JWT)', () => {
       sub: '12',
       kind: 'user',
       scopes: ['Contents', 'STL'],
+      ver: 3,
       iat: NOW.getTime() / 1000,
       exp: NOW.getTime() / 1000 + 3600,
     });

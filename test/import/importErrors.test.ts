@@ -32,12 +32,12 @@ async function failingImport(db: Db, document: unknown): Promise<string[]> {
   );
   expect(error).toBeInstanceOf(DomainError);
   const domainError = error as DomainError;
-  expect(domainError.kind).toBe('invalid');
+  expect(domainError.code).toBe('validation');
   expect(domainError.message).toBe(
-    `The import file has ${domainError.errors.length} problem${domainError.errors.length === 1 ? '' : 's'}; nothing was imported`,
+    `The import file has ${domainError.fields.length} problem${domainError.fields.length === 1 ? '' : 's'}; nothing was imported`,
   );
   expect(await rowCounts(db)).toEqual(before);
-  return domainError.errors.map((detail) => detail.message);
+  return domainError.fields.map((detail) => detail.message);
 }
 
 describe('importDocument refuses a bad file as a whole', () => {

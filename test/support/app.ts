@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
@@ -49,6 +50,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent' }),
     databaseUrl: database.url,
     cmsSecret: TEST_SECRET,
+    // Test runs share one Redis (CI runs SQLite then PostgreSQL within the same minute).
+    redisKeyPrefix: `cms-test-${randomUUID()}:`,
     ...options.config,
   };
   const app = createApp({

@@ -1,7 +1,8 @@
 import type { Db } from '../../db/client.ts';
 import type { Channel } from '../../db/models.ts';
 import type { components } from '../../generated/openapi.ts';
-import { invalid, notFound } from '../errors.ts';
+import { resolveAlias } from '../aliases.ts';
+import { assertNoProblems, conflict, type FieldProblem, notFound } from '../errors.ts';
 import { joinList } from '../lists.ts';
 import { requireSite } from '../records.ts';
 import type { ChannelFormA } from './forms.ts';
@@ -9,45 +10,36 @@ import { filePathProblem } from './paths.ts';
 import { channelWithChildren } from './read.ts';
 
 export type UpdateChannelRequest = components['schemas']['UpdateChannelRequest'];
-type Problem = { path: string; message: string };
 
 const TEXT_FIELDS = ['imageUrl', 'content', 'linkUrl', 'linkType', 'description'] as const;
 const PATH_FIELDS = ['filePath', 'channelFilePathRule', 'contentFilePathRule'] as const;
 const TEMPLATE_FIELDS = ['channelTemplateId', 'contentTemplateId'] as const;
 
 function changesOf(body: UpdateChannelRequest): Partial<Channel> {
-  const problems: Problem[] = [];
+  const problems: FieldProblem[] = [];
   const changes: Partial<Channel> = {};
   if (body.channelName !== undefined) {
-    if (body.channelName.trim() === '')
-      problems.push({ path: '/body/channelName', message: 'must not be empty' });
+    if (body.channelName.trim() === '') problems.push({ field: 'channelName', message: 'must not be empty' });
     else changes.channelName = body.channelName.trim();
   }
-  if (
-    body.indexName !== undefined &&
-    body.channelIndex !== undefined &&
-    body.indexName !== body.channelIndex
-  ) {
-    problems.push({
-      path: '/body/channelIndex',
-      message: 'differs from indexName (channelIndex is its alias)',
-    });
-  }
-  const indexName = body.indexName ?? body.channelIndex;
+  const indexName = resolveAlias(
+    { field: 'indexName', value: body.indexName },
+    { field: 'channelIndex', value: body.channelIndex },
+    problems,
+  );
   if (indexName !== undefined) changes.indexName = indexName.trim() === '' ? null : indexName.trim();
   for (const field of PATH_FIELDS) {
     const value = body[field];
     if (value === undefined) continue;
     const problem = filePathProblem(value);
-    if (problem) problems.push({ path: `/body/${field}`, message: problem });
+    if (problem) problems.push({ field, message: problem });
     else changes[field] = value;
   }
   for (const field of TEXT_FIELDS) if (body[field] !== undefined) changes[field] = body[field];
   if (body.keywords !== undefined) changes.keywords = joinList(body.keywords);
   if (body.groupNames !== undefined) changes.groupNames = joinList(body.groupNames);
   for (const field of TEMPLATE_FIELDS) if (body[field] !== undefined) changes[field] = body[field];
-  if (problems.length > 0)
-    throw invalid(problems.map((p) => `${p.path.slice(6)} ${p.message}`).join('; '), problems);
+  assertNoProblems(problems);
   return changes;
 }
 
@@ -68,9 +60,9 @@ export async function updateChannel(
         select: { id: true },
       });
       if (holder) {
-        throw invalid(
+        throw conflict(
           `indexName '${changes.indexName}' is already used by channel ${holder.id} of site ${site.id}`,
-          [{ path: '/body/indexName', message: 'must be unique within the site' }],
+          [{ field: 'indexName', message: 'must be unique within the site' }],
         );
       }
     }

@@ -1,7 +1,7 @@
 import type { Db, DbProvider } from '../../db/client.ts';
 import type { Content } from '../../db/models.ts';
 import { sql } from '../../db/sql.ts';
-import { invalid, notFound } from '../errors.ts';
+import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
 import { requireSite } from '../records.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
 import { type ContentFormA, toContentFormA } from './forms.ts';
@@ -44,16 +44,11 @@ async function resolveChannelScope(db: Db, request: ListContentsRequest): Promis
 function pageWindow(request: ListContentsRequest, sitePageSize: number, maxPerPage: number) {
   const page = request.page || 1;
   const perPage = request.perPage || sitePageSize;
-  const problems = [];
-  if (page < 1) problems.push({ path: '/body/page', message: 'must be 0 or more' });
-  if (perPage < 1) problems.push({ path: '/body/perPage', message: 'must be 0 or more' });
-  if (perPage > maxPerPage)
-    problems.push({ path: '/body/perPage', message: `must be at most ${maxPerPage}` });
-  if (problems.length > 0)
-    throw invalid(
-      problems.map((problem) => `${problem.path.slice(6)} ${problem.message}`).join('; '),
-      problems,
-    );
+  const problems: FieldProblem[] = [];
+  if (page < 1) problems.push({ field: 'page', message: 'must be 0 or more' });
+  if (perPage < 1) problems.push({ field: 'perPage', message: 'must be 0 or more' });
+  if (perPage > maxPerPage) problems.push({ field: 'perPage', message: `must be at most ${maxPerPage}` });
+  assertNoProblems(problems);
   return { perPage, offset: (page - 1) * perPage };
 }
 

@@ -1,7 +1,7 @@
 import type { DbProvider } from '../../db/client.ts';
 import { identifier, joinSql, keyword, type Sql, sql } from '../../db/sql.ts';
 import { parseDateTime } from '../dates.ts';
-import { invalid } from '../errors.ts';
+import { assertNoProblems, DomainError, type FieldProblem, invalid } from '../errors.ts';
 import { CONTENT_COLUMN_NAMES, type ContentColumn, contentColumn } from './columns.ts';
 
 /*
@@ -56,7 +56,6 @@ const OPERATORS: Record<string, Operator> = {
 };
 const OPERATOR_NAMES = '=, !=, >, >=, <, <=, In, NotIn, Like, NotLike';
 
-type Problem = { path: string; message: string };
 type Scalar = number | boolean | string | Date;
 
 /** Escape LIKE's own wildcards so that a literal value matches only itself. */
@@ -90,8 +89,8 @@ function readValue(value: WhereRule['value'], column: ContentColumn, name: strin
       const number =
         typeof value === 'number' ? value : typeof value === 'string' ? Number(value.trim()) : NaN;
       if (typeof value === 'boolean' || (typeof value === 'string' && !/^-?\d+$/.test(value.trim())))
-        throw `must be an integer for column '${name}'`;
-      if (!Number.isSafeInteger(number)) throw `must be an integer for column '${name}'`;
+        throw invalid(`must be an integer for column '${name}'`);
+      if (!Number.isSafeInteger(number)) throw invalid(`must be an integer for column '${name}'`);
       return number;
     }
     case 'boolean': {
@@ -99,11 +98,11 @@ function readValue(value: WhereRule['value'], column: ContentColumn, name: strin
       const word = String(value).trim().toLowerCase();
       if (word === 'true' || word === '1') return true;
       if (word === 'false' || word === '0') return false;
-      throw `must be true or false for column '${name}'`;
+      throw invalid(`must be true or false for column '${name}'`);
     }
     case 'date': {
       const date = typeof value === 'string' ? parseDateTime(value) : undefined;
-      if (!date) throw `must be a date-time 'yyyy-MM-dd HH:mm:ss' for column '${name}'`;
+      if (!date) throw invalid(`must be a date-time 'yyyy-MM-dd HH:mm:ss' for column '${name}'`);
       return date;
     }
     default:
@@ -113,9 +112,10 @@ function readValue(value: WhereRule['value'], column: ContentColumn, name: strin
 
 function compileWhere(rule: WhereRule, provider: DbProvider): Sql {
   const column = contentColumn(rule.column);
-  if (!column) throw `unknown column '${rule.column}'; allowed columns: ${CONTENT_COLUMN_NAMES.join(', ')}`;
+  if (!column)
+    throw invalid(`unknown column '${rule.column}'; allowed columns: ${CONTENT_COLUMN_NAMES.join(', ')}`);
   const operator = OPERATORS[(rule.operator ?? '=').trim().toLowerCase()];
-  if (!operator) throw `unknown operator '${rule.operator}'; allowed operators: ${OPERATOR_NAMES}`;
+  if (!operator) throw invalid(`unknown operator '${rule.operator}'; allowed operators: ${OPERATOR_NAMES}`);
 
   const name = rule.column;
   const raw = identifier(column.column);
@@ -127,7 +127,7 @@ function compileWhere(rule: WhereRule, provider: DbProvider): Sql {
     column.nullable && !isText ? sql`(${raw} IS NULL OR ${condition})` : condition;
 
   if (operator === 'like' || operator === 'notlike') {
-    if (!isText) throw `operator '${rule.operator}' applies to text columns only, not '${name}'`;
+    if (!isText) throw invalid(`operator '${rule.operator}' applies to text columns only, not '${name}'`);
     const match = likeSql(expression, String(rule.value), provider);
     return operator === 'like' ? match : sql`NOT (${match})`;
   }
@@ -147,12 +147,12 @@ function compileWhere(rule: WhereRule, provider: DbProvider): Sql {
 
   if (column.kind === 'list') {
     if (operator !== '=' && operator !== '!=')
-      throw `operator '${rule.operator}' does not apply to list column '${name}'`;
+      throw invalid(`operator '${rule.operator}' does not apply to list column '${name}'`);
     const has = listHas(raw, String(rule.value), provider);
     return operator === '=' ? has : sql`NOT (${has})`;
   }
   if (column.kind === 'boolean' && operator !== '=' && operator !== '!=')
-    throw `operator '${rule.operator}' does not apply to boolean column '${name}'`;
+    throw invalid(`operator '${rule.operator}' does not apply to boolean column '${name}'`);
 
   const value = readValue(rule.value, column, name);
   const comparison = sql`${collated} ${sqlOperator(operator)} ${value}`;
@@ -171,7 +171,7 @@ const DEFAULT_ORDER: readonly OrderRule[] = [
   { column: 'id', desc: true },
 ];
 
-function compileOrder(orders: readonly OrderRule[], provider: DbProvider, problems: Problem[]): Sql {
+function compileOrder(orders: readonly OrderRule[], provider: DbProvider, problems: FieldProblem[]): Sql {
   const rules = orders.length > 0 ? orders : DEFAULT_ORDER;
   const parts: Sql[] = [];
   const seen = new Set<string>();
@@ -179,7 +179,7 @@ function compileOrder(orders: readonly OrderRule[], provider: DbProvider, proble
     const column = contentColumn(rule.column);
     if (!column) {
       problems.push({
-        path: `/body/orders/${index}/column`,
+        field: `orders/${index}/column`,
         message: `unknown column '${rule.column}'; allowed columns: ${CONTENT_COLUMN_NAMES.join(', ')}`,
       });
       return;
@@ -200,7 +200,7 @@ function compileOrder(orders: readonly OrderRule[], provider: DbProvider, proble
 
 /** Compile a filter; every problem of the request is collected into one `invalid` error. */
 export function compileContentQuery(filter: ContentFilter, provider: DbProvider): CompiledContentQuery {
-  const problems: Problem[] = [];
+  const problems: FieldProblem[] = [];
   const conditions: Sql[] = [sql`"siteId" = ${filter.siteId}`, sql`"recycled" = ${false}`];
 
   if (filter.channelSubtree !== undefined) {
@@ -224,15 +224,14 @@ export function compileContentQuery(filter: ContentFilter, provider: DbProvider)
   (filter.wheres ?? []).forEach((rule, index) => {
     try {
       conditions.push(compileWhere(rule, provider));
-    } catch (message) {
-      if (typeof message !== 'string') throw message;
-      problems.push({ path: `/body/wheres/${index}`, message });
+    } catch (error) {
+      // A rule's own problem is reported at that rule's place in the filter.
+      if (!(error instanceof DomainError)) throw error;
+      problems.push({ field: `wheres/${index}`, message: error.message });
     }
   });
 
   const orderBy = compileOrder(filter.orders ?? [], provider, problems);
-  if (problems.length > 0) {
-    throw invalid(problems.map((problem) => problem.message).join('; '), problems);
-  }
+  assertNoProblems(problems);
   return { where: sql`WHERE ${joinSql(conditions, ' AND ')}`, orderBy };
 }

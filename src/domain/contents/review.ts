@@ -20,7 +20,7 @@ export function isValidCheckedLevel(level: number): boolean {
 export function reviewStateOfLevel(checkedLevel: number, siteLevel: number): ReviewState {
   if (!isValidCheckedLevel(checkedLevel)) {
     throw invalid(`checkedLevel must be -99 (draft), 0 (pending), 1 to 5 (passed) or -1 to -5 (rejected)`, [
-      { path: '/body/checkedLevel', message: 'must be -99 or an integer from -5 to 5' },
+      { field: 'checkedLevel', message: 'must be -99 or an integer from -5 to 5' },
     ]);
   }
   return { checked: checkedLevel >= siteLevel, checkedLevel };
@@ -46,7 +46,7 @@ export function requestedReviewState(
   if (byLevel && byDecision && byLevel.checked !== byDecision.checked) {
     throw invalid(
       `isChecked ${update.approved} contradicts checkedLevel ${update.checkedLevel} (the site approves at level ${siteLevel})`,
-      [{ path: '/body/isChecked', message: 'contradicts checkedLevel' }],
+      [{ field: 'isChecked', message: 'contradicts checkedLevel' }],
     );
   }
   return byLevel ?? byDecision;

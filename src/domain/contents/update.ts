@@ -1,8 +1,9 @@
 import type { Db } from '../../db/client.ts';
 import type { Content } from '../../db/models.ts';
 import type { components } from '../../generated/openapi.ts';
+import { resolveAlias } from '../aliases.ts';
 import { parseDateTime } from '../dates.ts';
-import { invalid, notFound } from '../errors.ts';
+import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
 import { joinList } from '../lists.ts';
 import { requireSite } from '../records.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
@@ -10,7 +11,6 @@ import { type ContentFormA, toContentFormA } from './forms.ts';
 import { requestedReviewState } from './review.ts';
 
 export type UpdateContentRequest = components['schemas']['UpdateContentRequest'];
-type Problem = { path: string; message: string };
 
 const TEXT_FIELDS = [
   'addUserName',
@@ -33,20 +33,20 @@ const DATE_FIELDS = ['addDate', 'lastEditDate', 'lastHitsDate'] as const;
 
 function approvalWord(
   value: string | boolean | undefined,
-  path: string,
-  problems: Problem[],
+  field: string,
+  problems: FieldProblem[],
 ): boolean | undefined {
   if (value === undefined || typeof value === 'boolean') return value;
   const word = value.trim().toLowerCase();
   if (word === 'true') return true;
   if (word === 'false') return false;
-  problems.push({ path, message: "must be 'true' or 'false'" });
+  problems.push({ field, message: "must be 'true' or 'false'" });
   return undefined;
 }
 
 /** The column changes a partial update asks for; fields it does not name stay as they are. */
 function changesOf(body: UpdateContentRequest, siteLevel: number): Partial<Content> {
-  const problems: Problem[] = [];
+  const problems: FieldProblem[] = [];
   const changes: Partial<Content> = {};
   const set = <K extends keyof Content>(key: K, value: Content[K]) => {
     changes[key] = value;
@@ -54,15 +54,19 @@ function changesOf(body: UpdateContentRequest, siteLevel: number): Partial<Conte
 
   for (const field of TEXT_FIELDS) if (body[field] !== undefined) set(field, body[field]);
   if (changes.title !== undefined && changes.title.trim() === '')
-    problems.push({ path: '/body/title', message: 'must not be empty' });
-  const text = body.body ?? body.content;
+    problems.push({ field: 'title', message: 'must not be empty' });
+  const text = resolveAlias(
+    { field: 'body', value: body.body },
+    { field: 'content', value: body.content },
+    problems,
+  );
   if (text !== undefined) set('body', text);
   if (body.linkUrl !== undefined) set('linkUrl', body.linkUrl);
   for (const field of INTEGER_FIELDS) if (body[field] !== undefined) set(field, body[field]);
   for (const field of COUNT_FIELDS) {
     const value = body[field];
     if (value === undefined) continue;
-    if (value < 0) problems.push({ path: `/body/${field}`, message: 'must not be negative' });
+    if (value < 0) problems.push({ field, message: 'must not be negative' });
     else set(field, value);
   }
   for (const field of FLAG_FIELDS) if (body[field] !== undefined) set(field, body[field]);
@@ -71,16 +75,15 @@ function changesOf(body: UpdateContentRequest, siteLevel: number): Partial<Conte
     if (value === undefined) continue;
     const date = parseDateTime(value);
     if (date) set(field, date);
-    else problems.push({ path: `/body/${field}`, message: `'${value}' is not a valid date-time` });
+    else problems.push({ field, message: `'${value}' is not a valid date-time` });
   }
   if (body.groupNames !== undefined) set('groupNames', joinList(body.groupNames));
   if (body.tagNames !== undefined) set('tagNames', joinList(body.tagNames));
 
-  const isChecked = approvalWord(body.isChecked, '/body/isChecked', problems);
+  const isChecked = approvalWord(body.isChecked, 'isChecked', problems);
   if (isChecked !== undefined && body.checked !== undefined && isChecked !== body.checked)
-    problems.push({ path: '/body/checked', message: 'contradicts isChecked' });
-  if (problems.length > 0)
-    throw invalid(problems.map((p) => `${p.path.slice(6)} ${p.message}`).join('; '), problems);
+    problems.push({ field: 'checked', message: 'contradicts isChecked' });
+  assertNoProblems(problems);
 
   const review = requestedReviewState(
     { checkedLevel: body.checkedLevel, approved: isChecked ?? body.checked },

@@ -15,6 +15,11 @@ export interface AccessTokenClaims {
   sub: string;
   kind: TokenKind;
   scopes: Scope[];
+  /**
+   * The account's token version when the token was issued. Logging out, changing the password or
+   * locking the account advances the version, and every older token stops working at once.
+   */
+  ver: number;
   /** Issued-at and expiry, seconds since the epoch. */
   iat: number;
   exp: number;
@@ -28,6 +33,7 @@ const claimsSchema = z.object({
   sub: z.string().regex(/^[1-9]\d*$/),
   kind: z.enum(['user', 'administrator']),
   scopes: z.array(z.enum(SCOPES)),
+  ver: z.number().int().min(0),
   iat: z.number().int(),
   exp: z.number().int(),
 });
@@ -47,7 +53,7 @@ export interface SignOptions {
 }
 
 export function signAccessToken(
-  subject: { id: number; kind: TokenKind; scopes: readonly Scope[] },
+  subject: { id: number; kind: TokenKind; scopes: readonly Scope[]; version: number },
   secret: string,
   { expiresIn, now = new Date() }: SignOptions,
 ): { token: string; expiresAt: Date } {
@@ -56,6 +62,7 @@ export function signAccessToken(
     sub: String(subject.id),
     kind: subject.kind,
     scopes: [...subject.scopes],
+    ver: subject.version,
     iat,
     exp: iat + expiresIn,
   };

@@ -53,7 +53,10 @@ export async function importDocument(db: Db, document: unknown): Promise<ImportS
       const apiKeys = planApiKeys(doc, state, problems, now);
       if (problems.count > 0) {
         const noun = problems.count === 1 ? 'problem' : 'problems';
-        throw invalid(`The import file has ${problems.count} ${noun}; nothing was imported`, problems.list);
+        throw invalid(
+          `The import file has ${problems.count} ${noun}; nothing was imported`,
+          problems.list.map(({ path, message }) => ({ field: path, message })),
+        );
       }
 
       await insertRows(tx, MODEL_TABLES.sites, structure.sites);

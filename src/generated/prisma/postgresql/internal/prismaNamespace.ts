@@ -1106,7 +1106,8 @@ export const UserScalarFieldEnum = {
   countOfWriting: 'countOfWriting',
   lockedUntil: 'lockedUntil',
   checked: 'checked',
-  locked: 'locked'
+  locked: 'locked',
+  tokenVersion: 'tokenVersion'
 } as const
 
 export type UserScalarFieldEnum = (typeof UserScalarFieldEnum)[keyof typeof UserScalarFieldEnum]
@@ -1127,6 +1128,7 @@ export const AdministratorScalarFieldEnum = {
   countOfFailedLogin: 'countOfFailedLogin',
   lockedUntil: 'lockedUntil',
   isLockedOut: 'isLockedOut',
+  tokenVersion: 'tokenVersion',
   siteId: 'siteId',
   departmentId: 'departmentId',
   areaId: 'areaId',

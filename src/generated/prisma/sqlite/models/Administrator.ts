@@ -30,6 +30,7 @@ export type AdministratorAvgAggregateOutputType = {
   id: number | null
   countOfLogin: number | null
   countOfFailedLogin: number | null
+  tokenVersion: number | null
   siteId: number | null
   departmentId: number | null
   areaId: number | null
@@ -39,6 +40,7 @@ export type AdministratorSumAggregateOutputType = {
   id: number | null
   countOfLogin: number | null
   countOfFailedLogin: number | null
+  tokenVersion: number | null
   siteId: number | null
   departmentId: number | null
   areaId: number | null
@@ -59,6 +61,7 @@ export type AdministratorMinAggregateOutputType = {
   countOfFailedLogin: number | null
   lockedUntil: Date | null
   isLockedOut: boolean | null
+  tokenVersion: number | null
   siteId: number | null
   departmentId: number | null
   areaId: number | null
@@ -80,6 +83,7 @@ export type AdministratorMaxAggregateOutputType = {
   countOfFailedLogin: number | null
   lockedUntil: Date | null
   isLockedOut: boolean | null
+  tokenVersion: number | null
   siteId: number | null
   departmentId: number | null
   areaId: number | null
@@ -101,6 +105,7 @@ export type AdministratorCountAggregateOutputType = {
   countOfFailedLogin: number
   lockedUntil: number
   isLockedOut: number
+  tokenVersion: number
   siteId: number
   departmentId: number
   areaId: number
@@ -113,6 +118,7 @@ export type AdministratorAvgAggregateInputType = {
   id?: true
   countOfLogin?: true
   countOfFailedLogin?: true
+  tokenVersion?: true
   siteId?: true
   departmentId?: true
   areaId?: true
@@ -122,6 +128,7 @@ export type AdministratorSumAggregateInputType = {
   id?: true
   countOfLogin?: true
   countOfFailedLogin?: true
+  tokenVersion?: true
   siteId?: true
   departmentId?: true
   areaId?: true
@@ -142,6 +149,7 @@ export type AdministratorMinAggregateInputType = {
   countOfFailedLogin?: true
   lockedUntil?: true
   isLockedOut?: true
+  tokenVersion?: true
   siteId?: true
   departmentId?: true
   areaId?: true
@@ -163,6 +171,7 @@ export type AdministratorMaxAggregateInputType = {
   countOfFailedLogin?: true
   lockedUntil?: true
   isLockedOut?: true
+  tokenVersion?: true
   siteId?: true
   departmentId?: true
   areaId?: true
@@ -184,6 +193,7 @@ export type AdministratorCountAggregateInputType = {
   countOfFailedLogin?: true
   lockedUntil?: true
   isLockedOut?: true
+  tokenVersion?: true
   siteId?: true
   departmentId?: true
   areaId?: true
@@ -292,6 +302,7 @@ export type AdministratorGroupByOutputType = {
   countOfFailedLogin: number
   lockedUntil: Date | null
   isLockedOut: boolean
+  tokenVersion: number
   siteId: number
   departmentId: number
   areaId: number
@@ -336,6 +347,7 @@ export type AdministratorWhereInput = {
   countOfFailedLogin?: Prisma.IntFilter<"Administrator"> | number
   lockedUntil?: Prisma.DateTimeNullableFilter<"Administrator"> | Date | string | null
   isLockedOut?: Prisma.BoolFilter<"Administrator"> | boolean
+  tokenVersion?: Prisma.IntFilter<"Administrator"> | number
   siteId?: Prisma.IntFilter<"Administrator"> | number
   departmentId?: Prisma.IntFilter<"Administrator"> | number
   areaId?: Prisma.IntFilter<"Administrator"> | number
@@ -357,6 +369,7 @@ export type AdministratorOrderByWithRelationInput = {
   countOfFailedLogin?: Prisma.SortOrder
   lockedUntil?: Prisma.SortOrderInput | Prisma.SortOrder
   isLockedOut?: Prisma.SortOrder
+  tokenVersion?: Prisma.SortOrder
   siteId?: Prisma.SortOrder
   departmentId?: Prisma.SortOrder
   areaId?: Prisma.SortOrder
@@ -381,6 +394,7 @@ export type AdministratorWhereUniqueInput = Prisma.AtLeast<{
   countOfFailedLogin?: Prisma.IntFilter<"Administrator"> | number
   lockedUntil?: Prisma.DateTimeNullableFilter<"Administrator"> | Date | string | null
   isLockedOut?: Prisma.BoolFilter<"Administrator"> | boolean
+  tokenVersion?: Prisma.IntFilter<"Administrator"> | number
   siteId?: Prisma.IntFilter<"Administrator"> | number
   departmentId?: Prisma.IntFilter<"Administrator"> | number
   areaId?: Prisma.IntFilter<"Administrator"> | number
@@ -402,6 +416,7 @@ export type AdministratorOrderByWithAggregationInput = {
   countOfFailedLogin?: Prisma.SortOrder
   lockedUntil?: Prisma.SortOrderInput | Prisma.SortOrder
   isLockedOut?: Prisma.SortOrder
+  tokenVersion?: Prisma.SortOrder
   siteId?: Prisma.SortOrder
   departmentId?: Prisma.SortOrder
   areaId?: Prisma.SortOrder
@@ -431,6 +446,7 @@ export type AdministratorScalarWhereWithAggregatesInput = {
   countOfFailedLogin?: Prisma.IntWithAggregatesFilter<"Administrator"> | number
   lockedUntil?: Prisma.DateTimeNullableWithAggregatesFilter<"Administrator"> | Date | string | null
   isLockedOut?: Prisma.BoolWithAggregatesFilter<"Administrator"> | boolean
+  tokenVersion?: Prisma.IntWithAggregatesFilter<"Administrator"> | number
   siteId?: Prisma.IntWithAggregatesFilter<"Administrator"> | number
   departmentId?: Prisma.IntWithAggregatesFilter<"Administrator"> | number
   areaId?: Prisma.IntWithAggregatesFilter<"Administrator"> | number
@@ -451,6 +467,7 @@ export type AdministratorCreateInput = {
   countOfFailedLogin?: number
   lockedUntil?: Date | string | null
   isLockedOut?: boolean
+  tokenVersion?: number
   siteId?: number
   departmentId?: number
   areaId?: number
@@ -472,6 +489,7 @@ export type AdministratorUncheckedCreateInput = {
   countOfFailedLogin?: number
   lockedUntil?: Date | string | null
   isLockedOut?: boolean
+  tokenVersion?: number
   siteId?: number
   departmentId?: number
   areaId?: number
@@ -492,6 +510,7 @@ export type AdministratorUpdateInput = {
   countOfFailedLogin?: Prisma.IntFieldUpdateOperationsInput | number
   lockedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   isLockedOut?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  tokenVersion?: Prisma.IntFieldUpdateOperationsInput | number
   siteId?: Prisma.IntFieldUpdateOperationsInput | number
   departmentId?: Prisma.IntFieldUpdateOperationsInput | number
   areaId?: Prisma.IntFieldUpdateOperationsInput | number
@@ -513,6 +532,7 @@ export type AdministratorUncheckedUpdateInput = {
   countOfFailedLogin?: Prisma.IntFieldUpdateOperationsInput | number
   lockedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   isLockedOut?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  tokenVersion?: Prisma.IntFieldUpdateOperationsInput | number
   siteId?: Prisma.IntFieldUpdateOperationsInput | number
   departmentId?: Prisma.IntFieldUpdateOperationsInput | number
   areaId?: Prisma.IntFieldUpdateOperationsInput | number
@@ -534,6 +554,7 @@ export type AdministratorCreateManyInput = {
   countOfFailedLogin?: number
   lockedUntil?: Date | string | null
   isLockedOut?: boolean
+  tokenVersion?: number
   siteId?: number
   departmentId?: number
   areaId?: number
@@ -554,6 +575,7 @@ export type AdministratorUpdateManyMutationInput = {
   countOfFailedLogin?: Prisma.IntFieldUpdateOperationsInput | number
   lockedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   isLockedOut?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  tokenVersion?: Prisma.IntFieldUpdateOperationsInput | number
   siteId?: Prisma.IntFieldUpdateOperationsInput | number
   departmentId?: Prisma.IntFieldUpdateOperationsInput | number
   areaId?: Prisma.IntFieldUpdateOperationsInput | number
@@ -575,6 +597,7 @@ export type AdministratorUncheckedUpdateManyInput = {
   countOfFailedLogin?: Prisma.IntFieldUpdateOperationsInput | number
   lockedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   isLockedOut?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  tokenVersion?: Prisma.IntFieldUpdateOperationsInput | number
   siteId?: Prisma.IntFieldUpdateOperationsInput | number
   departmentId?: Prisma.IntFieldUpdateOperationsInput | number
   areaId?: Prisma.IntFieldUpdateOperationsInput | number
@@ -596,6 +619,7 @@ export type AdministratorCountOrderByAggregateInput = {
   countOfFailedLogin?: Prisma.SortOrder
   lockedUntil?: Prisma.SortOrder
   isLockedOut?: Prisma.SortOrder
+  tokenVersion?: Prisma.SortOrder
   siteId?: Prisma.SortOrder
   departmentId?: Prisma.SortOrder
   areaId?: Prisma.SortOrder
@@ -606,6 +630,7 @@ export type AdministratorAvgOrderByAggregateInput = {
   id?: Prisma.SortOrder
   countOfLogin?: Prisma.SortOrder
   countOfFailedLogin?: Prisma.SortOrder
+  tokenVersion?: Prisma.SortOrder
   siteId?: Prisma.SortOrder
   departmentId?: Prisma.SortOrder
   areaId?: Prisma.SortOrder
@@ -626,6 +651,7 @@ export type AdministratorMaxOrderByAggregateInput = {
   countOfFailedLogin?: Prisma.SortOrder
   lockedUntil?: Prisma.SortOrder
   isLockedOut?: Prisma.SortOrder
+  tokenVersion?: Prisma.SortOrder
   siteId?: Prisma.SortOrder
   departmentId?: Prisma.SortOrder
   areaId?: Prisma.SortOrder
@@ -647,6 +673,7 @@ export type AdministratorMinOrderByAggregateInput = {
   countOfFailedLogin?: Prisma.SortOrder
   lockedUntil?: Prisma.SortOrder
   isLockedOut?: Prisma.SortOrder
+  tokenVersion?: Prisma.SortOrder
   siteId?: Prisma.SortOrder
   departmentId?: Prisma.SortOrder
   areaId?: Prisma.SortOrder
@@ -657,6 +684,7 @@ export type AdministratorSumOrderByAggregateInput = {
   id?: Prisma.SortOrder
   countOfLogin?: Prisma.SortOrder
   countOfFailedLogin?: Prisma.SortOrder
+  tokenVersion?: Prisma.SortOrder
   siteId?: Prisma.SortOrder
   departmentId?: Prisma.SortOrder
   areaId?: Prisma.SortOrder
@@ -679,6 +707,7 @@ export type AdministratorSelect<ExtArgs extends runtime.Types.Extensions.Interna
   countOfFailedLogin?: boolean
   lockedUntil?: boolean
   isLockedOut?: boolean
+  tokenVersion?: boolean
   siteId?: boolean
   departmentId?: boolean
   areaId?: boolean
@@ -700,6 +729,7 @@ export type AdministratorSelectCreateManyAndReturn<ExtArgs extends runtime.Types
   countOfFailedLogin?: boolean
   lockedUntil?: boolean
   isLockedOut?: boolean
+  tokenVersion?: boolean
   siteId?: boolean
   departmentId?: boolean
   areaId?: boolean
@@ -721,6 +751,7 @@ export type AdministratorSelectUpdateManyAndReturn<ExtArgs extends runtime.Types
   countOfFailedLogin?: boolean
   lockedUntil?: boolean
   isLockedOut?: boolean
+  tokenVersion?: boolean
   siteId?: boolean
   departmentId?: boolean
   areaId?: boolean
@@ -742,13 +773,14 @@ export type AdministratorSelectScalar = {
   countOfFailedLogin?: boolean
   lockedUntil?: boolean
   isLockedOut?: boolean
+  tokenVersion?: boolean
   siteId?: boolean
   departmentId?: boolean
   areaId?: boolean
   siteIdCollection?: boolean
 }
 
-export type AdministratorOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "userName" | "displayName" | "email" | "mobile" | "creatorUserName" | "passwordHash" | "passwordSalt" | "creationDate" | "lastActivityDate" | "countOfLogin" | "countOfFailedLogin" | "lockedUntil" | "isLockedOut" | "siteId" | "departmentId" | "areaId" | "siteIdCollection", ExtArgs["result"]["administrator"]>
+export type AdministratorOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "userName" | "displayName" | "email" | "mobile" | "creatorUserName" | "passwordHash" | "passwordSalt" | "creationDate" | "lastActivityDate" | "countOfLogin" | "countOfFailedLogin" | "lockedUntil" | "isLockedOut" | "tokenVersion" | "siteId" | "departmentId" | "areaId" | "siteIdCollection", ExtArgs["result"]["administrator"]>
 
 export type $AdministratorPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Administrator"
@@ -771,6 +803,10 @@ export type $AdministratorPayload<ExtArgs extends runtime.Types.Extensions.Inter
     countOfFailedLogin: number
     lockedUntil: Date | null
     isLockedOut: boolean
+    /**
+     * Advanced by logout, password change and lock: access tokens of an older version stop working.
+     */
+    tokenVersion: number
     siteId: number
     departmentId: number
     areaId: number
@@ -1215,6 +1251,7 @@ export interface AdministratorFieldRefs {
   readonly countOfFailedLogin: Prisma.FieldRef<"Administrator", 'Int'>
   readonly lockedUntil: Prisma.FieldRef<"Administrator", 'DateTime'>
   readonly isLockedOut: Prisma.FieldRef<"Administrator", 'Boolean'>
+  readonly tokenVersion: Prisma.FieldRef<"Administrator", 'Int'>
   readonly siteId: Prisma.FieldRef<"Administrator", 'Int'>
   readonly departmentId: Prisma.FieldRef<"Administrator", 'Int'>
   readonly areaId: Prisma.FieldRef<"Administrator", 'Int'>

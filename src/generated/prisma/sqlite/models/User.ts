@@ -32,6 +32,7 @@ export type UserAvgAggregateOutputType = {
   countOfLogin: number | null
   countOfFailedLogin: number | null
   countOfWriting: number | null
+  tokenVersion: number | null
 }
 
 export type UserSumAggregateOutputType = {
@@ -40,6 +41,7 @@ export type UserSumAggregateOutputType = {
   countOfLogin: number | null
   countOfFailedLogin: number | null
   countOfWriting: number | null
+  tokenVersion: number | null
 }
 
 export type UserMinAggregateOutputType = {
@@ -62,6 +64,7 @@ export type UserMinAggregateOutputType = {
   lockedUntil: Date | null
   checked: boolean | null
   locked: boolean | null
+  tokenVersion: number | null
 }
 
 export type UserMaxAggregateOutputType = {
@@ -84,6 +87,7 @@ export type UserMaxAggregateOutputType = {
   lockedUntil: Date | null
   checked: boolean | null
   locked: boolean | null
+  tokenVersion: number | null
 }
 
 export type UserCountAggregateOutputType = {
@@ -106,6 +110,7 @@ export type UserCountAggregateOutputType = {
   lockedUntil: number
   checked: number
   locked: number
+  tokenVersion: number
   _all: number
 }
 
@@ -116,6 +121,7 @@ export type UserAvgAggregateInputType = {
   countOfLogin?: true
   countOfFailedLogin?: true
   countOfWriting?: true
+  tokenVersion?: true
 }
 
 export type UserSumAggregateInputType = {
@@ -124,6 +130,7 @@ export type UserSumAggregateInputType = {
   countOfLogin?: true
   countOfFailedLogin?: true
   countOfWriting?: true
+  tokenVersion?: true
 }
 
 export type UserMinAggregateInputType = {
@@ -146,6 +153,7 @@ export type UserMinAggregateInputType = {
   lockedUntil?: true
   checked?: true
   locked?: true
+  tokenVersion?: true
 }
 
 export type UserMaxAggregateInputType = {
@@ -168,6 +176,7 @@ export type UserMaxAggregateInputType = {
   lockedUntil?: true
   checked?: true
   locked?: true
+  tokenVersion?: true
 }
 
 export type UserCountAggregateInputType = {
@@ -190,6 +199,7 @@ export type UserCountAggregateInputType = {
   lockedUntil?: true
   checked?: true
   locked?: true
+  tokenVersion?: true
   _all?: true
 }
 
@@ -299,6 +309,7 @@ export type UserGroupByOutputType = {
   lockedUntil: Date | null
   checked: boolean
   locked: boolean
+  tokenVersion: number
   _count: UserCountAggregateOutputType | null
   _avg: UserAvgAggregateOutputType | null
   _sum: UserSumAggregateOutputType | null
@@ -344,6 +355,7 @@ export type UserWhereInput = {
   lockedUntil?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
   checked?: Prisma.BoolFilter<"User"> | boolean
   locked?: Prisma.BoolFilter<"User"> | boolean
+  tokenVersion?: Prisma.IntFilter<"User"> | number
 }
 
 export type UserOrderByWithRelationInput = {
@@ -366,6 +378,7 @@ export type UserOrderByWithRelationInput = {
   lockedUntil?: Prisma.SortOrderInput | Prisma.SortOrder
   checked?: Prisma.SortOrder
   locked?: Prisma.SortOrder
+  tokenVersion?: Prisma.SortOrder
 }
 
 export type UserWhereUniqueInput = Prisma.AtLeast<{
@@ -391,6 +404,7 @@ export type UserWhereUniqueInput = Prisma.AtLeast<{
   lockedUntil?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
   checked?: Prisma.BoolFilter<"User"> | boolean
   locked?: Prisma.BoolFilter<"User"> | boolean
+  tokenVersion?: Prisma.IntFilter<"User"> | number
 }, "id" | "userName" | "email" | "mobile" | "openId">
 
 export type UserOrderByWithAggregationInput = {
@@ -413,6 +427,7 @@ export type UserOrderByWithAggregationInput = {
   lockedUntil?: Prisma.SortOrderInput | Prisma.SortOrder
   checked?: Prisma.SortOrder
   locked?: Prisma.SortOrder
+  tokenVersion?: Prisma.SortOrder
   _count?: Prisma.UserCountOrderByAggregateInput
   _avg?: Prisma.UserAvgOrderByAggregateInput
   _max?: Prisma.UserMaxOrderByAggregateInput
@@ -443,6 +458,7 @@ export type UserScalarWhereWithAggregatesInput = {
   lockedUntil?: Prisma.DateTimeNullableWithAggregatesFilter<"User"> | Date | string | null
   checked?: Prisma.BoolWithAggregatesFilter<"User"> | boolean
   locked?: Prisma.BoolWithAggregatesFilter<"User"> | boolean
+  tokenVersion?: Prisma.IntWithAggregatesFilter<"User"> | number
 }
 
 export type UserCreateInput = {
@@ -464,6 +480,7 @@ export type UserCreateInput = {
   lockedUntil?: Date | string | null
   checked?: boolean
   locked?: boolean
+  tokenVersion?: number
 }
 
 export type UserUncheckedCreateInput = {
@@ -486,6 +503,7 @@ export type UserUncheckedCreateInput = {
   lockedUntil?: Date | string | null
   checked?: boolean
   locked?: boolean
+  tokenVersion?: number
 }
 
 export type UserUpdateInput = {
@@ -507,6 +525,7 @@ export type UserUpdateInput = {
   lockedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   checked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   locked?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  tokenVersion?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type UserUncheckedUpdateInput = {
@@ -529,6 +548,7 @@ export type UserUncheckedUpdateInput = {
   lockedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   checked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   locked?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  tokenVersion?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type UserCreateManyInput = {
@@ -551,6 +571,7 @@ export type UserCreateManyInput = {
   lockedUntil?: Date | string | null
   checked?: boolean
   locked?: boolean
+  tokenVersion?: number
 }
 
 export type UserUpdateManyMutationInput = {
@@ -572,6 +593,7 @@ export type UserUpdateManyMutationInput = {
   lockedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   checked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   locked?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  tokenVersion?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type UserUncheckedUpdateManyInput = {
@@ -594,6 +616,7 @@ export type UserUncheckedUpdateManyInput = {
   lockedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   checked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   locked?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  tokenVersion?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type UserCountOrderByAggregateInput = {
@@ -616,6 +639,7 @@ export type UserCountOrderByAggregateInput = {
   lockedUntil?: Prisma.SortOrder
   checked?: Prisma.SortOrder
   locked?: Prisma.SortOrder
+  tokenVersion?: Prisma.SortOrder
 }
 
 export type UserAvgOrderByAggregateInput = {
@@ -624,6 +648,7 @@ export type UserAvgOrderByAggregateInput = {
   countOfLogin?: Prisma.SortOrder
   countOfFailedLogin?: Prisma.SortOrder
   countOfWriting?: Prisma.SortOrder
+  tokenVersion?: Prisma.SortOrder
 }
 
 export type UserMaxOrderByAggregateInput = {
@@ -646,6 +671,7 @@ export type UserMaxOrderByAggregateInput = {
   lockedUntil?: Prisma.SortOrder
   checked?: Prisma.SortOrder
   locked?: Prisma.SortOrder
+  tokenVersion?: Prisma.SortOrder
 }
 
 export type UserMinOrderByAggregateInput = {
@@ -668,6 +694,7 @@ export type UserMinOrderByAggregateInput = {
   lockedUntil?: Prisma.SortOrder
   checked?: Prisma.SortOrder
   locked?: Prisma.SortOrder
+  tokenVersion?: Prisma.SortOrder
 }
 
 export type UserSumOrderByAggregateInput = {
@@ -676,6 +703,7 @@ export type UserSumOrderByAggregateInput = {
   countOfLogin?: Prisma.SortOrder
   countOfFailedLogin?: Prisma.SortOrder
   countOfWriting?: Prisma.SortOrder
+  tokenVersion?: Prisma.SortOrder
 }
 
 
@@ -700,6 +728,7 @@ export type UserSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   lockedUntil?: boolean
   checked?: boolean
   locked?: boolean
+  tokenVersion?: boolean
 }, ExtArgs["result"]["user"]>
 
 export type UserSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -722,6 +751,7 @@ export type UserSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   lockedUntil?: boolean
   checked?: boolean
   locked?: boolean
+  tokenVersion?: boolean
 }, ExtArgs["result"]["user"]>
 
 export type UserSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -744,6 +774,7 @@ export type UserSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   lockedUntil?: boolean
   checked?: boolean
   locked?: boolean
+  tokenVersion?: boolean
 }, ExtArgs["result"]["user"]>
 
 export type UserSelectScalar = {
@@ -766,9 +797,10 @@ export type UserSelectScalar = {
   lockedUntil?: boolean
   checked?: boolean
   locked?: boolean
+  tokenVersion?: boolean
 }
 
-export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "userName" | "displayName" | "email" | "mobile" | "openId" | "avatarUrl" | "passwordHash" | "passwordSalt" | "groupId" | "createDate" | "lastResetPasswordDate" | "lastActivityDate" | "countOfLogin" | "countOfFailedLogin" | "countOfWriting" | "lockedUntil" | "checked" | "locked", ExtArgs["result"]["user"]>
+export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "userName" | "displayName" | "email" | "mobile" | "openId" | "avatarUrl" | "passwordHash" | "passwordSalt" | "groupId" | "createDate" | "lastResetPasswordDate" | "lastActivityDate" | "countOfLogin" | "countOfFailedLogin" | "countOfWriting" | "lockedUntil" | "checked" | "locked" | "tokenVersion", ExtArgs["result"]["user"]>
 
 export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "User"
@@ -802,6 +834,10 @@ export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
     lockedUntil: Date | null
     checked: boolean
     locked: boolean
+    /**
+     * Advanced by logout, password change and lock: access tokens of an older version stop working.
+     */
+    tokenVersion: number
   }, ExtArgs["result"]["user"]>
   composites: {}
 }
@@ -1244,6 +1280,7 @@ export interface UserFieldRefs {
   readonly lockedUntil: Prisma.FieldRef<"User", 'DateTime'>
   readonly checked: Prisma.FieldRef<"User", 'Boolean'>
   readonly locked: Prisma.FieldRef<"User", 'Boolean'>
+  readonly tokenVersion: Prisma.FieldRef<"User", 'Int'>
 }
     
 
