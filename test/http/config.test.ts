@@ -76,10 +76,7 @@ describe('loadConfig', () => {
       'DATABASE_URL must start with file: (SQLite) or postgresql:// (PostgreSQL)',
     ],
     [{ CMS_SECRET: 'short' }, 'CMS_SECRET must be at least 32 characters long'],
-    [
-      { REDIS_KEY_PREFIX: 'cms prod' },
-      'REDIS_KEY_PREFIX must be 1 to 64 letters, digits or any of : _ . -',
-    ],
+    [{ REDIS_KEY_PREFIX: 'cms prod' }, 'REDIS_KEY_PREFIX must be 1 to 64 letters, digits or any of : _ . -'],
     [{ TZ: 'Mars/Olympus' }, "TZ must be an IANA time zone name such as Europe/Paris (got 'Mars/Olympus')"],
     [{ TZ: '+01:00' }, "TZ must be an IANA time zone name such as Europe/Paris (got '+01:00')"],
     [

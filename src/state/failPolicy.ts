@@ -1,0 +1,121 @@
+import type { Logger } from 'pino';
+import { describeError } from '../http/logging.ts';
+import {
+  type CounterState,
+  type SharedState,
+  SharedStateUnavailable,
+  type SignalListener,
+  type Unsubscribe,
+} from './port.ts';
+
+/*
+ * The one fail policy of the shared state, the same for every feature and both stores:
+ * - counters fail OPEN: when the store does not answer, an increment answers count 0 ("not
+ *   counted"), so limits let requests through. An outage of Redis must not take the API down, and
+ *   a limit that cannot count is better skipped than turned into refusals for everyone.
+ * - marks fail CLOSED: a single-use mark that cannot be checked could be used twice, so `mark`
+ *   throws SharedStateUnavailable and the request is answered 503 with Retry-After.
+ * - signals are best effort: a failed broadcast or subscription, or a listener that throws, is
+ *   logged, never thrown.
+ * Warnings are throttled (one per kind of failure per interval) and never name the key, which may
+ * identify a client.
+ */
+
+export const WARNING_INTERVAL_MS = 30_000;
+
+type Failure = 'counter' | 'mark' | 'broadcast' | 'subscribe' | 'listener';
+
+const WARNING: Record<Failure, string> = {
+  counter: 'shared state does not answer: counters are not counted (limits let requests through)',
+  mark: 'shared state does not answer: single-use marks are refused (503)',
+  broadcast: 'shared state does not answer: a signal was not sent',
+  subscribe: 'shared state does not answer: a subscription could not be made',
+  listener: 'a shared-state signal listener failed',
+};
+
+export function withFailPolicy(state: SharedState, logger: Logger): SharedState {
+  const lastWarning = new Map<Failure, number>();
+  const suppressed = new Map<Failure, number>();
+
+  function warn(failure: Failure, error: unknown): void {
+    const now = Date.now();
+    const last = lastWarning.get(failure);
+    if (last !== undefined && now - last < WARNING_INTERVAL_MS) {
+      suppressed.set(failure, (suppressed.get(failure) ?? 0) + 1);
+      return;
+    }
+    lastWarning.set(failure, now);
+    const repeats = suppressed.get(failure) ?? 0;
+    suppressed.delete(failure);
+    logger.warn(
+      { err: describeError(error), store: state.kind, ...(repeats > 0 && { suppressed: repeats }) },
+      WARNING[failure],
+    );
+  }
+
+  return {
+    kind: state.kind,
+    async increment(key: string, windowMs: number): Promise<CounterState> {
+      try {
+        return await state.increment(key, windowMs);
+      } catch (error) {
+        warn('counter', error);
+        return { count: 0, resetAt: new Date(Date.now() + windowMs) };
+      }
+    },
+    async get(key: string): Promise<CounterState | undefined> {
+      try {
+        return await state.get(key);
+      } catch (error) {
+        warn('counter', error);
+        return undefined;
+      }
+    },
+    async decrement(key: string): Promise<void> {
+      try {
+        await state.decrement(key);
+      } catch (error) {
+        warn('counter', error);
+      }
+    },
+    async reset(key: string): Promise<void> {
+      try {
+        await state.reset(key);
+      } catch (error) {
+        warn('counter', error);
+      }
+    },
+    async mark(key: string, ttlMs: number): Promise<boolean> {
+      try {
+        return await state.mark(key, ttlMs);
+      } catch (error) {
+        warn('mark', error);
+        throw new SharedStateUnavailable({ cause: error });
+      }
+    },
+    async broadcast(channel: string, message: string): Promise<void> {
+      try {
+        await state.broadcast(channel, message);
+      } catch (error) {
+        warn('broadcast', error);
+      }
+    },
+    async subscribe(channel: string, listener: SignalListener): Promise<Unsubscribe> {
+      try {
+        // A listener that throws must not break delivery to the others (or the connection).
+        return await state.subscribe(channel, (message) => {
+          try {
+            listener(message);
+          } catch (error) {
+            warn('listener', error);
+          }
+        });
+      } catch (error) {
+        warn('subscribe', error);
+        return async () => {};
+      }
+    },
+    ping: () => state.ping(),
+    close: () => state.close(),
+  };
+}
