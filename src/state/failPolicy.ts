@@ -19,9 +19,22 @@ import {
  *   logged, never thrown.
  * Warnings are throttled (one per kind of failure per interval) and never name the key, which may
  * identify a client.
+ *
+ * After a failure the store is left alone for a short pause: counters, marks and broadcasts apply
+ * the policy at once instead of each waiting for a store that is down (a Redis outage would
+ * otherwise add a command timeout to every request). The first call after the pause tries again.
  */
 
 export const WARNING_INTERVAL_MS = 30_000;
+export const PAUSE_AFTER_FAILURE_MS = 2_000;
+
+/** What the fail policy did without asking the store (it failed a moment ago). */
+class StorePaused extends Error {
+  override name = 'StorePaused';
+  constructor(pauseMs: number) {
+    super(`the store failed less than ${pauseMs} ms ago`);
+  }
+}
 
 type Failure = 'counter' | 'mark' | 'broadcast' | 'subscribe' | 'listener';
 
@@ -33,9 +46,32 @@ const WARNING: Record<Failure, string> = {
   listener: 'a shared-state signal listener failed',
 };
 
-export function withFailPolicy(state: SharedState, logger: Logger): SharedState {
+export interface FailPolicyOptions {
+  /** How long the store is left alone after a failure. */
+  pauseMs?: number;
+}
+
+export function withFailPolicy(
+  state: SharedState,
+  logger: Logger,
+  options: FailPolicyOptions = {},
+): SharedState {
+  const pauseMs = options.pauseMs ?? PAUSE_AFTER_FAILURE_MS;
   const lastWarning = new Map<Failure, number>();
   const suppressed = new Map<Failure, number>();
+
+  let pausedUntil = 0;
+
+  /** Runs `call` on the store unless it failed a moment ago; a failure starts a pause. */
+  async function guarded<T>(call: () => Promise<T>): Promise<T> {
+    if (Date.now() < pausedUntil) throw new StorePaused(pauseMs);
+    try {
+      return await call();
+    } catch (error) {
+      pausedUntil = Date.now() + pauseMs;
+      throw error;
+    }
+  }
 
   function warn(failure: Failure, error: unknown): void {
     const now = Date.now();
@@ -57,7 +93,7 @@ export function withFailPolicy(state: SharedState, logger: Logger): SharedState 
     kind: state.kind,
     async increment(key: string, windowMs: number): Promise<CounterState> {
       try {
-        return await state.increment(key, windowMs);
+        return await guarded(() => state.increment(key, windowMs));
       } catch (error) {
         warn('counter', error);
         return { count: 0, resetAt: new Date(Date.now() + windowMs) };
@@ -65,7 +101,7 @@ export function withFailPolicy(state: SharedState, logger: Logger): SharedState 
     },
     async get(key: string): Promise<CounterState | undefined> {
       try {
-        return await state.get(key);
+        return await guarded(() => state.get(key));
       } catch (error) {
         warn('counter', error);
         return undefined;
@@ -73,21 +109,21 @@ export function withFailPolicy(state: SharedState, logger: Logger): SharedState 
     },
     async decrement(key: string): Promise<void> {
       try {
-        await state.decrement(key);
+        await guarded(() => state.decrement(key));
       } catch (error) {
         warn('counter', error);
       }
     },
     async reset(key: string): Promise<void> {
       try {
-        await state.reset(key);
+        await guarded(() => state.reset(key));
       } catch (error) {
         warn('counter', error);
       }
     },
     async mark(key: string, ttlMs: number): Promise<boolean> {
       try {
-        return await state.mark(key, ttlMs);
+        return await guarded(() => state.mark(key, ttlMs));
       } catch (error) {
         warn('mark', error);
         throw new SharedStateUnavailable({ cause: error });
@@ -95,7 +131,7 @@ export function withFailPolicy(state: SharedState, logger: Logger): SharedState 
     },
     async broadcast(channel: string, message: string): Promise<void> {
       try {
-        await state.broadcast(channel, message);
+        await guarded(() => state.broadcast(channel, message));
       } catch (error) {
         warn('broadcast', error);
       }
