@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import pino, { type Logger } from 'pino';
 import { type Config, ConfigError, ensureTokenSecret, loadConfig } from './config.ts';
 import { createDb, type Db, prepareDatabase } from './db/client.ts';
-import { applyMigrations } from './db/migrate/index.ts';
+import { applyMigrations, MigrationError } from './db/migrate/index.ts';
 import { connectRedis } from './db/redis.ts';
 import { seedDemo } from './domain/seed/demo.ts';
 import { backgroundTasksOf, createApp } from './http/app.ts';
@@ -111,7 +111,9 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  // Startup failures (migrations, a port in use) are reported without stack or connection strings.
-  process.stderr.write(`Could not start: ${JSON.stringify(describeError(error))}\n`);
+  // Startup failures (migrations, a port in use) are reported without stack or connection strings;
+  // a migration problem is already one sentence for the operator.
+  const reason = error instanceof MigrationError ? error.message : JSON.stringify(describeError(error));
+  process.stderr.write(`Could not start: ${reason}\n`);
   process.exit(1);
 });

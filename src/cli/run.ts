@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from '../config.ts';
 import { createDb } from '../db/client.ts';
-import { applyMigrations } from '../db/migrate/index.ts';
+import { applyMigrations, MigrationError } from '../db/migrate/index.ts';
 import { DomainError } from '../domain/errors.ts';
 import { type Action, type CliIo, COMMANDS } from './commands.ts';
 import { CommandFailure, UsageError } from './options.ts';
@@ -74,8 +74,15 @@ export async function runCli(
     throw error;
   }
 
-  const { applied } = await applyMigrations(databaseUrl);
-  for (const migration of applied) io.err(`Applied migration ${migration}`);
+  try {
+    const { applied } = await applyMigrations(databaseUrl);
+    for (const migration of applied) io.err(`Applied migration ${migration}`);
+  } catch (error) {
+    // Said in one sentence; the engine's own dump helps nobody at a terminal.
+    if (!(error instanceof MigrationError)) throw error;
+    io.err(`cms ${name}: cannot prepare the database: ${error.message}`);
+    return EXIT_FAILED;
+  }
   const { db } = createDb(databaseUrl);
   try {
     return await action({ db, ...io });
