@@ -85,7 +85,7 @@ export async function runCli(
   }
   const { db } = createDb(databaseUrl);
   try {
-    return await action({ db, ...io });
+    return await action({ db, databaseUrl, ...io });
   } catch (error) {
     if (!(error instanceof DomainError)) throw error;
     io.err(`cms ${name}: ${error.message}`);
