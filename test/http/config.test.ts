@@ -67,7 +67,9 @@ describe('loadConfig', () => {
     expect(loadConfig({ SEED_DEMO: 'false' }).seedDemo).toBe(false);
     expect(loadConfig({ DATABASE_URL: 'file:/srv/cms/site.db' }).seedDemo).toBe(false);
     expect(loadConfig({ DATABASE_URL: 'postgresql://cms@db:5432/cms' }).seedDemo).toBe(false);
-    expect(loadConfig({ DATABASE_URL: 'postgresql://cms@db:5432/cms', SEED_DEMO: 'true' }).seedDemo).toBe(true);
+    expect(loadConfig({ DATABASE_URL: 'postgresql://cms@db:5432/cms', SEED_DEMO: 'true' }).seedDemo).toBe(
+      true,
+    );
     expect(loadConfig({ SEED_DEMO: '' }).seedDemo).toBe(true);
   });
 
