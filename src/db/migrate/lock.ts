@@ -21,6 +21,12 @@ const POLL_MS = 100;
 /** Arbitrary, fixed, and different from the engine's own advisory lock key (72707369). */
 const ADVISORY_LOCK_KEY = 727073690;
 
+/**
+ * Connections that hold a lock, kept reachable: a holder whose work awaits something that nothing
+ * else references could otherwise be collected, and the driver would close (so release) it.
+ */
+const holding = new Set<object>();
+
 interface HeldLock {
   release(): Promise<void>;
 }
@@ -42,7 +48,7 @@ export async function withMigrationLock<T>(
       : await lockPostgres(databaseUrl, deadline);
   if (lock === undefined) {
     throw new MigrationError(
-      `another process has been applying migrations to this database for more than ${Math.round(waitMs / 1000)} s; make sure it is not stuck, then try again`,
+      `another process has been applying migrations to this database for more than ${waitMs < 1000 ? `${waitMs} ms` : `${Math.round(waitMs / 1000)} s`}; make sure it is not stuck, then try again`,
     );
   }
   try {
@@ -59,8 +65,10 @@ async function lockSqlite(file: string, deadline: number): Promise<HeldLock | un
     for (;;) {
       try {
         db.exec('BEGIN EXCLUSIVE');
+        holding.add(db);
         return {
           async release() {
+            holding.delete(db);
             db.exec('ROLLBACK');
             db.close();
           },
@@ -88,8 +96,10 @@ async function lockPostgres(databaseUrl: string, deadline: number): Promise<Held
         ADVISORY_LOCK_KEY,
       ]);
       if (rows[0]?.locked) {
+        holding.add(client);
         return {
           async release() {
+            holding.delete(client);
             // Ending the session releases the lock as well; unlocking first says so plainly.
             await client.query('SELECT pg_advisory_unlock($1)', [ADVISORY_LOCK_KEY]).catch(() => {});
             await client.end();
