@@ -8,6 +8,7 @@ import { DomainError } from './domain/errors.ts';
 import { type DemoSecrets, describeDemoSecrets, seedDemoWhenEmpty } from './domain/seed/demo.ts';
 import { backgroundTasksOf, createApp } from './http/app.ts';
 import { describeError } from './http/logging.ts';
+import { createSharedState } from './state/index.ts';
 
 /** In-flight requests get this long to finish after SIGTERM/SIGINT before their connections are cut. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -78,7 +79,8 @@ async function main(): Promise<void> {
   const resolved = await ensureTokenSecret(config, db);
 
   const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl);
-  const app = createApp({ db, provider, config: resolved, logger, ...(redis && { redis }) });
+  const state = createSharedState({ db, redis, redisKeyPrefix: config.redisKeyPrefix, logger });
+  const app = createApp({ db, provider, config: resolved, logger, state });
   const server = createServer(app);
   let stopping = false;
   // Keep-alive clients are told to reconnect elsewhere once shutdown has begun.
@@ -102,6 +104,7 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     clearTimeout(deadline);
     await backgroundTasksOf(app).settled();
+    await state.close();
     await db.$disconnect();
     await redis?.quit();
     logger.info('stopped');
