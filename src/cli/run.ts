@@ -87,6 +87,11 @@ export async function runCli(
   try {
     return await action({ db, databaseUrl, ...io });
   } catch (error) {
+    // A lock another process keeps (seed-demo waits for migrations and other seeders) is one sentence too.
+    if (error instanceof MigrationError) {
+      io.err(`cms ${name}: ${error.message}`);
+      return EXIT_FAILED;
+    }
     if (!(error instanceof DomainError)) throw error;
     io.err(`cms ${name}: ${error.message}`);
     for (const detail of error.fields) io.err(`  ${detail.message}`);
