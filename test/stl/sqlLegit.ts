@@ -120,6 +120,11 @@ export const LEGIT_QUERIES: { name: string; sql: string; rows: Row[] }[] = [
     rows: [{ id: 104 }],
   },
   {
+    name: 'exists',
+    sql: 'SELECT id FROM siteserver_Site s WHERE EXISTS (SELECT 1 FROM siteserver_Content c WHERE c.siteId = s.id) ORDER BY id',
+    rows: [{ id: 1 }, { id: 2 }],
+  },
+  {
     name: 'correlated scalar sub-select',
     sql:
       'SELECT id, (SELECT channelName FROM siteserver_Channel ch WHERE ch.id = c.channelId) AS channel ' +

@@ -14,6 +14,8 @@ const COMMON = [
   'avg',
   'min',
   'max',
+  // EXISTS (sub-select), which the parsers read as a function
+  'exists',
   // window functions
   'row_number',
   'rank',
