@@ -176,6 +176,25 @@ describe('refusals', () => {
   });
 });
 
+test('a sandbox that cannot reach its database is a 503 with Retry-After, never a 400', async () => {
+  const unreachable =
+    app.provider === 'sqlite' ? 'file:/nonexistent-cms-dir/cms.db' : 'postgresql://postgres@127.0.0.1:1/cms';
+  const broken = await startTestApp({ config: { databaseUrl: unreachable } });
+  try {
+    const brokenKey = await broken.createApiKey(['STL']);
+    const response = await broken.request
+      .get('/api/v1/stl/sqlContents')
+      .query({ queryString: 'SELECT id FROM siteserver_Site' })
+      .set('X-SS-API-KEY', brokenKey);
+    expect(response.status).toBe(503);
+    expect(response.headers['retry-after']).toBeDefined();
+    expect(response.body.detail).toBe('The database is unavailable; retry later');
+  } finally {
+    await closeSandboxes();
+    await broken.close();
+  }
+});
+
 describe('limits', () => {
   test('a query that never ends is stopped at the time limit (400) while the service keeps answering', async () => {
     let settled = false;

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { ExecuteOptions, ExecuteOutcome, SqlExecutor } from '../../domain/stl/sql/executor.ts';
+import { SandboxUnavailable } from './errors.ts';
 
 /*
  * The database wall of stl/sqlContents on PostgreSQL. Each query runs on a connection of its own
@@ -17,6 +18,18 @@ export const SANDBOX_ROLE = 'cms_stl_reader';
 /** SQLSTATEs: query_canceled (the statement timeout), insufficient_privilege, read_only_sql_transaction. */
 const QUERY_CANCELED = '57014';
 const REFUSALS = new Set(['42501', '25006']);
+
+/**
+ * SQLSTATEs that are the server's condition, not the query's: connection exceptions (08), missing
+ * database (3D), insufficient resources (53), operator intervention (57, but for the timeout),
+ * system and internal errors (58, XX).
+ */
+function isServerCondition(state: string): boolean {
+  return (
+    state !== QUERY_CANCELED &&
+    ['08', '3D', '53', '57', '58', 'XX'].some((prefix) => state.startsWith(prefix))
+  );
+}
 
 /**
  * Numbers as numbers, whatever the type: count(*) is bigint and avg() numeric, which pg gives as
@@ -49,7 +62,14 @@ export class PostgresSandbox implements SqlExecutor {
   private readonly pool: pg.Pool;
 
   constructor(databaseUrl: string) {
-    this.pool = new pg.Pool({ connectionString: databaseUrl, max: 4, types: TYPES, allowExitOnIdle: true });
+    this.pool = new pg.Pool({
+      connectionString: databaseUrl,
+      max: 4,
+      types: TYPES,
+      allowExitOnIdle: true,
+      // A server that does not answer is a 503 (pg's own message), not a request left hanging.
+      connectionTimeoutMillis: 5000,
+    });
   }
 
   async execute(sql: string, options: ExecuteOptions): Promise<ExecuteOutcome> {
@@ -81,6 +101,10 @@ export class PostgresSandbox implements SqlExecutor {
       if (state === undefined) {
         broken = true;
         throw error;
+      }
+      if (isServerCondition(state)) {
+        broken = true;
+        throw new SandboxUnavailable('the database cannot run sandboxed queries now', { cause: error });
       }
       if (state === QUERY_CANCELED) return { status: 'timeout' };
       if (REFUSALS.has(state)) return { status: 'refused', reason: shortReason(error) };

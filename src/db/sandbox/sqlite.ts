@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ExecuteOptions, ExecuteOutcome, SqlExecutor } from '../../domain/stl/sql/executor.ts';
+import { SandboxUnavailable } from './errors.ts';
 import type { SandboxMessage, SandboxRequest } from './sqliteProtocol.ts';
 
 /*
@@ -57,8 +58,7 @@ export class SqliteSandbox implements SqlExecutor {
       };
       const onExit = () => {
         done();
-        this.child = undefined;
-        reject(new Error('the SQLite sandbox process ended unexpectedly'));
+        reject(new SandboxUnavailable('the SQLite sandbox process ended unexpectedly'));
       };
       child.on('message', onMessage);
       child.on('exit', onExit);
@@ -76,35 +76,43 @@ export class SqliteSandbox implements SqlExecutor {
 
   /** The running process, or a new one once it has opened the database. */
   private start(): Promise<ChildProcess> {
-    this.child ??= new Promise<ChildProcess>((resolveChild, reject) => {
+    if (this.child !== undefined) return this.child;
+    const started: Promise<ChildProcess> = new Promise<ChildProcess>((resolveChild, reject) => {
+      let settled = false;
       const child = fork(CHILD, [this.file], {
         execArgv: ['--import', TSX],
         serialization: 'advanced',
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       });
       const fail = (error: Error) => {
-        this.child = undefined;
+        if (settled) return;
+        settled = true;
+        if (this.child === started) this.child = undefined;
         child.kill('SIGKILL');
         reject(error);
       };
       child.once('error', fail);
-      child.once('exit', () => fail(new Error('the SQLite sandbox process did not start')));
+      child.once('exit', () => fail(new SandboxUnavailable('the SQLite sandbox process did not start')));
       child.once('message', (message: SandboxMessage) => {
+        if (settled) return;
         if (message.type !== 'ready') {
-          fail(new Error(`the SQLite sandbox could not open the database: ${message.type}`));
+          fail(new SandboxUnavailable('the SQLite sandbox could not open the database'));
           return;
         }
+        settled = true;
         child.removeAllListeners('exit');
         child.removeAllListeners('error');
+        // Only this process's own promise is forgotten: a replacement may already be starting.
         child.on('exit', () => {
-          if (this.child !== undefined) this.child = undefined;
+          if (this.child === started) this.child = undefined;
         });
         child.unref();
         child.channel?.unref();
         resolveChild(child);
       });
     });
-    return this.child;
+    this.child = started;
+    return started;
   }
 
   private stop(child: ChildProcess): void {
