@@ -3933,7 +3933,9 @@ export interface operations {
             query: {
                 /**
                  * @description The SQL `SELECT` statement, at most 10,000 characters; one final `;` is allowed. No
-                 *     default.
+                 *     default. SQL is full of characters that URLs reserve (`*`, `(`, `'`, `,` ...); they may
+                 *     be sent percent-encoded or as they are (`allowReserved`), as `encodeURIComponent`
+                 *     leaves some of them.
                  * @example SELECT id, siteName, siteDir, tableName, isRoot, parentId, taxis, settingsXml FROM siteserver_Site ORDER BY taxis, id
                  */
                 queryString: string;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { closeSandboxes } from '../../src/db/sandbox/index.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { startClient, type TypedClient } from '../support/client.ts';
 import { loadStlFixture } from './fixture.ts';
 import { LEGIT_QUERIES } from './sqlLegit.ts';
 
@@ -11,16 +12,28 @@ import { LEGIT_QUERIES } from './sqlLegit.ts';
 
 let app: TestApp;
 let key: string;
+let typed: TypedClient;
 
 beforeAll(async () => {
   app = await startTestApp();
   await loadStlFixture(app.db, new Date());
   key = await app.createApiKey(['STL']);
+  typed = await startClient(app, key);
 });
 afterAll(async () => {
+  await typed.close();
   await closeSandboxes();
   await app.close();
 });
+
+/** Through the typed client: the answer is what the contract declares. */
+const query = async (queryString: string) => {
+  const { data, error, response } = await typed.client.GET('/api/v1/stl/sqlContents', {
+    params: { query: { queryString } },
+  });
+  expect([response.status, error]).toEqual([200, undefined]);
+  return data?.value;
+};
 
 const run = (queryString: string, extra: Record<string, string> = {}) =>
   app.request
@@ -32,15 +45,15 @@ const run = (queryString: string, extra: Record<string, string> = {}) =>
 const utc = (date: Date) => date.toISOString().slice(0, 19).replace('T', ' ');
 
 describe('legitimate queries: the same rows on SQLite and PostgreSQL', () => {
-  test.each(LEGIT_QUERIES.map((query) => [query.name, query] as const))('%s', async (_name, query) => {
-    const response = await run(query.sql);
-    expect(response.status).toBe(200);
-    expect(response.body).toEqual({ value: query.rows });
-  });
+  test.each(LEGIT_QUERIES.map(({ name, sql, rows }) => [name, sql, rows] as const))(
+    '%s',
+    async (_name, sql, rows) => {
+      expect(await query(sql)).toEqual(rows);
+    },
+  );
 
   test('a whole site row, shaped like the original table', async () => {
-    const response = await run('SELECT * FROM siteserver_Site WHERE id = 2');
-    expect(response.body.value).toEqual([
+    expect(await query('SELECT * FROM siteserver_Site WHERE id = 2')).toEqual([
       {
         id: 2,
         siteName: 'English news',
@@ -56,8 +69,7 @@ describe('legitimate queries: the same rows on SQLite and PostgreSQL', () => {
 
   test('a whole content row: dates as UTC text, flags as words, the body as content', async () => {
     const stored = await app.db.content.findUniqueOrThrow({ where: { id: 104 } });
-    const response = await run('SELECT * FROM siteserver_Content WHERE id = 104');
-    expect(response.body.value).toEqual([
+    expect(await query('SELECT * FROM siteserver_Content WHERE id = 104')).toEqual([
       {
         id: 104,
         channelId: 12,
@@ -94,8 +106,7 @@ describe('legitimate queries: the same rows on SQLite and PostgreSQL', () => {
 
   test('a whole channel row', async () => {
     const stored = await app.db.channel.findUniqueOrThrow({ where: { id: 11 } });
-    const response = await run('SELECT * FROM siteserver_Channel WHERE id = 11');
-    expect(response.body.value).toEqual([
+    expect(await query('SELECT * FROM siteserver_Channel WHERE id = 11')).toEqual([
       {
         id: 11,
         channelName: 'News',
@@ -126,8 +137,7 @@ describe('legitimate queries: the same rows on SQLite and PostgreSQL', () => {
   });
 
   test('pending and recycled contents are not in the view', async () => {
-    const response = await run('SELECT id FROM siteserver_Content WHERE id IN (103, 107)');
-    expect(response.body).toEqual({ value: [] });
+    expect(await query('SELECT id FROM siteserver_Content WHERE id IN (103, 107)')).toEqual([]);
   });
 });
 
