@@ -18,7 +18,8 @@ const SECRET_HEADERS = new Set([
   'cookie',
   'set-cookie',
 ]);
-const SECRET_QUERY_PARAMETERS = /([?&](?:apiKey|api_key|access_token|token)=)[^&#]*/gi;
+// queryString (stl/sqlContents) holds SQL, up to 10,000 characters: logs carry neither SQL nor bulk.
+const SECRET_QUERY_PARAMETERS = /([?&](?:apiKey|api_key|access_token|token|queryString)=)[^&#]*/gi;
 
 export function redactUrl(url: string): string {
   return url.replace(SECRET_QUERY_PARAMETERS, `$1${REDACTED}`);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import pino from 'pino';
 import { closeSandboxes } from '../../src/db/sandbox/index.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { startClient, type TypedClient } from '../support/client.ts';
@@ -202,6 +203,31 @@ test('a sandbox that cannot reach its database is a 503 with Retry-After, never 
   } finally {
     await closeSandboxes();
     await broken.close();
+  }
+});
+
+test('the query text never reaches the logs, whether it runs or is refused', async () => {
+  const lines: string[] = [];
+  const logged = await startTestApp({
+    logger: pino({ level: 'trace' }, { write: (line: string) => lines.push(line) }),
+  });
+  try {
+    const loggedKey = await logged.createApiKey(['STL']);
+    for (const queryString of [
+      'SELECT siteDir AS marker_ok FROM siteserver_Site',
+      'SELECT marker_refused FROM ApiKey',
+    ]) {
+      const response = await logged.request
+        .get('/api/v1/stl/sqlContents')
+        .query({ queryString })
+        .set('X-SS-API-KEY', loggedKey);
+      expect([200, 400]).toContain(response.status);
+    }
+    expect(lines.join('')).toContain('queryString=[REDACTED]');
+    expect(lines.join('')).not.toMatch(/marker_ok|marker_refused/);
+  } finally {
+    await closeSandboxes();
+    await logged.close();
   }
 });
 
