@@ -1483,17 +1483,12 @@ export interface components {
             value: components["schemas"]["ContentFormBDeleted"];
         };
         /**
-         * Channel (form A)
-         * @description A channel as answered by get channel and update channel, with its direct children.
-         *     Besides the listed fields a channel may carry per-channel extras (display widths such as
-         *     `titleColumnWidth`, `hitsColumnWidth`, `addDateColumnWidth`, and other settings); they are
-         *     integers or strings and present only on some channels.
-         *
-         *     (The extras are declared with `unevaluatedProperties` rather than `additionalProperties`:
-         *     validation is the same, but code generators then keep the listed fields' types instead of
-         *     intersecting them with an index signature that arrays and booleans cannot satisfy.)
+         * Channel fields
+         * @description The fields every channel record has, in `Channel` (form A) and in each of its
+         *     `children`: both are this schema composed (`allOf`) with the fields of their own, so the
+         *     channel fields are written once.
          */
-        Channel: {
+        ChannelFields: {
             /**
              * Format: int32
              * @description Id of the channel (the site's root channel has the site's id).
@@ -1627,6 +1622,19 @@ export interface components {
              * @example /channels/7.html
              */
             navigationUrl: string;
+        };
+        /**
+         * Channel (form A)
+         * @description A channel as answered by get channel and update channel, with its direct children.
+         *     Besides the listed fields a channel may carry per-channel extras (display widths such as
+         *     `titleColumnWidth`, `hitsColumnWidth`, `addDateColumnWidth`, and other settings); they are
+         *     integers or strings and present only on some channels.
+         *
+         *     (The extras are declared with `unevaluatedProperties` rather than `additionalProperties`:
+         *     validation is the same, but code generators then keep the listed fields' types instead of
+         *     intersecting them with an index signature that arrays and booleans cannot satisfy.)
+         */
+        Channel: components["schemas"]["ChannelFields"] & {
             /** @description Direct children, ordered by `taxis` then `id` (`[]` for a leaf). */
             children: components["schemas"]["ChannelChild"][];
         };
@@ -1636,52 +1644,7 @@ export interface components {
          *     (the name) and `children: null` (grandchildren are not nested). May carry the same
          *     per-channel extras as `Channel`.
          */
-        ChannelChild: {
-            /**
-             * Format: int32
-             * @example 8
-             */
-            id: number;
-            guid: string;
-            /** Format: int32 */
-            siteId: number;
-            /** Format: int32 */
-            parentId: number;
-            channelName: string;
-            indexName: string;
-            parentsPath: number[];
-            /** Format: int32 */
-            parentsCount: number;
-            /** Format: int32 */
-            childrenCount: number;
-            groupNames: string[];
-            /** Format: int32 */
-            taxis: number;
-            addDate: components["schemas"]["DateTime"];
-            createdDate: components["schemas"]["DateTime"];
-            lastModifiedDate: components["schemas"]["DateTime"];
-            imageUrl: string;
-            content: string;
-            filePath: string;
-            channelFilePathRule: string;
-            contentFilePathRule: string;
-            linkUrl: string;
-            keywords: string;
-            description: string;
-            contentModelPluginId: string;
-            tableName: string;
-            linkType: string;
-            /** Format: int32 */
-            channelTemplateId: number;
-            /** Format: int32 */
-            contentTemplateId: number;
-            isCreateChannelIfContentChanged: boolean;
-            createChannelIdsIfContentChanged: number[] | null;
-            listColumns: string | null;
-            isPreviewContentsExists: boolean;
-            isAllContents: boolean;
-            defaultTaxisType: string;
-            navigationUrl: string;
+        ChannelChild: components["schemas"]["ChannelFields"] & {
             /**
              * Format: int32
              * @description The channel's id (for tree widgets).
