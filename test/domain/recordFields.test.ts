@@ -24,6 +24,15 @@ interface ModelField {
   type: string;
   nullable: boolean;
   unique: boolean;
+  /** The value of a literal `@default(...)` (not `now()` or `autoincrement()`). */
+  default?: string | number | boolean;
+}
+
+function literal(text: string | undefined): ModelField['default'] {
+  if (text === undefined) return undefined;
+  if (text === 'true' || text === 'false') return text === 'true';
+  if (/^-?\d+$/.test(text)) return Number(text);
+  return text.startsWith('"') ? (JSON.parse(text) as string) : undefined;
 }
 
 /** The scalar fields of a model of prisma/schema.prisma, as written there. */
@@ -39,6 +48,7 @@ function modelFields(model: string): Map<string, ModelField> {
         type: match[2] as string,
         nullable: match[3] === '?',
         unique: /@unique|@id/.test(match[4] as string),
+        default: literal(/@default\(("[^"]*"|[^()]*)\)/.exec(match[4] as string)?.[1]),
       });
     }
   }
@@ -122,6 +132,29 @@ describe('sites and channels', () => {
       'label',
       'children',
     ]);
+  });
+});
+
+describe('defaults', () => {
+  test("a field the import file leaves out takes the model's default", () => {
+    const minimal = [
+      ['Site', siteSchema, { siteDir: 'd', siteName: 'n' }],
+      ['Channel', channelSchema, { siteId: 1, channelName: 'c' }],
+      ['Content', contentSchema, { channelId: 1 }],
+      ['User', userSchema, { userName: 'u', password: 'abc123' }],
+      ['Administrator', administratorSchema, { userName: 'a', password: 'abc123' }],
+    ] as const;
+    for (const [model, schema, record] of minimal) {
+      const fields = modelFields(model);
+      const parsed: Record<string, unknown> = schema.parse(record);
+      const disagreements = Object.entries(parsed).flatMap(([name, value]) => {
+        const expected = fields.get(name)?.default;
+        return expected === undefined || name in record || value === expected
+          ? []
+          : [`${model}.${name}: import ${JSON.stringify(value)}, model ${JSON.stringify(expected)}`];
+      });
+      expect(disagreements).toEqual([]);
+    }
   });
 });
 
