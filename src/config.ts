@@ -25,6 +25,11 @@ export interface Config {
   redisUrl: string | undefined;
   /** Prefix of every key this service writes in Redis, so that several deployments can share one. */
   redisKeyPrefix: string;
+  /**
+   * Load the demo site into an empty database at start. On by default only for the embedded
+   * default SQLite file (a try-out); a configured database gets it only when asked (SEED_DEMO=true).
+   */
+  seedDemo: boolean;
 }
 
 /** Raised with every problem at once, so that an operator fixes the environment in one go. */
@@ -104,6 +109,11 @@ const schema = z.object({
     .refine((prefix) => /^[A-Za-z0-9:_.-]{1,64}$/.test(prefix), {
       message: 'REDIS_KEY_PREFIX must be 1 to 64 letters, digits or any of : _ . -',
     }),
+  SEED_DEMO: z
+    .enum(['true', 'false'], {
+      error: (issue) => `SEED_DEMO must be true or false (got '${String(issue.input)}')`,
+    })
+    .optional(),
 });
 
 type EnvName = keyof typeof schema.shape;
@@ -130,6 +140,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: vars.RATE_LIMIT_PER_MINUTE,
     redisUrl: vars.REDIS_URL,
     redisKeyPrefix: vars.REDIS_KEY_PREFIX,
+    seedDemo:
+      vars.SEED_DEMO === undefined ? vars.DATABASE_URL === DEFAULT_DATABASE_URL : vars.SEED_DEMO === 'true',
   };
 }
 

@@ -2,12 +2,13 @@ import { createServer, type Server } from 'node:http';
 import pino, { type Logger } from 'pino';
 import { type Config, ConfigError, ensureTokenSecret, loadConfig } from './config.ts';
 import { createDb, type Db, prepareDatabase } from './db/client.ts';
-import { applyMigrations } from './db/migrate/index.ts';
+import { applyMigrations, MigrationError } from './db/migrate/index.ts';
 import { connectRedis } from './db/redis.ts';
-import { seedDemo } from './domain/seed/demo.ts';
+import { DomainError } from './domain/errors.ts';
+import { type DemoSecrets, describeDemoSecrets, seedDemoWhenEmpty } from './domain/seed/demo.ts';
 import { backgroundTasksOf, createApp } from './http/app.ts';
-import { isUniqueViolation } from './http/databaseErrors.ts';
 import { describeError } from './http/logging.ts';
+import { createSharedState } from './state/index.ts';
 
 /** In-flight requests get this long to finish after SIGTERM/SIGINT before their connections are cut. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -22,24 +23,31 @@ function readConfig(): Config {
   }
 }
 
-/** A fresh database gets the demo site and a bootstrap key, so that the first request can be made at once. */
+/**
+ * An empty database gets the demo site, its accounts and a bootstrap key, so that the first request
+ * can be made at once, when the operator asked for it or runs on the embedded default (config.seedDemo).
+ */
 async function seedWhenEmpty(db: Db, config: Config, logger: Logger): Promise<void> {
-  if ((await db.site.count()) > 0) return;
-  let apiKey: string;
+  if (!config.seedDemo) return;
+  let secrets: DemoSecrets | undefined;
   try {
-    ({ apiKey } = await seedDemo(db));
+    secrets = await seedDemoWhenEmpty(db, config.databaseUrl);
   } catch (error) {
-    // Nodes started together race to seed; the one that loses finds the demo already there.
-    if (!isUniqueViolation(error)) throw error;
-    logger.info('demo data was seeded by another node');
+    // The seed is one transaction: nothing of it was written, and the service is still useful.
+    if (!(error instanceof DomainError)) throw error;
+    logger.warn({ err: describeError(error) }, 'demo data not seeded');
     return;
   }
-  // Printed, not logged: the key is shown once to whoever started the service, and kept out of log storage.
+  if (secrets === undefined) return;
+  const { apiKey } = secrets;
+  // Printed, not logged: the secrets are shown once to whoever started the service, and kept out of log storage.
   process.stdout.write(
     [
       '',
       'Seeded the demo site. Bootstrap API key (all scopes; shown only this once):',
       `  ${apiKey}`,
+      'Demo sign-in (random passwords; shown only this once):',
+      ...describeDemoSecrets(secrets),
       'Try:',
       `  curl -s -X POST http://localhost:${config.port}/api/v1/contents \\`,
       `    -H 'X-SS-API-KEY: ${apiKey}' -H 'Content-Type: application/json' -d '{"siteId":1}'`,
@@ -71,7 +79,8 @@ async function main(): Promise<void> {
   const resolved = await ensureTokenSecret(config, db);
 
   const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl);
-  const app = createApp({ db, provider, config: resolved, logger, ...(redis && { redis }) });
+  const state = createSharedState({ db, redis, redisKeyPrefix: config.redisKeyPrefix, logger });
+  const app = createApp({ db, provider, config: resolved, logger, state });
   const server = createServer(app);
   let stopping = false;
   // Keep-alive clients are told to reconnect elsewhere once shutdown has begun.
@@ -95,6 +104,7 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     clearTimeout(deadline);
     await backgroundTasksOf(app).settled();
+    await state.close();
     await db.$disconnect();
     await redis?.quit();
     logger.info('stopped');
@@ -111,7 +121,9 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  // Startup failures (migrations, a port in use) are reported without stack or connection strings.
-  process.stderr.write(`Could not start: ${JSON.stringify(describeError(error))}\n`);
+  // Startup failures (migrations, a port in use) are reported without stack or connection strings;
+  // a migration problem is already one sentence for the operator.
+  const reason = error instanceof MigrationError ? error.message : JSON.stringify(describeError(error));
+  process.stderr.write(`Could not start: ${reason}\n`);
   process.exit(1);
 });

@@ -4,7 +4,7 @@ import { issueApiKey } from '../domain/apiKeys/issueApiKey.ts';
 import { formatDateTime } from '../domain/dates.ts';
 import { TABLES } from '../domain/import/document.ts';
 import { importDocument } from '../domain/import/index.ts';
-import { DEMO_ACCOUNTS, DEMO_API_KEY_TITLE, seedDemo } from '../domain/seed/demo.ts';
+import { DEMO_API_KEY_TITLE, describeDemoSecrets, seedDemoWhenEmpty } from '../domain/seed/demo.ts';
 import { CommandFailure, parseExpiry, parseOptions, parseScopes, UsageError } from './options.ts';
 
 export interface CliIo {
@@ -14,6 +14,8 @@ export interface CliIo {
 
 export interface CliContext extends CliIo {
   db: Db;
+  /** The database the client is connected to (cross-process locks are keyed by it). */
+  databaseUrl: string;
 }
 
 /** What a command does once its command line checked out; resolves to the exit code. */
@@ -98,24 +100,25 @@ const apiKeyCommand: Command = {
 const seedDemoCommand: Command = {
   name: 'seed-demo',
   usage: 'cms seed-demo',
-  summary: 'Fill an empty database with a demo site, channels, contents, accounts and an all-scopes key.',
+  summary:
+    'Fill an empty database with a demo site, channels, contents, two accounts with random passwords and an all-scopes key, in one transaction.',
   async prepare(args) {
     parseOptions(args, {});
-    return async ({ db, out, err }) => {
-      const sites = await db.site.count();
-      if (sites > 0) {
+    return async ({ db, databaseUrl, out, err }) => {
+      const secrets = await seedDemoWhenEmpty(db, databaseUrl);
+      if (secrets === undefined) {
+        const sites = await db.site.count();
         err(
-          `cms seed-demo: the database already has ${sites} site${sites > 1 ? 's' : ''}; it only seeds an empty one.`,
+          `cms seed-demo: the database already has ${sites} site${sites === 1 ? '' : 's'}; it only seeds an empty one.`,
         );
         return 1;
       }
-      const { apiKey } = await seedDemo(db);
       const counts = await Promise.all([db.channel.count(), db.content.count()]);
       out(`Demo site created: 1 site, ${counts[0]} channels, ${counts[1]} contents.`);
-      out(`User:          ${DEMO_ACCOUNTS.user.userName} / ${DEMO_ACCOUNTS.user.password}`);
-      out(`Administrator: ${DEMO_ACCOUNTS.administrator.userName} / ${DEMO_ACCOUNTS.administrator.password}`);
-      out(`API key "${DEMO_API_KEY_TITLE}" (all scopes): ${apiKey}`);
-      out('Store the key now: it cannot be shown again.');
+      out('Sign-in (random passwords):');
+      for (const line of describeDemoSecrets(secrets)) out(line);
+      out(`API key "${DEMO_API_KEY_TITLE}" (all scopes): ${secrets.apiKey}`);
+      out('Store the passwords and the key now: they cannot be shown again.');
       return 0;
     };
   },

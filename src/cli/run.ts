@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from '../config.ts';
 import { createDb } from '../db/client.ts';
-import { applyMigrations } from '../db/migrate/index.ts';
+import { applyMigrations, MigrationError } from '../db/migrate/index.ts';
 import { DomainError } from '../domain/errors.ts';
 import { type Action, type CliIo, COMMANDS } from './commands.ts';
 import { CommandFailure, UsageError } from './options.ts';
@@ -74,12 +74,24 @@ export async function runCli(
     throw error;
   }
 
-  const { applied } = await applyMigrations(databaseUrl);
-  for (const migration of applied) io.err(`Applied migration ${migration}`);
+  try {
+    const { applied } = await applyMigrations(databaseUrl);
+    for (const migration of applied) io.err(`Applied migration ${migration}`);
+  } catch (error) {
+    // Said in one sentence; the engine's own dump helps nobody at a terminal.
+    if (!(error instanceof MigrationError)) throw error;
+    io.err(`cms ${name}: cannot prepare the database: ${error.message}`);
+    return EXIT_FAILED;
+  }
   const { db } = createDb(databaseUrl);
   try {
-    return await action({ db, ...io });
+    return await action({ db, databaseUrl, ...io });
   } catch (error) {
+    // A lock another process keeps (seed-demo waits for migrations and other seeders) is one sentence too.
+    if (error instanceof MigrationError) {
+      io.err(`cms ${name}: ${error.message}`);
+      return EXIT_FAILED;
+    }
     if (!(error instanceof DomainError)) throw error;
     io.err(`cms ${name}: ${error.message}`);
     for (const detail of error.fields) io.err(`  ${detail.message}`);

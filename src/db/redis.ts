@@ -5,7 +5,11 @@ import { Redis } from 'ioredis';
  * queueing while Redis is away, so a Redis outage slows no request down (callers fail open).
  */
 export function createRedis(url: string): Redis {
-  return new Redis(url, { maxRetriesPerRequest: 1, commandTimeout: 1000, lazyConnect: true });
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, commandTimeout: 1000, lazyConnect: true });
+  // Connection errors also fail the commands, where the shared-state fail policy logs them (without
+  // the URL). Without a listener ioredis prints each reconnect attempt as an "Unhandled error event".
+  redis.on('error', () => {});
+  return redis;
 }
 
 /** Connects and checks that Redis answers; a configured Redis that does not answer stops the start. */

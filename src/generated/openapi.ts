@@ -1895,12 +1895,12 @@ export interface components {
              */
             configUploadImageIsTitleImage: "True" | "False";
             /**
-             * @description Upload dialog default, title image width in pixels (a number as text).
+             * @description Upload dialog default, title image width in pixels (a number as text; "" = not set).
              * @example 300
              */
             configUploadImageTitleImageWidth: string;
             /**
-             * @description Upload dialog default, title image height in pixels (a number as text; 0 = proportional).
+             * @description Upload dialog default, title image height in pixels (a number as text; "" or 0 = proportional).
              * @example 0
              */
             configUploadImageTitleImageHeight: string;
@@ -1920,12 +1920,12 @@ export interface components {
              */
             configUploadImageIsSmallImage: "True" | "False";
             /**
-             * @description Upload dialog default, small image width in pixels (a number as text).
+             * @description Upload dialog default, small image width in pixels (a number as text; "" = not set).
              * @example 500
              */
             configUploadImageSmallImageWidth: string;
             /**
-             * @description Upload dialog default, small image height in pixels (a number as text; 0 = proportional).
+             * @description Upload dialog default, small image height in pixels (a number as text; "" or 0 = proportional).
              * @example 0
              */
             configUploadImageSmallImageHeight: string;
@@ -2158,7 +2158,7 @@ export interface components {
             content: string;
             /**
              * Format: int32
-             * @description Number of contents in the channel itself (recycled ones excluded).
+             * @description Number of approved contents in the channel itself (recycled ones excluded).
              * @example 12
              */
             contentNum: number;

@@ -1,11 +1,11 @@
 import cookieParser from 'cookie-parser';
 import express from 'express';
 import { middleware as openApiValidator } from 'express-openapi-validator';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { type Config, tokenSecretOf } from '../config.ts';
 import type { Db, DbProvider } from '../db/client.ts';
 import { handlers as implemented, type Registry } from '../operations/registry.ts';
+import type { SharedState } from '../state/port.ts';
 import { ApiKeyAuthenticator } from './apiKeys.ts';
 import { Authenticator, authorization, KnownCredentials } from './auth.ts';
 import { BackgroundTasks } from './background.ts';
@@ -26,8 +26,8 @@ export interface AppOptions {
   handlers?: Registry;
   /** Another contract than openapi/cms.yaml; for tests of the pipeline itself. */
   contract?: Contract;
-  /** Shared state of all nodes (rate-limit counters); without it each process keeps its own. */
-  redis?: Redis;
+  /** State every node shares (rate-limit counters, marks, signals): see src/state/index.ts. */
+  state: SharedState;
 }
 
 /** Content bodies are HTML and may be large; anything beyond this is refused with a 413. */
@@ -43,7 +43,7 @@ export function backgroundTasksOf(app: express.Express): BackgroundTasks {
 }
 
 export function createApp(options: AppOptions): express.Express {
-  const { db, provider, config } = options;
+  const { db, provider, config, state } = options;
   const contract = options.contract ?? serviceContract;
   const logger = safeLogger(options.logger);
   const background = new BackgroundTasks();
@@ -65,8 +65,7 @@ export function createApp(options: AppOptions): express.Express {
   app.use(
     rateLimiting({
       limit: config.rateLimitPerMinute,
-      redis: options.redis,
-      prefix: config.redisKeyPrefix,
+      state,
       logger,
       known,
     }),
@@ -88,7 +87,13 @@ export function createApp(options: AppOptions): express.Express {
     }),
   );
   app.use(
-    operationRoutes(contract.operations, options.handlers ?? implemented, { db, provider, config, logger }),
+    operationRoutes(contract.operations, options.handlers ?? implemented, {
+      db,
+      provider,
+      config,
+      state,
+      logger,
+    }),
   );
   app.use((req, _res, next) => next(notFound(req)));
   app.use(errorHandler(logger, config.nodeEnv, contract));

@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, Request } from 'express';
 import { error as validatorErrors } from 'express-openapi-validator';
 import type { Logger } from 'pino';
 import { DomainError, type DomainErrorCode, type FieldProblem } from '../domain/errors.ts';
+import { SharedStateUnavailable } from '../state/port.ts';
 import { WWW_AUTHENTICATE } from './auth.ts';
 import type { Contract, ContractOperation } from './contract.ts';
 import { isDatabaseUnavailable, isUniqueViolation } from './databaseErrors.ts';
@@ -156,6 +157,11 @@ export function mapError(error: unknown, req: Request, nodeEnv: string, contract
   if (parsing !== undefined) return parsing;
   if (isUniqueViolation(error)) {
     return { body: problem(400, 'A record with the same unique value already exists', { kind: 'conflict' }) };
+  }
+  if (error instanceof SharedStateUnavailable) {
+    // A single-use mark that cannot be checked is refused rather than risked (src/state/failPolicy.ts).
+    const unavailable = serviceUnavailable('State shared between nodes is unavailable; retry later');
+    return { body: unavailable.problem, headers: unavailable.headers, unexpected: true };
   }
   if (isDatabaseUnavailable(error)) {
     const unavailable = serviceUnavailable('The database is unavailable; retry later');

@@ -10,6 +10,7 @@ import {
   type ReplyCookie,
   type ReplyInit,
 } from '../operations/types.ts';
+import type { SharedState } from '../state/port.ts';
 import { principalOf } from './auth.ts';
 import { type ContractOperation, type ParameterLocation, toExpressPath } from './contract.ts';
 
@@ -17,6 +18,7 @@ export interface Services {
   db: Db;
   provider: DbProvider;
   config: Config;
+  state: SharedState;
   logger: Logger;
 }
 
@@ -122,6 +124,7 @@ function dispatch(handler: ErasedHandler, operation: ContractOperation, services
       db: services.db,
       provider: services.provider,
       config: services.config,
+      state: services.state,
       log: req.log ?? services.logger,
       reply,
     });

@@ -5,6 +5,11 @@ import { deleteContent } from './contents/deleteContent.ts';
 import { getContent } from './contents/getContent.ts';
 import { listContents } from './contents/listContents.ts';
 import { updateContent } from './contents/updateContent.ts';
+import { stlGetChannel } from './stl/stlGetChannel.ts';
+import { stlGetContent } from './stl/stlGetContent.ts';
+import { stlGetSite } from './stl/stlGetSite.ts';
+import { stlListContents } from './stl/stlListContents.ts';
+import { stlListSites } from './stl/stlListSites.ts';
 import { healthz } from './system/healthz.ts';
 import { ping } from './system/ping.ts';
 import { readyz } from './system/readyz.ts';
@@ -27,6 +32,12 @@ export const handlers: Registry = {
   // channels
   getChannel,
   updateChannel,
+  // stl (template-tag reads)
+  stlListSites,
+  stlGetSite,
+  stlGetChannel,
+  stlListContents,
+  stlGetContent,
   // system
   ping,
   healthz,

@@ -3,6 +3,7 @@ import type { Config } from '../config.ts';
 import type { Db, DbProvider } from '../db/client.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { operations } from '../generated/openapi.ts';
+import type { SharedState } from '../state/port.ts';
 
 /*
  * Every handler is typed from the contract: its input is the validated request of its operation
@@ -93,6 +94,8 @@ export interface OperationContext<K extends OperationId = OperationId> {
   db: Db;
   provider: DbProvider;
   config: Config;
+  /** State every node shares: counters with expiry, single-use marks, signals (src/state/port.ts). */
+  state: SharedState;
   log: Logger;
   /** Builds a full reply, typed by this operation's declared responses. */
   reply(init: ReplyInit<K>): Reply<K>;

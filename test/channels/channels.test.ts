@@ -1,28 +1,46 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import type { CmsClient, components } from '../../client/src/index.ts';
 import type { TestApp } from '../support/app.ts';
+import { startClient, type TypedClient } from '../support/client.ts';
 import { startFixtureApp } from '../support/fixtures.ts';
 
 let app: TestApp;
 let key: string;
+let typed: TypedClient;
 
 beforeAll(async () => {
   ({ app, key } = await startFixtureApp(['Channels']));
+  typed = await startClient(app, key);
 });
-afterAll(() => app.close());
+afterAll(async () => {
+  await typed.close();
+  await app.close();
+});
 
-const get = (path: string) => app.request.get(`/api/v1/channels/${path}`).set('X-SS-API-KEY', key);
-const update = (path: string, body: unknown) =>
-  app.request
-    .post(`/api/v1/channels/${path}/actions/update`)
-    .set('X-SS-API-KEY', key)
-    .send(body as object);
+type UpdateChannelRequest = components['schemas']['UpdateChannelRequest'];
+
+const get = (siteId: number, channelId: number, client: CmsClient = typed.client) =>
+  client.GET('/api/v1/channels/{siteId}/{channelId}', { params: { path: { siteId, channelId } } });
+const update = (
+  siteId: number,
+  channelId: number,
+  body: UpdateChannelRequest | undefined,
+  client: CmsClient = typed.client,
+) =>
+  client.POST('/api/v1/channels/{siteId}/{channelId}/actions/update', {
+    params: { path: { siteId, channelId } },
+    ...(body === undefined ? {} : { body }),
+  });
+/** For bodies the contract's types forbid on purpose (unknown fields, wrong types). */
+const updateUntyped = (path: string, body: object) =>
+  app.request.post(`/api/v1/channels/${path}/actions/update`).set('X-SS-API-KEY', key).send(body);
 const row = (id: number) => app.db.channel.findUniqueOrThrow({ where: { id } });
 
 describe('GET /api/v1/channels/{siteId}/{channelId}', () => {
   test('the root channel with its direct children, ordered by taxis then id', async () => {
-    const response = await get('1/1');
+    const { data, response } = await get(1, 1);
     expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({
+    expect(data).toMatchObject({
       id: 1,
       siteId: 1,
       parentId: 0,
@@ -35,8 +53,8 @@ describe('GET /api/v1/channels/{siteId}/{channelId}', () => {
       navigationUrl: '/channels/1.html',
       isPreviewContentsExists: false,
     });
-    expect(response.body.children.map((child: { id: number }) => child.id)).toEqual([4, 2]);
-    expect(response.body.children[0]).toMatchObject({
+    expect(data?.children.map((child) => child.id)).toEqual([4, 2]);
+    expect(data?.children[0]).toMatchObject({
       id: 4,
       value: 4,
       label: 'Products',
@@ -45,7 +63,7 @@ describe('GET /api/v1/channels/{siteId}/{channelId}', () => {
       indexName: 'products',
       isPreviewContentsExists: true,
     });
-    expect(response.body.children[1]).toMatchObject({
+    expect(data?.children[1]).toMatchObject({
       id: 2,
       value: 2,
       label: 'News',
@@ -55,9 +73,9 @@ describe('GET /api/v1/channels/{siteId}/{channelId}', () => {
   });
 
   test('a leaf has no children; tree fields are derived', async () => {
-    const response = await get('1/3');
+    const { data, response } = await get(1, 3);
     expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({
+    expect(data).toMatchObject({
       id: 3,
       parentId: 2,
       parentsPath: [1, 2],
@@ -68,25 +86,29 @@ describe('GET /api/v1/channels/{siteId}/{channelId}', () => {
   });
 
   test('missing channels and channels of another site are 404 problems', async () => {
-    for (const path of ['1/999', '10/2', '1/11', '999/1']) {
-      const response = await get(path);
+    for (const [siteId, channelId] of [
+      [1, 999],
+      [10, 2],
+      [1, 11],
+      [999, 1],
+    ] as const) {
+      const { error, response } = await get(siteId, channelId);
       expect(response.status).toBe(404);
-      expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(error).toMatchObject({ status: 404, type: 'https://cms.example/problems/not-found' });
     }
   });
 
   test('401 without a key, 403 without the Channels scope', async () => {
-    expect((await app.request.get('/api/v1/channels/1/1')).status).toBe(401);
-    const contentsOnly = await app.createApiKey(['Contents']);
-    expect((await app.request.get('/api/v1/channels/1/1').set('X-SS-API-KEY', contentsOnly)).status).toBe(
-      403,
-    );
+    expect((await get(1, 1, typed.clientAs({}))).response.status).toBe(401);
+    const contentsOnly = typed.clientAs({ apiKey: await app.createApiKey(['Contents']) });
+    expect((await get(1, 1, contentsOnly)).response.status).toBe(403);
   });
 });
 
 describe('POST /api/v1/channels/{siteId}/{channelId}/actions/update', () => {
   test('changes the named fields and answers the channel, form A, unwrapped', async () => {
-    const response = await update('1/3', {
+    const { data, response } = await update(1, 3, {
       channelName: 'Technology',
       channelIndex: 'tech',
       keywords: 'a, b ,c',
@@ -97,7 +119,7 @@ describe('POST /api/v1/channels/{siteId}/{channelId}/actions/update', () => {
       channelTemplateId: 3,
     });
     expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({
+    expect(data).toMatchObject({
       id: 3,
       channelName: 'Technology',
       indexName: 'tech',
@@ -114,48 +136,55 @@ describe('POST /api/v1/channels/{siteId}/{channelId}/actions/update', () => {
   });
 
   test('the new index name selects contents in the list', async () => {
-    const contentsKey = await app.createApiKey(['Contents']);
-    const response = await app.request
-      .post('/api/v1/contents')
-      .set('X-SS-API-KEY', contentsKey)
-      .send({ siteId: 1, index: 'tech' });
+    const contents = typed.clientAs({ apiKey: await app.createApiKey(['Contents']) });
+    const { data, response } = await contents.POST('/api/v1/contents', {
+      body: { siteId: 1, index: 'tech' },
+    });
     expect(response.status).toBe(200);
-    expect(response.body.contents.map((c: { id: number }) => c.id)).toEqual([4, 3]);
+    expect(data?.contents.map((c) => c.id)).toEqual([4, 3]);
   });
 
   test('a request without a body, or with an empty one, changes no field', async () => {
-    const before = (await get('1/2')).body;
-    const bare = await app.request.post('/api/v1/channels/1/2/actions/update').set('X-SS-API-KEY', key);
-    expect(bare.status).toBe(200);
-    const empty = await update('1/2', {});
-    expect(empty.status).toBe(200);
-    const { lastModifiedDate: _ignored, ...unchanged } = before;
-    expect(bare.body).toMatchObject(unchanged);
-    expect(empty.body).toMatchObject(unchanged);
+    const before = (await get(1, 2)).data;
+    const bare = await update(1, 2, undefined);
+    expect(bare.response.status).toBe(200);
+    const empty = await update(1, 2, {});
+    expect(empty.response.status).toBe(200);
+    const { lastModifiedDate: _ignored, ...unchanged } = before ?? {};
+    expect(bare.data).toMatchObject(unchanged);
+    expect(empty.data).toMatchObject(unchanged);
   });
 
   test('a channel read with GET can be sent back as it is', async () => {
-    const read = (await get('1/2')).body;
-    const response = await update('1/2', read);
+    const read = (await get(1, 2)).data;
+    expect(read?.id).toBe(2);
+    const { data, response } = await update(1, 2, read);
     expect(response.status).toBe(200);
-    const { lastModifiedDate: _ignored, ...unchanged } = read;
-    expect(response.body).toMatchObject(unchanged);
+    const { lastModifiedDate: _ignored, ...unchanged } = read ?? {};
+    expect(data).toMatchObject(unchanged);
   });
 
-  test('rejected updates are 400 problems and change nothing', async () => {
+  test('rejected updates are 400 problems naming the field, and change nothing', async () => {
     const before = await row(4);
-    const cases: [unknown, string][] = [
+    const cases: [UpdateChannelRequest, string][] = [
       [{ indexName: 'news' }, 'indexName'],
       [{ indexName: 'a', channelIndex: 'b' }, 'channelIndex'],
       [{ filePath: '../../etc/passwd' }, 'filePath'],
       [{ channelFilePathRule: 'https://evil.example/x' }, 'channelFilePathRule'],
       [{ contentFilePathRule: 'a\\b' }, 'contentFilePathRule'],
       [{ channelName: '' }, 'channelName'],
-      [{ channelNmae: 'typo' }, 'channelNmae'],
-      [{ channelTemplateId: 'x' }, 'channelTemplateId'],
     ];
     for (const [body, field] of cases) {
-      const response = await update('1/4', body);
+      const { error, response } = await update(1, 4, body);
+      expect(response.status).toBe(400);
+      expect(error?.errors?.map((problem) => problem.path)).toContain(`/body/${field}`);
+    }
+    // Bodies the contract's types forbid, sent as they are.
+    for (const [body, field] of [
+      [{ channelNmae: 'typo' }, 'channelNmae'],
+      [{ channelTemplateId: 'x' }, 'channelTemplateId'],
+    ] as const) {
+      const response = await updateUntyped('1/4', body);
       expect(response.status).toBe(400);
       expect(JSON.stringify(response.body)).toContain(field);
     }
@@ -163,25 +192,18 @@ describe('POST /api/v1/channels/{siteId}/{channelId}/actions/update', () => {
   });
 
   test('an index name used in another site is fine', async () => {
-    const response = await update('1/4', { indexName: 'news-x' });
-    expect(response.status).toBe(200);
-    const otherSite = await update('10/11', { indexName: 'products' });
-    expect(otherSite.status).toBe(200);
-    expect(otherSite.body.indexName).toBe('products');
+    expect((await update(1, 4, { indexName: 'news-x' })).response.status).toBe(200);
+    const otherSite = await update(10, 11, { indexName: 'products' });
+    expect(otherSite.response.status).toBe(200);
+    expect(otherSite.data?.indexName).toBe('products');
   });
 
   test('missing channels are 404; credentials are checked', async () => {
-    expect((await update('1/999', { channelName: 'x' })).status).toBe(404);
-    expect((await update('10/2', { channelName: 'x' })).status).toBe(404);
-    expect(
-      (await app.request.post('/api/v1/channels/1/2/actions/update').send({ channelName: 'x' })).status,
-    ).toBe(401);
-    const contentsOnly = await app.createApiKey(['Contents']);
-    const forbidden = await app.request
-      .post('/api/v1/channels/1/2/actions/update')
-      .set('X-SS-API-KEY', contentsOnly)
-      .send({ channelName: 'x' });
-    expect(forbidden.status).toBe(403);
+    expect((await update(1, 999, { channelName: 'x' })).response.status).toBe(404);
+    expect((await update(10, 2, { channelName: 'x' })).response.status).toBe(404);
+    expect((await update(1, 2, { channelName: 'x' }, typed.clientAs({}))).response.status).toBe(401);
+    const contentsOnly = typed.clientAs({ apiKey: await app.createApiKey(['Contents']) });
+    expect((await update(1, 2, { channelName: 'x' }, contentsOnly)).response.status).toBe(403);
     expect((await row(2)).channelName).toBe('News');
   });
 });

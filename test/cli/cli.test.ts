@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createDb, type DbHandle } from '../../src/db/client.ts';
 import { digestApiKey } from '../../src/domain/crypto/apiKeys.ts';
+import { md5Hex, verifyMd5Password } from '../../src/domain/accounts/passwords.ts';
 import { rowCounts } from '../import/rowCounts.ts';
 
 /*
@@ -182,20 +183,59 @@ describe('cms command-line tool', () => {
     expect(await db().content.count()).toBe(1);
   });
 
-  test('seed-demo fills an empty database and prints its key once', async () => {
+  test('seed-demo fills an empty database with random passwords and prints them and the key once', async () => {
     const emptyUrl = `file:${join(dir, 'empty.db')}`;
     const run = await cms(emptyUrl, 'seed-demo');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('Demo site created: 1 site, 6 channels, 40 contents.');
-    expect(run.stdout).toContain('demo-user / demo1234');
+    expect(run.stdout).not.toContain('demo1234');
+    expect(run.stdout).not.toContain('admin1234');
+    const userPassword = /User: +demo-user \/ (\S+)/.exec(run.stdout)?.[1] ?? '';
+    const adminPassword = /Administrator: +admin \/ (\S+)/.exec(run.stdout)?.[1] ?? '';
+    expect(userPassword).toMatch(/^[\w-]{16}$/);
+    expect(adminPassword).toMatch(/^[\w-]{16}$/);
+    expect(adminPassword).not.toBe(userPassword);
     const key = /API key "Demo key" \(all scopes\): (\S+)/.exec(run.stdout)?.[1] ?? '';
     const seeded = createDb(emptyUrl);
     try {
       const row = await seeded.db.apiKey.findUniqueOrThrow({ where: { digest: digestApiKey(key) } });
       expect(row.title).toBe('Demo key');
       expect(await seeded.db.content.count()).toBe(40);
+      const user = await seeded.db.user.findUniqueOrThrow({ where: { userName: 'demo-user' } });
+      expect(await verifyMd5Password(md5Hex(userPassword), user)).toBe(true);
+      const admin = await seeded.db.administrator.findUniqueOrThrow({ where: { userName: 'admin' } });
+      expect(await verifyMd5Password(md5Hex(adminPassword), admin)).toBe(true);
     } finally {
       await seeded.db.$disconnect();
+    }
+    const again = await cms(emptyUrl, 'seed-demo');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('already has 1 site');
+  });
+
+  test('seed-demo that fails writes nothing and says why in one line', async () => {
+    const conflictUrl = `file:${join(dir, 'conflict.db')}`;
+    expect((await cms(conflictUrl, 'apikey', 'create', '--title', 'ops', '--scopes', 'all')).code).toBe(0);
+    const conflicting = createDb(conflictUrl);
+    try {
+      // An administrator named like the demo's: the import refuses the whole demo.
+      await conflicting.db.administrator.create({
+        data: { userName: 'admin', passwordHash: 'x', passwordSalt: 'y' },
+      });
+      const run = await cms(conflictUrl, 'seed-demo');
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('nothing was imported');
+      expect(run.stdout).toBe('');
+      expect(await rowCounts(conflicting.db)).toMatchObject({
+        sites: 0,
+        channels: 0,
+        contents: 0,
+        users: 0,
+        administrators: 1,
+        apiKeys: 1,
+      });
+    } finally {
+      await conflicting.db.$disconnect();
     }
   });
 });

@@ -1,38 +1,47 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import type { CmsClient, components } from '../../client/src/index.ts';
 import type { TestApp } from '../support/app.ts';
+import { startClient, type TypedClient } from '../support/client.ts';
 import { DEFAULT_ORDER_IDS, startFixtureApp } from '../support/fixtures.ts';
 
 let app: TestApp;
 let key: string;
+let typed: TypedClient;
 
 beforeAll(async () => {
   ({ app, key } = await startFixtureApp(['Contents']));
+  typed = await startClient(app, key);
 });
-afterAll(() => app.close());
+afterAll(async () => {
+  await typed.close();
+  await app.close();
+});
 
-const list = (body: Record<string, unknown>) =>
-  app.request
-    .post('/api/v1/contents')
-    .set('X-SS-API-KEY', key)
-    .send({ siteId: 1, perPage: 100, ...body });
+type ListContentsRequest = components['schemas']['ListContentsRequest'];
+type Where = components['schemas']['Where'];
 
-async function ids(body: Record<string, unknown>): Promise<number[]> {
-  const response = await list(body);
+const send = (body: ListContentsRequest, client: CmsClient = typed.client) =>
+  client.POST('/api/v1/contents', { body });
+/** Site 1, 100 to a page, unless the test says otherwise. */
+const list = (body: Partial<ListContentsRequest>) => send({ siteId: 1, perPage: 100, ...body });
+
+async function ids(body: Partial<ListContentsRequest>): Promise<number[]> {
+  const { data, response } = await list(body);
   expect(response.status).toBe(200);
-  return response.body.contents.map((content: { id: number }) => content.id);
+  return data?.contents.map((content) => content.id) ?? [];
 }
 
-const where = (column: string, operator: string | undefined, value: unknown) => ({
+const where = (column: string, operator: string | undefined, value: Where['value']) => ({
   wheres: [operator === undefined ? { column, value } : { column, operator, value }],
 });
 
 describe('POST /api/v1/contents: scope and default order', () => {
   test('whole site in the default order, without recycled contents, counting all matches', async () => {
-    const response = await list({});
+    const { data, response } = await list({});
     expect(response.status).toBe(200);
-    expect(response.body.totalCount).toBe(7);
-    expect(response.body.contents.map((c: { id: number }) => c.id)).toEqual(DEFAULT_ORDER_IDS);
-    const first = response.body.contents[0];
+    expect(data?.totalCount).toBe(7);
+    expect(data?.contents.map((c) => c.id)).toEqual(DEFAULT_ORDER_IDS);
+    const first = data?.contents[0];
     expect(first).toMatchObject({
       id: 5,
       siteId: 1,
@@ -41,9 +50,9 @@ describe('POST /api/v1/contents: scope and default order', () => {
       top: true,
       hits: 100,
     });
-    expect(first.addDate).toBe('2024-05-01 08:00:00');
-    expect(first.body).toBe('<p>Product one</p>');
-    expect(first.content).toBe('<p>Product one</p>');
+    expect(first?.addDate).toBe('2024-05-01 08:00:00');
+    expect(first?.body).toBe('<p>Product one</p>');
+    expect(first?.content).toBe('<p>Product one</p>');
   });
 
   test('channelId selects the channel and all its descendants', async () => {
@@ -66,11 +75,11 @@ describe('POST /api/v1/contents: scope and default order', () => {
       { channelId: 11 },
       { channelId: 2, index: 'products' },
     ]) {
-      const response = await list(body);
+      const { error, response } = await list(body);
       expect(response.status).toBe(404);
-      expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
-      expect(response.body).toMatchObject({ status: 404, title: 'Not Found' });
-      expect(response.body.detail).toBe(response.body.message);
+      expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(error).toMatchObject({ status: 404, title: 'Not Found' });
+      expect(error?.detail).toBe(error?.message);
     }
   });
 });
@@ -158,14 +167,14 @@ describe('POST /api/v1/contents: wheres', () => {
 
   test('unknown columns, bad operators and mistyped values are 400 problems naming the rule', async () => {
     const unknownColumn = await list(where('nope', '=', '1'));
-    expect(unknownColumn.status).toBe(400);
-    expect(unknownColumn.body.detail).toContain("unknown column 'nope'");
-    expect(unknownColumn.body.detail).toContain('title');
-    expect(unknownColumn.body.errors).toEqual([expect.objectContaining({ path: '/body/wheres/0' })]);
+    expect(unknownColumn.response.status).toBe(400);
+    expect(unknownColumn.error?.detail).toContain("unknown column 'nope'");
+    expect(unknownColumn.error?.detail).toContain('title');
+    expect(unknownColumn.error?.errors).toEqual([expect.objectContaining({ path: '/body/wheres/0' })]);
 
     const badOperator = await list(where('hits', 'between', '1'));
-    expect(badOperator.status).toBe(400);
-    expect(badOperator.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(badOperator.response.status).toBe(400);
+    expect(badOperator.response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
 
     for (const rule of [
       where('hits', '>', 'ten'),
@@ -174,10 +183,29 @@ describe('POST /api/v1/contents: wheres', () => {
       where('top', '>', 'true'),
       where('id', 'In', '1,x'),
     ]) {
-      const response = await list(rule);
+      const { error, response } = await list(rule);
       expect(response.status).toBe(400);
-      expect(response.body.status).toBe(400);
+      expect(error?.errors).toEqual([expect.objectContaining({ path: '/body/wheres/0' })]);
     }
+  });
+
+  test('a date that is not on the calendar is a 400 naming the rule, in either date form', async () => {
+    for (const value of [
+      '2024-02-30 00:00:00',
+      '2023-02-29',
+      '2024-01-01 24:00:00',
+      '2024-02-30T00:00:00Z',
+      '2023-02-29T10:00:00+08:00',
+      '2024-04-31T12:00:00.000Z',
+      '2024-01-01T10:00:60Z',
+    ]) {
+      const { error, response } = await list(where('addDate', '>=', value));
+      expect([value, response.status]).toEqual([value, 400]);
+      expect(error?.errors).toEqual([
+        { path: '/body/wheres/0', message: "must be a date-time 'yyyy-MM-dd HH:mm:ss' for column 'addDate'" },
+      ]);
+    }
+    expect(await ids(where('addDate', '>=', '2024-02-29T00:00:00Z'))).toEqual([5, 6, 4, 3, 7]);
   });
 });
 
@@ -196,69 +224,73 @@ describe('POST /api/v1/contents: orders and paging', () => {
   });
 
   test('unknown order column is a 400 problem', async () => {
-    const response = await list({ orders: [{ column: 'nope', desc: true }] });
+    const { error, response } = await list({ orders: [{ column: 'nope', desc: true }] });
     expect(response.status).toBe(400);
-    expect(response.body.errors).toEqual([expect.objectContaining({ path: '/body/orders/0/column' })]);
+    expect(error?.errors).toEqual([expect.objectContaining({ path: '/body/orders/0/column' })]);
   });
 
   test('page and perPage window the list; totalCount still counts all matches', async () => {
-    const second = await list({ page: 2, perPage: 3 });
-    expect(second.body).toMatchObject({ totalCount: 7 });
-    expect(second.body.contents.map((c: { id: number }) => c.id)).toEqual([4, 3, 2]);
-    const last = await list({ page: 3, perPage: 3 });
-    expect(last.body.contents.map((c: { id: number }) => c.id)).toEqual([7]);
-    expect(last.body.totalCount).toBe(7);
-    const past = await list({ page: 9, perPage: 3 });
-    expect(past.body).toEqual({ totalCount: 7, contents: [] });
-    const exact = await list({ page: 1, perPage: 7 });
-    expect(exact.body.totalCount).toBe(7);
+    const second = (await list({ page: 2, perPage: 3 })).data;
+    expect(second?.totalCount).toBe(7);
+    expect(second?.contents.map((c) => c.id)).toEqual([4, 3, 2]);
+    const last = (await list({ page: 3, perPage: 3 })).data;
+    expect(last?.contents.map((c) => c.id)).toEqual([7]);
+    expect(last?.totalCount).toBe(7);
+    const past = (await list({ page: 9, perPage: 3 })).data;
+    expect(past).toEqual({ totalCount: 7, contents: [] });
+    const exact = (await list({ page: 1, perPage: 7 })).data;
+    expect(exact?.totalCount).toBe(7);
+    expect(exact?.contents).toHaveLength(7);
   });
 
   test('page 0 is the first page; perPage 0 or absent is the site pageSize', async () => {
-    const response = await app.request
-      .post('/api/v1/contents')
-      .set('X-SS-API-KEY', key)
-      .send({ siteId: 1, page: 0 });
+    const { data, response } = await send({ siteId: 1, page: 0 });
     expect(response.status).toBe(200);
-    expect(response.body.totalCount).toBe(7);
-    expect(response.body.contents.map((c: { id: number }) => c.id)).toEqual(DEFAULT_ORDER_IDS.slice(0, 4));
+    expect(data?.totalCount).toBe(7);
+    expect(data?.contents.map((c) => c.id)).toEqual(DEFAULT_ORDER_IDS.slice(0, 4));
     const zero = await list({ perPage: 0 });
-    expect(zero.body.contents).toHaveLength(4);
+    expect(zero.data?.contents).toHaveLength(4);
   });
 
   test('negative paging, perPage above the maximum and pages beyond 32 bits are 400 problems', async () => {
     for (const body of [{ page: -1 }, { perPage: -5 }, { perPage: 1001 }, { page: 2 ** 31, perPage: 3 }]) {
-      const response = await list(body);
+      const { error, response } = await list(body);
       expect(response.status).toBe(400);
-      expect(response.body.status).toBe(400);
+      expect(error?.status).toBe(400);
+      expect(error?.errors?.[0]?.path).toMatch(/^\/body\/(page|perPage)$/);
     }
   });
 
   test('a page far beyond the end is empty and still counts every match', async () => {
-    const response = await list({ page: 2 ** 31 - 1, perPage: 1000 });
+    const { data, response } = await list({ page: 2 ** 31 - 1, perPage: 1000 });
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ totalCount: 7, contents: [] });
+    expect(data).toEqual({ totalCount: 7, contents: [] });
   });
 });
 
 describe('POST /api/v1/contents: request checks and credentials', () => {
   test('a missing siteId or an unknown field is a 400 problem', async () => {
+    // Bodies the contract's types forbid, sent as they are.
     const missing = await app.request.post('/api/v1/contents').set('X-SS-API-KEY', key).send({});
     expect(missing.status).toBe(400);
-    const unknown = await list({ channelID: 2 });
+    expect(missing.body.errors).toEqual([expect.objectContaining({ path: '/body/siteId' })]);
+    const unknown = await app.request
+      .post('/api/v1/contents')
+      .set('X-SS-API-KEY', key)
+      .send({ siteId: 1, channelID: 2 });
     expect(unknown.status).toBe(400);
     expect(unknown.body.detail).toContain('channelID');
   });
 
   test('no key is 401, a key without the Contents scope is 403', async () => {
-    const anonymous = await app.request.post('/api/v1/contents').send({ siteId: 1 });
-    expect(anonymous.status).toBe(401);
-    const channelsOnly = await app.createApiKey(['Channels']);
-    const forbidden = await app.request
-      .post('/api/v1/contents')
-      .set('X-SS-API-KEY', channelsOnly)
-      .send({ siteId: 1 });
-    expect(forbidden.status).toBe(403);
+    const anonymous = await send({ siteId: 1 }, typed.clientAs({}));
+    expect(anonymous.response.status).toBe(401);
+    expect(anonymous.error?.type).toBe('https://cms.example/problems/unauthorized');
+    const channelsOnly = typed.clientAs({ apiKey: await app.createApiKey(['Channels']) });
+    const forbidden = await send({ siteId: 1 }, channelsOnly);
+    expect(forbidden.response.status).toBe(403);
+    expect(forbidden.error?.type).toBe('https://cms.example/problems/forbidden');
+    // The apiKey query parameter is a security scheme, not a parameter the client's types list.
     const byQuery = await app.request
       .post(`/api/v1/contents?apiKey=${encodeURIComponent(key)}`)
       .send({ siteId: 1 });

@@ -1,3 +1,4 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,9 +11,11 @@ import {
   applyMigrations,
   checkDrift,
   createMigration,
+  MigrationError,
   migrationStatus,
   resetDatabase,
 } from '../../src/db/migrate/index.ts';
+import { withMigrationLock } from '../../src/db/migrate/lock.ts';
 import { migrationsDir, PROJECT_ROOT, providerDir, readBaseModel } from '../../src/db/migrate/model.ts';
 import { databaseName } from '../../src/db/migrate/postgres.ts';
 import {
@@ -218,11 +221,133 @@ describe(`migrations on ${provider}`, () => {
     }
   });
 
+  test('a failed migration stays refused, in one sentence, until someone repairs the database', async () => {
+    const root = join(scratch, 'failing-again');
+    const dir = migrationsDir(provider, root);
+    await cp(migrationsDir(provider), dir, { recursive: true });
+    await mkdir(join(dir, '29990101000000_broken'));
+    await writeFile(
+      join(dir, '29990101000000_broken', 'migration.sql'),
+      'INSERT INTO "NoSuchTable" VALUES (1);\n',
+    );
+    const fresh = await createEmptyDatabase();
+    try {
+      await expect(applyMigrations(fresh.url, { root })).rejects.toThrow(/NoSuchTable/);
+      await expect(applyMigrations(fresh.url, { root })).rejects.toThrow(
+        new MigrationError(
+          'migration 29990101000000_broken failed earlier and is marked unfinished in the database; repair the database by hand, then mark it rolled back',
+        ),
+      );
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  test('a migration edited after it was applied is refused before anything runs', async () => {
+    const root = join(scratch, 'edited');
+    const dir = migrationsDir(provider, root);
+    await cp(migrationsDir(provider), dir, { recursive: true });
+    await mkdir(join(dir, '29990101000000_notes'));
+    const script = join(dir, '29990101000000_notes', 'migration.sql');
+    await writeFile(script, 'CREATE TABLE "Note" ("text" TEXT);\n');
+    const fresh = await createEmptyDatabase();
+    try {
+      expect((await applyMigrations(fresh.url, { root })).applied).toContain('29990101000000_notes');
+      // Other line endings are the same script to Prisma, and so here.
+      await writeFile(script, 'CREATE TABLE "Note" ("text" TEXT);\r\n');
+      expect(await applyMigrations(fresh.url, { root })).toEqual({ applied: [] });
+      await writeFile(script, 'CREATE TABLE "Note" ("text" TEXT, "more" TEXT);\n');
+      expect(await migrationStatus(fresh.url, { root })).toMatchObject({
+        edited: ['29990101000000_notes'],
+        upToDate: false,
+      });
+      await expect(applyMigrations(fresh.url, { root })).rejects.toThrow(
+        'migration 29990101000000_notes was changed after it was applied to the database; restore the applied version of the file',
+      );
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  test('deploys started together: one applies every migration, the others find nothing to do', async () => {
+    const fresh = await createEmptyDatabase();
+    try {
+      const results = await Promise.all([1, 2, 3].map(() => applyMigrations(fresh.url)));
+      const applied = results.map((result) => result.applied).sort((a, b) => b.length - a.length);
+      expect(applied).toEqual([migrations, [], []]);
+      expect(await migrationStatus(fresh.url)).toMatchObject({ upToDate: true });
+    } finally {
+      await fresh.drop();
+    }
+  });
+
   test('reset empties the database', async () => {
     await resetDatabase(database.url);
     if (provider === 'sqlite') expect(existsSync(sqliteFilePath(database.url))).toBe(false);
     else expect(await tableNames(database.url)).toEqual([]);
     expect(await migrationStatus(database.url)).toMatchObject({ pending: migrations, upToDate: false });
+  });
+});
+
+describe(`the migration lock on ${provider}`, () => {
+  let database: EmptyDatabase;
+  let holder: ChildProcess | undefined;
+
+  beforeAll(async () => {
+    database = await createEmptyDatabase();
+    await applyMigrations(database.url);
+  });
+  afterAll(async () => {
+    if (holder && holder.exitCode === null) holder.kill('SIGKILL');
+    await database?.drop();
+  });
+
+  /** Another process that takes the lock and keeps it until it is killed. */
+  async function holdInAnotherProcess(): Promise<ChildProcess> {
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        `const { withMigrationLock } = await import('./src/db/migrate/lock.ts');
+         await withMigrationLock(process.env.DATABASE_URL, () => { console.log('held'); setInterval(() => {}, 1000); return new Promise(() => {}); });`,
+      ],
+      {
+        cwd: PROJECT_ROOT,
+        env: { ...process.env, DATABASE_URL: database.url },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    await new Promise<void>((resolve, reject) => {
+      child.stdout?.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('held')) resolve();
+      });
+      child.on('exit', () => reject(new Error('the lock holder ended early')));
+    });
+    return child;
+  }
+
+  test('a held lock makes others wait, then fail in one sentence; a killed holder leaves no stale lock', async () => {
+    holder = await holdInAnotherProcess();
+    let ran = false;
+    await expect(
+      withMigrationLock(
+        database.url,
+        async () => {
+          ran = true;
+        },
+        300,
+      ),
+    ).rejects.toThrow(
+      'another process has been applying migrations to this database for more than 300 ms; make sure it is not stuck, then try again',
+    );
+    expect(ran).toBe(false);
+    const exited = new Promise((resolve) => holder?.on('exit', resolve));
+    holder.kill('SIGKILL');
+    await exited;
+    expect(await withMigrationLock(database.url, async () => 'mine', 10_000)).toBe('mine');
   });
 });
 

@@ -43,17 +43,77 @@ test('an instant is written in the service time zone, and read back as the same 
   expect(newYork).toEqual(['2024-07-01 08:34:56', '2024-07-01T12:34:56.000Z']);
 });
 
-test('impossible or malformed dates are refused', () => {
+test('dates and times that are not on the calendar are refused, in every accepted form', () => {
   for (const text of [
+    // yyyy-MM-dd HH:mm:ss, as the contract writes it
     '2024-02-30 10:00:00',
-    '2023-02-29',
-    '2024-13-01',
+    '2023-02-29 10:00:00',
+    '1900-02-29 10:00:00',
+    '2024-04-31 10:00:00',
+    '2024-13-01 10:00:00',
+    '2024-00-10 10:00:00',
+    '2024-01-00 10:00:00',
     '2024-01-01 24:00:00',
+    '2024-01-01 25:00:00',
+    '2024-01-01 10:60:00',
+    '2024-01-01 10:00:60',
+    '0000-01-01 10:00:00',
+    // a date alone, or without seconds
+    '2023-02-29',
+    '2024-06-31',
+    '2024-01-01 23:60',
+    // ISO 8601 instants: Date itself would roll these over (2024-02-30 into 1 March)
+    '2024-02-30T00:00:00Z',
+    '2023-02-29T10:00:00+08:00',
+    '2024-04-31T12:00:00.000Z',
+    '2024-01-01T24:00:00Z',
+    '2024-01-01T10:60:00Z',
+    '2024-01-01T10:00:60Z',
+    '2024-01-01T10:00:00+24:00',
+    '2024-01-01T10:00:00+01:60',
+    // malformed
     '2024-1-1',
+    '2024-01-01 10',
     'yesterday',
     '',
   ]) {
-    expect(parseDateTime(text)).toBeUndefined();
+    expect([text, parseDateTime(text)]).toEqual([text, undefined]);
   }
-  expect(parseDateTime('2024-02-29 23:59')).toBeInstanceOf(Date);
+});
+
+test('the last day of each month, leap days and the ends of the day are accepted', () => {
+  const local = (text: string) => {
+    const date = parseDateTime(text);
+    return (
+      date && [
+        date.getFullYear(),
+        date.getMonth() + 1,
+        date.getDate(),
+        date.getHours(),
+        date.getMinutes(),
+        date.getSeconds(),
+      ]
+    );
+  };
+  expect(local('2024-02-29 23:59:59')).toEqual([2024, 2, 29, 23, 59, 59]);
+  expect(local('2000-02-29')).toEqual([2000, 2, 29, 0, 0, 0]);
+  expect(local('2024-02-29 23:59')).toEqual([2024, 2, 29, 23, 59, 0]);
+  expect(local('2023-04-30 00:00:00')).toEqual([2023, 4, 30, 0, 0, 0]);
+  expect(local('2023-12-31 23:59:59')).toEqual([2023, 12, 31, 23, 59, 59]);
+  expect(local('0099-03-01 10:00:00')).toEqual([99, 3, 1, 10, 0, 0]);
+  expect(parseDateTime('2024-02-29T23:59:59Z')?.toISOString()).toBe('2024-02-29T23:59:59.000Z');
+  expect(parseDateTime('2024-03-01T07:30:00.5+08:00')?.toISOString()).toBe('2024-02-29T23:30:00.500Z');
+  expect(parseDateTime('2024-02-28T22:00:00-03:30')?.toISOString()).toBe('2024-02-29T01:30:00.000Z');
+});
+
+test('a local time the zone skips is moved forward by the gap; a repeated one reads as the earlier', () => {
+  const newYork = inZone(
+    'America/New_York',
+    `console.log(JSON.stringify([
+      parseDateTime('2024-03-10 02:30:00')?.toISOString(),
+      formatDateTime(parseDateTime('2024-03-10 02:30:00')),
+      parseDateTime('2024-11-03 01:30:00')?.toISOString(),
+    ]))`,
+  );
+  expect(newYork).toEqual(['2024-03-10T07:30:00.000Z', '2024-03-10 03:30:00', '2024-11-03T05:30:00.000Z']);
 });

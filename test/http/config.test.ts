@@ -25,6 +25,7 @@ describe('loadConfig', () => {
       rateLimitPerMinute: 1200,
       redisUrl: undefined,
       redisKeyPrefix: 'cms:',
+      seedDemo: true,
     });
   });
 
@@ -42,6 +43,7 @@ describe('loadConfig', () => {
         RATE_LIMIT_PER_MINUTE: '0',
         REDIS_URL: 'redis://:pw@cache:6379/2',
         REDIS_KEY_PREFIX: 'cms-staging:',
+        SEED_DEMO: 'true',
       }),
     ).toEqual({
       port: 8080,
@@ -54,8 +56,21 @@ describe('loadConfig', () => {
       rateLimitPerMinute: 0,
       redisUrl: 'redis://:pw@cache:6379/2',
       redisKeyPrefix: 'cms-staging:',
+      seedDemo: true,
     });
     expect(loadConfig({ DATABASE_URL: 'postgres://h/d' }).databaseUrl).toBe('postgres://h/d');
+  });
+
+  test('the demo is seeded by default only on the embedded default SQLite file', () => {
+    expect(loadConfig({}).seedDemo).toBe(true);
+    expect(loadConfig({ DATABASE_URL: 'file:./data/cms.db' }).seedDemo).toBe(true);
+    expect(loadConfig({ SEED_DEMO: 'false' }).seedDemo).toBe(false);
+    expect(loadConfig({ DATABASE_URL: 'file:/srv/cms/site.db' }).seedDemo).toBe(false);
+    expect(loadConfig({ DATABASE_URL: 'postgresql://cms@db:5432/cms' }).seedDemo).toBe(false);
+    expect(loadConfig({ DATABASE_URL: 'postgresql://cms@db:5432/cms', SEED_DEMO: 'true' }).seedDemo).toBe(
+      true,
+    );
+    expect(loadConfig({ SEED_DEMO: '' }).seedDemo).toBe(true);
   });
 
   test('an empty variable counts as unset', () => {
@@ -76,10 +91,8 @@ describe('loadConfig', () => {
       'DATABASE_URL must start with file: (SQLite) or postgresql:// (PostgreSQL)',
     ],
     [{ CMS_SECRET: 'short' }, 'CMS_SECRET must be at least 32 characters long'],
-    [
-      { REDIS_KEY_PREFIX: 'cms prod' },
-      'REDIS_KEY_PREFIX must be 1 to 64 letters, digits or any of : _ . -',
-    ],
+    [{ SEED_DEMO: 'yes' }, "SEED_DEMO must be true or false (got 'yes')"],
+    [{ REDIS_KEY_PREFIX: 'cms prod' }, 'REDIS_KEY_PREFIX must be 1 to 64 letters, digits or any of : _ . -'],
     [{ TZ: 'Mars/Olympus' }, "TZ must be an IANA time zone name such as Europe/Paris (got 'Mars/Olympus')"],
     [{ TZ: '+01:00' }, "TZ must be an IANA time zone name such as Europe/Paris (got '+01:00')"],
     [

@@ -14,6 +14,7 @@ import {
 import { createApp } from '../../src/http/app.ts';
 import { PROBLEM_TYPE_BASE, RETRY_AFTER_SECONDS } from '../../src/http/problem.ts';
 import { ping } from '../../src/operations/system/ping.ts';
+import { createSharedState } from '../../src/state/index.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 
 let app: TestApp;
@@ -270,6 +271,11 @@ describe('an unreachable database', () => {
     ...unreachable,
     config: { ...loadConfig({ NODE_ENV: 'test', DATABASE_URL: UNREACHABLE }), cmsSecret: 'y'.repeat(40) },
     logger: pino({ level: 'silent' }),
+    state: createSharedState({
+      db: unreachable.db,
+      redisKeyPrefix: 'cms:',
+      logger: pino({ level: 'silent' }),
+    }),
   });
 
   afterAll(() => unreachable.db.$disconnect());

@@ -6,8 +6,9 @@ import { digestApiKey } from '../../src/domain/crypto/apiKeys.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 
 /*
- * Rate limits per client. TEST_REDIS_URL (set by CI) adds the multi-node case: two apps that share
- * one Redis share each client's counter.
+ * Rate limits per client, counted in the shared state: the test database here, Redis in the
+ * multi-node case that TEST_REDIS_URL (set by CI) adds, where two apps that share one Redis share
+ * each client's counter.
  */
 
 const LIMIT = 3;
@@ -64,6 +65,15 @@ describe('one node', () => {
     const statuses: number[] = [];
     for (let i = 0; i <= LIMIT; i++) statuses.push((await contents(app)).status);
     expect(statuses).toEqual([401, 401, 401, 429]);
+  });
+
+  test('without Redis the counters live in the database, where every node sharing it sees them', async () => {
+    for (let i = 0; i < 2; i++) await contents(app);
+    const counters = await app.db.sharedCounter.findMany();
+    expect(counters).toHaveLength(1);
+    expect(counters[0]?.key).toMatch(/^rate:address:/);
+    expect(counters[0]?.count).toBe(2);
+    expect(counters[0]?.resetAt.getTime()).toBeGreaterThan(Date.now());
   });
 
   test('ping and the health checks are never limited', async () => {

@@ -1,40 +1,89 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { createRedis } from '../../src/db/redis.ts';
 import { loadContract } from '../../src/http/contract.ts';
+import { RETRY_AFTER_SECONDS } from '../../src/http/problem.ts';
 import { handlers, missingOperationIds } from '../../src/operations/registry.ts';
 import { ping } from '../../src/operations/system/ping.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { startClient, type TypedClient } from '../support/client.ts';
 
 let app: TestApp;
+let typed: TypedClient;
 
 beforeAll(async () => {
   app = await startTestApp();
+  typed = await startClient(app);
 });
-afterAll(() => app.close());
+afterAll(async () => {
+  await typed.close();
+  await app.close();
+});
 
 describe('system operations', () => {
   test('ping answers pong as text/plain without credentials', async () => {
-    const response = await app.request.get('/api/v1/ping');
+    const { data, response } = await typed.client.GET('/api/v1/ping', { parseAs: 'text' });
     expect(response.status).toBe(200);
-    expect(response.headers['content-type']).toMatch(/^text\/plain/);
-    expect(response.text).toBe('pong');
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(data).toBe('pong');
   });
 
   test('an apiKey query parameter is not an unknown parameter, even on a public operation', async () => {
+    // Not through the typed client: the contract lists no query parameter for ping.
     const response = await app.request.get('/api/v1/ping').query({ apiKey: 'anything' });
     expect(response.status).toBe(200);
     expect(response.text).toBe('pong');
   });
 
   test('healthz answers {status: ok}', async () => {
-    const response = await app.request.get('/healthz');
+    const { data, response } = await typed.client.GET('/healthz');
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ status: 'ok' });
+    expect(data).toEqual({ status: 'ok' });
   });
 
   test('readyz answers {status: ok} when the database answers', async () => {
-    const response = await app.request.get('/readyz');
+    const { data, response } = await typed.client.GET('/readyz');
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ status: 'ok' });
+    expect(data).toEqual({ status: 'ok' });
+  });
+});
+
+describe('readyz with Redis configured', () => {
+  test('is a 503 problem naming Redis, without its address or password, when Redis does not answer', async () => {
+    // Nothing listens on port 1: connections are refused at once.
+    const unreachable = createRedis('redis://:hunter2@127.0.0.1:1');
+    const down = await startTestApp({ redis: unreachable });
+    try {
+      const response = await down.request.get('/readyz');
+      expect(response.status).toBe(503);
+      expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(response.body).toMatchObject({
+        type: 'https://cms.example/problems/service-unavailable',
+        status: 503,
+        detail: 'Not ready: Redis is not reachable',
+      });
+      expect(response.headers['retry-after']).toBe(String(RETRY_AFTER_SECONDS));
+      expect(response.text).not.toContain('hunter2');
+      expect(response.text).not.toContain('127.0.0.1');
+      // The process itself is alive.
+      expect((await down.request.get('/healthz')).status).toBe(200);
+    } finally {
+      await down.close();
+      unreachable.disconnect();
+    }
+  });
+
+  const redisUrl = process.env.TEST_REDIS_URL;
+  (redisUrl ? test : test.skip)('answers {status: ok} when the database and Redis answer', async () => {
+    const redis = createRedis(redisUrl as string);
+    const up = await startTestApp({ redis });
+    try {
+      const response = await up.request.get('/readyz');
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({ status: 'ok' });
+    } finally {
+      await up.close();
+      await redis.quit();
+    }
   });
 });
 

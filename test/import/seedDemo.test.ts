@@ -3,23 +3,42 @@ import type { Db } from '../../src/db/client.ts';
 import { md5Hex, verifyMd5Password } from '../../src/domain/accounts/passwords.ts';
 import { digestApiKey } from '../../src/domain/crypto/apiKeys.ts';
 import { SCOPES } from '../../src/domain/principal.ts';
-import { DEMO_ACCOUNTS, demoDocument, seedDemo } from '../../src/domain/seed/demo.ts';
+import {
+  DEMO_USER_NAMES,
+  type DemoSecrets,
+  demoDocument,
+  generateDemoSecrets,
+  seedDemo,
+  seedDemoWhenEmpty,
+} from '../../src/domain/seed/demo.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 
 describe('seedDemo', () => {
   let database: TestDatabase;
   let db: Db;
+  let secrets: DemoSecrets;
   let apiKey: string;
 
   beforeAll(async () => {
     database = await createTestDatabase();
     db = database.handle.db;
-    ({ apiKey } = await seedDemo(db));
+    secrets = await seedDemo(db);
+    ({ apiKey } = secrets);
   });
   afterAll(() => database.drop());
 
-  test('the demo document is the same on every call', () => {
-    expect(demoDocument()).toEqual(demoDocument());
+  test('the demo document is the same on every call but for the secrets it is given', () => {
+    const given = generateDemoSecrets();
+    expect(demoDocument(given)).toEqual(demoDocument(given));
+  });
+
+  test('every seeding has its own random passwords and key', () => {
+    const [a, b] = [generateDemoSecrets(), generateDemoSecrets()];
+    expect(a.passwords.user).not.toBe(b.passwords.user);
+    expect(a.passwords.administrator).not.toBe(b.passwords.administrator);
+    expect(a.passwords.user).not.toBe(a.passwords.administrator);
+    expect(a.apiKey).not.toBe(b.apiKey);
+    expect(a.passwords.user).toMatch(/^[A-Za-z0-9_-]{16}$/);
   });
 
   test('creates the root demo site with a two-level channel tree', async () => {
@@ -69,18 +88,67 @@ describe('seedDemo', () => {
     expect(contents[0]).toMatchObject({ title: 'Welcome to the demo site', top: true, checked: true });
   });
 
-  test('creates the documented accounts', async () => {
-    const user = await db.user.findUniqueOrThrow({ where: { userName: DEMO_ACCOUNTS.user.userName } });
-    expect(await verifyMd5Password(md5Hex(DEMO_ACCOUNTS.user.password), user)).toBe(true);
+  test('creates the accounts with the passwords it returned, not the once published ones', async () => {
+    const user = await db.user.findUniqueOrThrow({ where: { userName: DEMO_USER_NAMES.user } });
+    expect(await verifyMd5Password(md5Hex(secrets.passwords.user), user)).toBe(true);
+    expect(await verifyMd5Password(md5Hex('demo1234'), user)).toBe(false);
     const admin = await db.administrator.findUniqueOrThrow({
-      where: { userName: DEMO_ACCOUNTS.administrator.userName },
+      where: { userName: DEMO_USER_NAMES.administrator },
     });
-    expect(await verifyMd5Password(md5Hex(DEMO_ACCOUNTS.administrator.password), admin)).toBe(true);
+    expect(await verifyMd5Password(md5Hex(secrets.passwords.administrator), admin)).toBe(true);
+    expect(await verifyMd5Password(md5Hex('admin1234'), admin)).toBe(false);
   });
 
   test('returns an API key with every scope, stored as its digest', async () => {
     expect(apiKey).toMatch(/^cms_[A-Za-z0-9_-]{43}$/);
     const row = await db.apiKey.findUniqueOrThrow({ where: { digest: digestApiKey(apiKey) } });
     expect(row).toMatchObject({ title: 'Demo key', scopes: SCOPES.join(','), expiresAt: null });
+  });
+
+  test('seedDemoWhenEmpty leaves a database with a site alone', async () => {
+    expect(await seedDemoWhenEmpty(db, database.url)).toBeUndefined();
+    expect(await db.apiKey.count()).toBe(1);
+    expect(await db.content.count()).toBe(40);
+  });
+});
+
+/** Makes every insert into ApiKey (the demo's last table) fail, as a real database error. */
+async function failApiKeyInserts(database: TestDatabase): Promise<void> {
+  const db = database.handle.db;
+  if (database.handle.provider === 'sqlite') {
+    await db.$executeRawUnsafe(
+      `CREATE TRIGGER "refuse_api_keys" BEFORE INSERT ON "ApiKey" BEGIN SELECT RAISE(ABORT, 'injected failure'); END`,
+    );
+    return;
+  }
+  await db.$executeRawUnsafe(
+    `CREATE FUNCTION "refuse_api_keys"() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$ LANGUAGE plpgsql`,
+  );
+  await db.$executeRawUnsafe(
+    `CREATE TRIGGER "refuse_api_keys" BEFORE INSERT ON "ApiKey" FOR EACH ROW EXECUTE FUNCTION "refuse_api_keys"()`,
+  );
+}
+
+describe('seedDemo failing mid-way', () => {
+  let database: TestDatabase;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    await failApiKeyInserts(database);
+  });
+  afterAll(() => database.drop());
+
+  test('writes nothing: the catalogue, the accounts and the key are one transaction', async () => {
+    const db = database.handle.db;
+    await expect(seedDemoWhenEmpty(db, database.url)).rejects.toThrow(/injected failure/);
+    const counts = await Promise.all([
+      db.site.count(),
+      db.channel.count(),
+      db.content.count(),
+      db.user.count(),
+      db.administrator.count(),
+      db.apiKey.count(),
+    ]);
+    expect(counts).toEqual([0, 0, 0, 0, 0, 0]);
   });
 });

@@ -1,15 +1,16 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { afterEach, expect, test } from '@jest/globals';
+import { createDb } from '../../src/db/client.ts';
 import { createEmptyDatabase, type EmptyDatabase } from '../support/database.ts';
+import { bootstrapKeyOf, freePort, startService } from './processes.ts';
 
 /*
- * The real process, as `npm start` runs it: first start on an empty database (migrate, seed,
- * print a key), and a graceful stop on SIGTERM that lets a request in flight finish.
+ * The real process, as `npm start` runs it: first start on an empty database (migrate, seed when
+ * asked, print a key and the demo passwords), and a graceful stop on SIGTERM that lets a request in
+ * flight finish.
  */
 
-const ROOT = new URL('../..', import.meta.url);
 let child: ChildProcess | undefined;
 let database: EmptyDatabase | undefined;
 
@@ -18,50 +19,20 @@ afterEach(async () => {
   await database?.drop();
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
+const start = startService;
 
-function start(env: Record<string, string>) {
-  const process_ = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  process_.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  process_.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => process_.on('exit', (code) => resolve(code)));
-  const waitFor = async (pattern: RegExp, timeoutMs = 30000) => {
-    const until = Date.now() + timeoutMs;
-    while (!pattern.test(output)) {
-      if (Date.now() > until || process_.exitCode !== null)
-        throw new Error(`not seen ${pattern}:\n${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  };
-  return { process: process_, exited, waitFor, output: () => output };
-}
-
-test('first start seeds the demo; SIGTERM lets the request in flight finish, refuses new ones, exits 0', async () => {
+test('first start with SEED_DEMO seeds the demo; SIGTERM lets the request in flight finish, refuses new ones, exits 0', async () => {
   database = await createEmptyDatabase();
   const port = await freePort();
-  const service = start({ DATABASE_URL: database.url, PORT: String(port) });
+  const service = start({ DATABASE_URL: database.url, PORT: String(port), SEED_DEMO: 'true' });
   child = service.process;
   await service.waitFor(/"msg":"listening"/);
-  const key = /Bootstrap API key[^\n]*\n\s+(cms_[\w-]+)/.exec(service.output())?.[1];
+  const key = bootstrapKeyOf(service.output());
   expect(key).toMatch(/^cms_[\w-]{43}$/);
+  const passwords = [...service.output().matchAll(/(?:User|Administrator): +\S+ \/ ([\w-]{16})\n/g)].map(
+    (match) => match[1],
+  );
+  expect(passwords).toHaveLength(2);
   expect(service.output()).toContain(`curl -s -X POST http://localhost:${port}/api/v1/contents`);
 
   const body = JSON.stringify({ siteId: 1, perPage: 5 });
@@ -114,6 +85,25 @@ test('first start seeds the demo; SIGTERM lets the request in flight finish, ref
   const requestLogs = service.output().split('"msg":"listening"')[1] ?? '';
   expect(requestLogs).toContain('"statusCode":200');
   expect(requestLogs).not.toContain(key);
+  for (const password of passwords) expect(requestLogs).not.toContain(password);
+});
+
+test('a configured database is not seeded unless SEED_DEMO asks for it', async () => {
+  database = await createEmptyDatabase();
+  const port = await freePort();
+  const service = start({ DATABASE_URL: database.url, PORT: String(port) });
+  child = service.process;
+  await service.waitFor(/"msg":"listening"/);
+  expect(service.output()).not.toContain('Seeded');
+  expect(bootstrapKeyOf(service.output())).toBeUndefined();
+  child.kill('SIGTERM');
+  expect(await service.exited).toBe(0);
+  const { db } = createDb(database.url);
+  try {
+    expect([await db.site.count(), await db.user.count(), await db.apiKey.count()]).toEqual([0, 0, 0]);
+  } finally {
+    await db.$disconnect();
+  }
 });
 
 test('an invalid configuration stops the start with a message naming the variable', async () => {

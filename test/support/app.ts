@@ -10,6 +10,7 @@ import { issueApiKey } from '../../src/domain/apiKeys/issueApiKey.ts';
 import { SCOPES, type Scope } from '../../src/domain/principal.ts';
 import { backgroundTasksOf, createApp } from '../../src/http/app.ts';
 import type { Registry } from '../../src/operations/registry.ts';
+import { createSharedState, type SharedState } from '../../src/state/index.ts';
 import { createTestDatabase } from './database.ts';
 
 export interface ApiKeyOptions {
@@ -24,6 +25,8 @@ export interface TestApp {
   request: TestAgent;
   db: Db;
   provider: DbProvider;
+  /** The app's shared state: in the given Redis, else in the test database. */
+  state: SharedState;
   /** The app's configuration, including the token secret (to sign access tokens in tests). */
   config: Config & { cmsSecret: string };
   /** Stores a new key with these scopes and returns the key itself. */
@@ -38,6 +41,7 @@ export interface TestAppOptions {
   handlers?: Registry;
   /** Settings that differ from the defaults, e.g. a small rate limit. */
   config?: Partial<Config>;
+  /** Keeps the shared state in this Redis (under the config's key prefix) instead of the database. */
   redis?: Redis;
 }
 
@@ -54,13 +58,20 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     redisKeyPrefix: `cms-test-${randomUUID()}:`,
     ...options.config,
   };
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const state = createSharedState({
+    db,
+    redis: options.redis,
+    redisKeyPrefix: config.redisKeyPrefix,
+    logger,
+  });
   const app = createApp({
     db,
     provider,
     config,
-    logger: options.logger ?? pino({ level: 'silent' }),
+    logger,
+    state,
     ...(options.handlers === undefined ? {} : { handlers: options.handlers }),
-    ...(options.redis === undefined ? {} : { redis: options.redis }),
   });
 
   async function createApiKey(scopes: Scope[] | 'all', keyOptions: ApiKeyOptions = {}): Promise<string> {
@@ -78,10 +89,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     request: supertest.agent(app),
     db,
     provider,
+    state,
     config,
     createApiKey,
     async close() {
       await backgroundTasksOf(app).settled();
+      await state.close();
       await database.drop();
     },
   };

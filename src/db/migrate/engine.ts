@@ -1,6 +1,7 @@
 import { bindMigrationAwareSqlAdapterFactory, type ErrorRegistry } from '@prisma/driver-adapter-utils';
 import type { SchemaEngine, SchemaFilter } from '@prisma/schema-engine-wasm/schema_engine_bg';
 import type { EngineConnection } from './adapters.ts';
+import { databaseInUse, MigrationError } from './errors.ts';
 import { capturingPanics, loadSchemaEngine } from './wasm.ts';
 
 export const NO_FILTER: SchemaFilter = { externalTables: [], externalEnums: [] };
@@ -11,10 +12,7 @@ export interface Datamodel {
   content: string;
 }
 
-/** Raised for every failed engine command; the message says what the database or engine said. */
-export class MigrationError extends Error {
-  override readonly name = 'MigrationError';
-}
+export { MigrationError } from './errors.ts';
 
 /**
  * Runs one command on a fresh engine (an engine carries state from command to command that breaks
@@ -55,6 +53,7 @@ export async function withEngine<T>(
 const EXTERNAL_ERROR = /External error id#(\d+)/g;
 const SPAN_TRACE = /\n\s*0: [\s\S]*$/;
 const MIGRATION_NAME = /migration_name="([^"]+)"/;
+const BUSY = /unknown variant `SocketTimeout`|SQLITE_BUSY|database is locked/;
 
 /**
  * Engine errors name JavaScript-side failures only as "External error id#N" (the bound factory
@@ -63,6 +62,9 @@ const MIGRATION_NAME = /migration_name="([^"]+)"/;
  */
 function explain(error: unknown, registry: ErrorRegistry): MigrationError {
   const raw = messageOf(error);
+  // A SQLite file held by another connection: the better-sqlite3 adapter reports SQLITE_BUSY as a
+  // `SocketTimeout`, which this engine cannot even decode; its message would be noise.
+  if (BUSY.test(raw)) return databaseInUse();
   const migration = MIGRATION_NAME.exec(raw)?.[1];
   const lines = [raw.replace(SPAN_TRACE, '').trim()];
   for (const match of raw.matchAll(EXTERNAL_ERROR)) {

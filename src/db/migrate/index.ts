@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -10,7 +9,9 @@ import type {
 import { type DbProvider, providerOf, sqliteFilePath } from '../client.ts';
 import { engineConnection } from './adapters.ts';
 import { type Datamodel, MigrationError, NO_FILTER, withEngine } from './engine.ts';
-import { migrationNames, readMigrations, writeMigration } from './files.ts';
+import { readMigrations, writeMigration } from './files.ts';
+import { compareHistory, conflictOf, type MigrationStatus, readHistory } from './history.ts';
+import { migrationLockFile, withMigrationLock } from './lock.ts';
 import { migrationsDir, PROVIDERS, providerDir, readBaseModel, renderProviderSchema } from './model.ts';
 import {
   createDatabase,
@@ -21,7 +22,8 @@ import {
   withDatabase,
 } from './postgres.ts';
 
-export { MigrationError } from './engine.ts';
+export { MigrationError } from './errors.ts';
+export type { MigrationStatus } from './history.ts';
 export { PROJECT_ROOT, PROVIDERS, renderProviderSchema } from './model.ts';
 
 export interface MigrationsLocation {
@@ -38,21 +40,6 @@ export interface ModelOptions extends MigrationsLocation {
   postgresServerUrl?: string;
 }
 
-export interface MigrationStatus {
-  provider: DbProvider;
-  /** Migrations in the folder, oldest first. */
-  migrations: string[];
-  /** In the folder, not applied to the database. */
-  pending: string[];
-  /** Applied to the database, missing in the folder. */
-  unknown: string[];
-  /** Started and not finished (the database needs a manual fix). */
-  failed: string[];
-  /** Applied, and changed in the folder since. */
-  edited: string[];
-  upToDate: boolean;
-}
-
 export interface CreatedMigration {
   /** `<timestamp>_<name>`, shared by all providers; null when the model has no change to migrate. */
   name: string | null;
@@ -66,54 +53,47 @@ export interface DriftReport {
   difference: string;
 }
 
-/** Applies pending migrations (creating the database, or a SQLite file's folder, when missing). */
+/**
+ * Applies pending migrations (creating the database, or a SQLite file's folder, when missing).
+ *
+ * The history is read first without the engine: a process whose migrations are all applied, such
+ * as a second server or the CLI next to a running server, neither locks nor waits. Otherwise one
+ * process at a time takes the migration lock, reads the history again (another may have applied
+ * everything meanwhile) and runs the engine. A history that applying cannot fix is refused in one
+ * sentence before anything runs.
+ */
 export async function applyMigrations(
   databaseUrl: string,
   options: MigrationsLocation = {},
 ): Promise<{ applied: string[] }> {
   const provider = providerOf(databaseUrl);
+  const list = await readMigrations(migrationsDir(provider, options.root));
+  const check = async () => {
+    const status = compareHistory(provider, list, await readHistory(databaseUrl));
+    const conflict = conflictOf(status);
+    if (conflict) throw conflict;
+    return status;
+  };
+  if ((await check()).upToDate) return { applied: [] };
   if (provider === 'sqlite') await mkdir(dirname(sqliteFilePath(databaseUrl)), { recursive: true });
   else await ensureDatabase(databaseUrl);
-  const list = await readMigrations(migrationsDir(provider, options.root));
-  const output = await withEngine(engineConnection(databaseUrl), await committedModel(provider), (engine) =>
-    engine.applyMigrations({ migrationsList: list, filters: NO_FILTER }),
-  );
-  return { applied: output.appliedMigrationNames };
+  return withMigrationLock(databaseUrl, async () => {
+    if ((await check()).upToDate) return { applied: [] };
+    const output = await withEngine(engineConnection(databaseUrl), await committedModel(provider), (engine) =>
+      engine.applyMigrations({ migrationsList: list, filters: NO_FILTER }),
+    );
+    return { applied: output.appliedMigrationNames };
+  });
 }
 
+/** Compares the database's history with the migrations folder, without the engine or any lock. */
 export async function migrationStatus(
   databaseUrl: string,
   options: MigrationsLocation = {},
 ): Promise<MigrationStatus> {
   const provider = providerOf(databaseUrl);
   const list = await readMigrations(migrationsDir(provider, options.root));
-  const migrations = migrationNames(list);
-  const status = { provider, migrations, pending: [], unknown: [], failed: [], edited: [] };
-  // Asking a SQLite file that does not exist would create it.
-  if (provider === 'sqlite' && !existsSync(sqliteFilePath(databaseUrl))) {
-    return { ...status, pending: migrations, upToDate: migrations.length === 0 };
-  }
-  const output = await withEngine(engineConnection(databaseUrl), await committedModel(provider), (engine) =>
-    engine.diagnoseMigrationHistory({
-      migrationsList: list,
-      optInToShadowDatabase: false,
-      filters: NO_FILTER,
-    }),
-  );
-  const history = output.history;
-  const pending =
-    history && history.diagnostic !== 'migrationsDirectoryIsBehind' ? history.unappliedMigrationNames : [];
-  const unknown =
-    history && history.diagnostic !== 'databaseIsBehind' ? history.unpersistedMigrationNames : [];
-  const result = {
-    ...status,
-    pending,
-    unknown,
-    failed: output.failedMigrationNames,
-    edited: output.editedMigrationNames,
-  };
-  const upToDate = [pending, unknown, result.failed, result.edited].every((names) => names.length === 0);
-  return { ...result, upToDate };
+  return compareHistory(provider, list, await readHistory(databaseUrl));
 }
 
 /**
@@ -190,6 +170,7 @@ export async function resetDatabase(databaseUrl: string): Promise<void> {
     await Promise.all(
       ['', '-wal', '-shm', '-journal'].map((suffix) => rm(`${file}${suffix}`, { force: true })),
     );
+    await rm(migrationLockFile(databaseUrl), { force: true });
     return;
   }
   await withEngine(engineConnection(databaseUrl), await committedModel(provider), (engine) =>

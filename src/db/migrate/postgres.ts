@@ -55,7 +55,13 @@ export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
   } finally {
     await probe.end().catch(() => {});
   }
-  await createDatabase(withDatabase(databaseUrl, 'postgres'), databaseName(databaseUrl));
+  try {
+    await createDatabase(withDatabase(databaseUrl, 'postgres'), databaseName(databaseUrl));
+  } catch (error) {
+    // duplicate_database: another process starting at the same moment created it.
+    if ((error as { code?: string }).code === '42P04') return false;
+    throw error;
+  }
   return true;
 }
 

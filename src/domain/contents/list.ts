@@ -5,9 +5,11 @@ import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
 import { requireSite } from '../records.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
 import { type ContentFormA, toContentFormA } from './forms.ts';
-import { type ContentFilter, compileContentQuery } from './query.ts';
+import { type ContentFilter, compileContentQuery, type OrderRule } from './query.ts';
 
-export interface ListContentsRequest extends Omit<ContentFilter, 'channelSubtree'> {
+export interface ListContentsRequest
+  extends Omit<ContentFilter, 'channels' | 'groupNamesNot' | 'addedSince' | 'orders'> {
+  orders?: readonly OrderRule[] | undefined;
   channelId?: number | undefined;
   /** A channel's index name, as an alternative to channelId. */
   index?: string | undefined;
@@ -20,7 +22,7 @@ export interface ContentPage {
   contents: ContentFormA[];
 }
 
-async function resolveChannelScope(db: Db, request: ListContentsRequest): Promise<number | undefined> {
+async function resolveChannelScope(db: Db, request: ListContentsRequest): Promise<ContentFilter['channels']> {
   const { siteId, channelId, index } = request;
   if (channelId === undefined && index === undefined) return undefined;
   const channel = await db.channel.findFirst({
@@ -38,7 +40,7 @@ async function resolveChannelScope(db: Db, request: ListContentsRequest): Promis
     ].filter(Boolean);
     throw notFound(`No channel with ${named.join(' and ')} exists in site ${siteId}`);
   }
-  return channel.id;
+  return { channelId: channel.id, scope: 'SelfAndDescendants' };
 }
 
 function pageWindow(request: ListContentsRequest, sitePageSize: number, maxPerPage: number) {
@@ -64,7 +66,7 @@ export async function listContents(
 ): Promise<ContentPage> {
   const site = await requireSite(db, request.siteId);
   const { where, orderBy } = compileContentQuery(
-    { ...request, channelSubtree: await resolveChannelScope(db, request) },
+    { ...request, channels: await resolveChannelScope(db, request) },
     provider,
   );
   const { perPage, offset } = pageWindow(request, readSiteAttributes(site.attributes).pageSize, maxPerPage);

@@ -21,19 +21,32 @@ export interface OrderRule {
   desc: boolean;
 }
 
+/**
+ * Which channels' contents, relative to one channel: the list operation takes a channel with its
+ * whole subtree; the template tag's `scope` picks among the others.
+ */
+export type ChannelScope = 'Self' | 'Children' | 'SelfAndChildren' | 'Descendant' | 'SelfAndDescendants';
+
 export interface ContentFilter {
   siteId: number;
-  /** Restrict to this channel and all its descendants. */
-  channelSubtree?: number | undefined;
+  /** Restrict to these channels of the site; absent = the whole site. */
+  channels?: { channelId: number; scope: ChannelScope } | undefined;
   checked?: boolean | undefined;
   top?: boolean | undefined;
   recommend?: boolean | undefined;
   hot?: boolean | undefined;
   color?: boolean | undefined;
+  /** Contents in any of these groups. */
   groupNames?: readonly string[] | undefined;
+  /** Contents in none of these groups. */
+  groupNamesNot?: readonly string[] | undefined;
+  /** Contents with any of these tags. */
   tagNames?: readonly string[] | undefined;
+  /** Contents added at or after this instant. */
+  addedSince?: Date | undefined;
   wheres?: readonly WhereRule[] | undefined;
-  orders?: readonly OrderRule[] | undefined;
+  /** Sort rules (the default order when empty), or a random order. */
+  orders?: readonly OrderRule[] | 'random' | undefined;
 }
 
 export interface CompiledContentQuery {
@@ -171,7 +184,13 @@ const DEFAULT_ORDER: readonly OrderRule[] = [
   { column: 'id', desc: true },
 ];
 
-function compileOrder(orders: readonly OrderRule[], provider: DbProvider, problems: FieldProblem[]): Sql {
+function compileOrder(
+  orders: readonly OrderRule[] | 'random',
+  provider: DbProvider,
+  problems: FieldProblem[],
+): Sql {
+  // RANDOM() is the same function on SQLite and PostgreSQL.
+  if (orders === 'random') return sql`ORDER BY RANDOM()`;
   const rules = orders.length > 0 ? orders : DEFAULT_ORDER;
   const parts: Sql[] = [];
   const seen = new Set<string>();
@@ -198,29 +217,43 @@ function compileOrder(orders: readonly OrderRule[], provider: DbProvider, proble
   return sql`ORDER BY ${joinSql(parts, ', ')}`;
 }
 
+/** The channel ids of a scope, as a sub-select on the site's channels (parentsPath is stored). */
+function channelCondition(
+  siteId: number,
+  { channelId: id, scope }: NonNullable<ContentFilter['channels']>,
+): Sql {
+  if (scope === 'Self') return sql`"channelId" = ${id}`;
+  const below = sql`',' || "parentsPath" || ',' LIKE ${`%,${id},%`}`;
+  const which = {
+    Children: sql`"parentId" = ${id}`,
+    SelfAndChildren: sql`("id" = ${id} OR "parentId" = ${id})`,
+    Descendant: below,
+    SelfAndDescendants: sql`("id" = ${id} OR ${below})`,
+  }[scope];
+  return sql`"channelId" IN (SELECT "id" FROM "Channel" WHERE "siteId" = ${siteId} AND ${which})`;
+}
+
 /** Compile a filter; every problem of the request is collected into one `invalid` error. */
 export function compileContentQuery(filter: ContentFilter, provider: DbProvider): CompiledContentQuery {
   const problems: FieldProblem[] = [];
   const conditions: Sql[] = [sql`"siteId" = ${filter.siteId}`, sql`"recycled" = ${false}`];
 
-  if (filter.channelSubtree !== undefined) {
-    const id = filter.channelSubtree;
-    conditions.push(
-      sql`"channelId" IN (SELECT "id" FROM "Channel" WHERE "siteId" = ${filter.siteId} AND ("id" = ${id} OR ',' || "parentsPath" || ',' LIKE ${`%,${id},%`}))`,
-    );
-  }
+  if (filter.channels !== undefined) conditions.push(channelCondition(filter.siteId, filter.channels));
   for (const flag of ['checked', 'top', 'recommend', 'hot', 'color'] as const) {
     const value = filter[flag];
     if (value !== undefined) conditions.push(sql`${identifier(flag)} = ${value}`);
   }
-  for (const [field, column] of [
-    ['groupNames', 'groupNames'],
-    ['tagNames', 'tagNames'],
+  for (const [field, column, negate] of [
+    ['groupNames', 'groupNames', false],
+    ['groupNamesNot', 'groupNames', true],
+    ['tagNames', 'tagNames', false],
   ] as const) {
     const names = (filter[field] ?? []).filter((name) => name.trim() !== '');
-    if (names.length > 0)
-      conditions.push(anyOf(names.map((name) => listHas(identifier(column), name, provider))));
+    if (names.length === 0) continue;
+    const any = anyOf(names.map((name) => listHas(identifier(column), name, provider)));
+    conditions.push(negate ? sql`NOT ${any}` : any);
   }
+  if (filter.addedSince !== undefined) conditions.push(sql`"addDate" >= ${filter.addedSince}`);
   (filter.wheres ?? []).forEach((rule, index) => {
     try {
       conditions.push(compileWhere(rule, provider));

@@ -1,13 +1,17 @@
+import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/client.ts';
-import { issueApiKey } from '../apiKeys/issueApiKey.ts';
+import { withMigrationLock } from '../../db/migrate/lock.ts';
+import { generateApiKey } from '../crypto/apiKeys.ts';
 import { formatDateTime } from '../dates.ts';
 import { importDocument } from '../import/index.ts';
 import { SCOPES } from '../principal.ts';
 
 /*
  * A small, realistic catalogue to try the service with: one root site, a two-level channel tree,
- * forty contents in every review state, one user and one administrator. Everything but the guids
- * and the API key is the same on every run, so examples in the documentation stay true.
+ * forty contents in every review state, one user and one administrator. Everything but the guids,
+ * the passwords and the API key is the same on every run, so examples in the documentation stay
+ * true. The passwords and the key are random and shown once to whoever seeded: published ones would
+ * let anyone sign in (and so reach every scope) on any system that kept the demo.
  *
  *   1 Demo site ─┬─ 2 News (news) ─┬─ 3 Tech news (news-tech)
  *                │                 └─ 4 Company news (news-company)
@@ -16,11 +20,26 @@ import { SCOPES } from '../principal.ts';
 
 export const DEMO_SITE_ID = 1;
 
-/** Sign-in details of the demo accounts (documented in the README; change them on a real system). */
-export const DEMO_ACCOUNTS = {
-  user: { userName: 'demo-user', password: 'demo1234' },
-  administrator: { userName: 'admin', password: 'admin1234' },
-} as const;
+/** User names of the demo accounts; their passwords are generated at each seeding. */
+export const DEMO_USER_NAMES = { user: 'demo-user', administrator: 'admin' } as const;
+
+export interface DemoSecrets {
+  passwords: { user: string; administrator: string };
+  /** All scopes, never expires. */
+  apiKey: string;
+}
+
+/** 96 random bits, written in letters, digits, - and _. */
+function randomPassword(): string {
+  return randomBytes(12).toString('base64url');
+}
+
+export function generateDemoSecrets(): DemoSecrets {
+  return {
+    passwords: { user: randomPassword(), administrator: randomPassword() },
+    apiKey: generateApiKey(),
+  };
+}
 
 export const DEMO_API_KEY_TITLE = 'Demo key';
 
@@ -157,14 +176,15 @@ function demoContents() {
         groupNames: [...(i === 0 ? ['featured'] : []), ...(i % 4 === 0 ? ['home'] : [])],
         tagNames: i % 2 === 0 ? channel.tags : channel.tags.slice(0, 1),
         checkedLevel: checkedLevelOf(n),
-        addUserName: DEMO_ACCOUNTS.administrator.userName,
+        addUserName: DEMO_USER_NAMES.administrator,
         addDate: formatDateTime(new Date(2024, 0, 5 + n * 3, 9 + (n % 8), (n * 7) % 60, 0)),
       };
     }),
   );
 }
 
-export function demoDocument() {
+/** The demo as an import document: the catalogue, both accounts and the key, written all at once. */
+export function demoDocument(secrets: DemoSecrets) {
   return {
     sites: [
       {
@@ -187,7 +207,8 @@ export function demoDocument() {
     contents: demoContents(),
     users: [
       {
-        ...DEMO_ACCOUNTS.user,
+        userName: DEMO_USER_NAMES.user,
+        password: secrets.passwords.user,
         displayName: 'Demo User',
         email: 'demo-user@example.com',
         mobile: '15500000001',
@@ -195,19 +216,45 @@ export function demoDocument() {
     ],
     administrators: [
       {
-        ...DEMO_ACCOUNTS.administrator,
+        userName: DEMO_USER_NAMES.administrator,
+        password: secrets.passwords.administrator,
         displayName: 'Administrator',
         email: 'admin@example.com',
         siteId: DEMO_SITE_ID,
         siteIdCollection: String(DEMO_SITE_ID),
       },
     ],
+    apiKeys: [{ title: DEMO_API_KEY_TITLE, key: secrets.apiKey, scopes: [...SCOPES] }],
   };
 }
 
-/** Loads the demo catalogue and issues an API key with every scope, returned once. */
-export async function seedDemo(db: Db): Promise<{ apiKey: string }> {
-  await importDocument(db, demoDocument());
-  const { key } = await issueApiKey(db, { title: DEMO_API_KEY_TITLE, scopes: SCOPES });
-  return { apiKey: key };
+/**
+ * Loads the demo catalogue, both accounts and an all-scopes API key in one transaction (the import's):
+ * a failure anywhere leaves the database as it was. Returns the secrets, which are stored only as
+ * hashes and digests and must be shown to the operator now.
+ */
+export async function seedDemo(db: Db, secrets: DemoSecrets = generateDemoSecrets()): Promise<DemoSecrets> {
+  await importDocument(db, demoDocument(secrets));
+  return secrets;
+}
+
+/** What an operator is shown once after seeding, one line each. */
+export function describeDemoSecrets(secrets: DemoSecrets): string[] {
+  return [
+    `  User:          ${DEMO_USER_NAMES.user} / ${secrets.passwords.user}`,
+    `  Administrator: ${DEMO_USER_NAMES.administrator} / ${secrets.passwords.administrator}`,
+  ];
+}
+
+/**
+ * Seeds the demo when the database has no site yet, once across every process that tries at the
+ * same moment (servers started together, the CLI): they take turns under the migration lock and
+ * the later ones find a site. Returns the secrets, or undefined when there was a site already.
+ */
+export async function seedDemoWhenEmpty(db: Db, databaseUrl: string): Promise<DemoSecrets | undefined> {
+  if ((await db.site.count()) > 0) return undefined;
+  return withMigrationLock(databaseUrl, async () => {
+    if ((await db.site.count()) > 0) return undefined;
+    return seedDemo(db);
+  });
 }

@@ -110,7 +110,13 @@ const KINDS = {
   fileUploadTypeCollection: 'commaList',
 } as const satisfies Record<string, Kind>;
 
-type ValueOf<K extends Kind> = K extends 'integer' ? number : K extends 'boolean' ? boolean : string;
+type ValueOf<K extends Kind> = K extends 'integer'
+  ? number
+  : K extends 'boolean'
+    ? boolean
+    : K extends 'booleanWord'
+      ? 'True' | 'False'
+      : string;
 
 export type SiteAttributeName = keyof typeof KINDS;
 
@@ -271,6 +277,12 @@ function isSiteAttributeName(key: string): key is SiteAttributeName {
   return Object.hasOwn(KINDS, key);
 }
 
+/** Boolean words are read in any case and answered as the original writes them: "True"/"False". */
+function canonical(name: SiteAttributeName, value: unknown): unknown {
+  if (KINDS[name] !== 'booleanWord') return value;
+  return String(value).toLowerCase() === 'true' ? 'True' : 'False';
+}
+
 /**
  * The attributes of a site from its stored JSON text, over the defaults. Stored values that are
  * missing, unknown or of the wrong kind fall back to the default: a read must never fail because
@@ -279,7 +291,8 @@ function isSiteAttributeName(key: string): key is SiteAttributeName {
 export function readSiteAttributes(json: string): SiteAttributes {
   const attributes: Record<string, unknown> = { ...DEFAULT_SITE_ATTRIBUTES };
   for (const [key, value] of Object.entries(readJsonObject(json))) {
-    if (isSiteAttributeName(key) && problemOf(key, value) === undefined) attributes[key] = value;
+    if (isSiteAttributeName(key) && problemOf(key, value) === undefined)
+      attributes[key] = canonical(key, value);
   }
   return attributes as SiteAttributes;
 }

@@ -23,13 +23,22 @@ async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   }
 }
 
-/** Readiness: the database answers a trivial query. */
-export const readyz: Handler<'readyz'> = async (_input, { db, log }) => {
-  try {
-    await withTimeout(db.$queryRaw`SELECT 1`, READY_TIMEOUT_MS);
-  } catch (error) {
-    log.warn({ err: error }, 'readiness check failed: database not reachable');
-    throw serviceUnavailable('The database is not reachable');
+/**
+ * Readiness: the database answers a trivial query, and so does Redis when the shared state lives
+ * there (REDIS_URL). Both are probed at once; a 503 names what does not answer (never its URL).
+ */
+export const readyz: Handler<'readyz'> = async (_input, { db, state, log }) => {
+  const probes: [string, Promise<unknown>][] = [['the database', db.$queryRaw`SELECT 1`]];
+  // Without Redis the shared state is the database itself, which the first probe covers.
+  if (state.kind === 'redis') probes.push(['Redis', state.ping()]);
+  const results = await Promise.allSettled(probes.map(([, probe]) => withTimeout(probe, READY_TIMEOUT_MS)));
+  const down = probes.filter((_, index) => results[index]?.status === 'rejected').map(([name]) => name);
+  if (down.length > 0) {
+    for (const result of results) {
+      if (result.status === 'rejected') log.warn({ err: result.reason }, 'readiness check failed');
+    }
+    const subject = down.join(' and ');
+    throw serviceUnavailable(`Not ready: ${subject} ${down.length > 1 ? 'are' : 'is'} not reachable`);
   }
   return { status: 'ok' };
 };

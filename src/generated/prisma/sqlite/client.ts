@@ -77,3 +77,19 @@ export type ApiKey = Prisma.ApiKeyModel
  * (e.g. the token-signing secret generated on first start).
  */
 export type SystemSetting = Prisma.SystemSettingModel
+/**
+ * Model SharedCounter
+ * A counter with a window: the first increment starts the window, an increment after `resetAt`
+ * starts a new one at 1.
+ */
+export type SharedCounter = Prisma.SharedCounterModel
+/**
+ * Model SharedMark
+ * A single-use mark (a used captcha answer, a one-shot job): present until `expiresAt`.
+ */
+export type SharedMark = Prisma.SharedMarkModel
+/**
+ * Model SharedSignal
+ * A broadcast signal; nodes that subscribe poll for ids above the last one they saw.
+ */
+export type SharedSignal = Prisma.SharedSignalModel

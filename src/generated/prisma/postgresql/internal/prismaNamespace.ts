@@ -403,7 +403,10 @@ export const ModelName = {
   User: 'User',
   Administrator: 'Administrator',
   ApiKey: 'ApiKey',
-  SystemSetting: 'SystemSetting'
+  SystemSetting: 'SystemSetting',
+  SharedCounter: 'SharedCounter',
+  SharedMark: 'SharedMark',
+  SharedSignal: 'SharedSignal'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -419,7 +422,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "site" | "channel" | "content" | "user" | "administrator" | "apiKey" | "systemSetting"
+    modelProps: "site" | "channel" | "content" | "user" | "administrator" | "apiKey" | "systemSetting" | "sharedCounter" | "sharedMark" | "sharedSignal"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -941,6 +944,228 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    SharedCounter: {
+      payload: Prisma.$SharedCounterPayload<ExtArgs>
+      fields: Prisma.SharedCounterFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SharedCounterFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedCounterPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SharedCounterFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedCounterPayload>
+        }
+        findFirst: {
+          args: Prisma.SharedCounterFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedCounterPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SharedCounterFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedCounterPayload>
+        }
+        findMany: {
+          args: Prisma.SharedCounterFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedCounterPayload>[]
+        }
+        create: {
+          args: Prisma.SharedCounterCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedCounterPayload>
+        }
+        createMany: {
+          args: Prisma.SharedCounterCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SharedCounterCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedCounterPayload>[]
+        }
+        delete: {
+          args: Prisma.SharedCounterDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedCounterPayload>
+        }
+        update: {
+          args: Prisma.SharedCounterUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedCounterPayload>
+        }
+        deleteMany: {
+          args: Prisma.SharedCounterDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SharedCounterUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SharedCounterUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedCounterPayload>[]
+        }
+        upsert: {
+          args: Prisma.SharedCounterUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedCounterPayload>
+        }
+        aggregate: {
+          args: Prisma.SharedCounterAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSharedCounter>
+        }
+        groupBy: {
+          args: Prisma.SharedCounterGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SharedCounterGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SharedCounterCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SharedCounterCountAggregateOutputType> | number
+        }
+      }
+    }
+    SharedMark: {
+      payload: Prisma.$SharedMarkPayload<ExtArgs>
+      fields: Prisma.SharedMarkFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SharedMarkFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedMarkPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SharedMarkFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedMarkPayload>
+        }
+        findFirst: {
+          args: Prisma.SharedMarkFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedMarkPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SharedMarkFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedMarkPayload>
+        }
+        findMany: {
+          args: Prisma.SharedMarkFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedMarkPayload>[]
+        }
+        create: {
+          args: Prisma.SharedMarkCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedMarkPayload>
+        }
+        createMany: {
+          args: Prisma.SharedMarkCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SharedMarkCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedMarkPayload>[]
+        }
+        delete: {
+          args: Prisma.SharedMarkDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedMarkPayload>
+        }
+        update: {
+          args: Prisma.SharedMarkUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedMarkPayload>
+        }
+        deleteMany: {
+          args: Prisma.SharedMarkDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SharedMarkUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SharedMarkUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedMarkPayload>[]
+        }
+        upsert: {
+          args: Prisma.SharedMarkUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedMarkPayload>
+        }
+        aggregate: {
+          args: Prisma.SharedMarkAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSharedMark>
+        }
+        groupBy: {
+          args: Prisma.SharedMarkGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SharedMarkGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SharedMarkCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SharedMarkCountAggregateOutputType> | number
+        }
+      }
+    }
+    SharedSignal: {
+      payload: Prisma.$SharedSignalPayload<ExtArgs>
+      fields: Prisma.SharedSignalFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SharedSignalFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedSignalPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SharedSignalFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedSignalPayload>
+        }
+        findFirst: {
+          args: Prisma.SharedSignalFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedSignalPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SharedSignalFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedSignalPayload>
+        }
+        findMany: {
+          args: Prisma.SharedSignalFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedSignalPayload>[]
+        }
+        create: {
+          args: Prisma.SharedSignalCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedSignalPayload>
+        }
+        createMany: {
+          args: Prisma.SharedSignalCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SharedSignalCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedSignalPayload>[]
+        }
+        delete: {
+          args: Prisma.SharedSignalDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedSignalPayload>
+        }
+        update: {
+          args: Prisma.SharedSignalUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedSignalPayload>
+        }
+        deleteMany: {
+          args: Prisma.SharedSignalDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SharedSignalUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SharedSignalUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedSignalPayload>[]
+        }
+        upsert: {
+          args: Prisma.SharedSignalUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedSignalPayload>
+        }
+        aggregate: {
+          args: Prisma.SharedSignalAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSharedSignal>
+        }
+        groupBy: {
+          args: Prisma.SharedSignalGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SharedSignalGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SharedSignalCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SharedSignalCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -1158,6 +1383,33 @@ export const SystemSettingScalarFieldEnum = {
 } as const
 
 export type SystemSettingScalarFieldEnum = (typeof SystemSettingScalarFieldEnum)[keyof typeof SystemSettingScalarFieldEnum]
+
+
+export const SharedCounterScalarFieldEnum = {
+  key: 'key',
+  count: 'count',
+  resetAt: 'resetAt'
+} as const
+
+export type SharedCounterScalarFieldEnum = (typeof SharedCounterScalarFieldEnum)[keyof typeof SharedCounterScalarFieldEnum]
+
+
+export const SharedMarkScalarFieldEnum = {
+  key: 'key',
+  expiresAt: 'expiresAt'
+} as const
+
+export type SharedMarkScalarFieldEnum = (typeof SharedMarkScalarFieldEnum)[keyof typeof SharedMarkScalarFieldEnum]
+
+
+export const SharedSignalScalarFieldEnum = {
+  id: 'id',
+  channel: 'channel',
+  message: 'message',
+  createdAt: 'createdAt'
+} as const
+
+export type SharedSignalScalarFieldEnum = (typeof SharedSignalScalarFieldEnum)[keyof typeof SharedSignalScalarFieldEnum]
 
 
 export const SortOrder = {
@@ -1410,6 +1662,9 @@ export type GlobalOmitConfig = {
   administrator?: Prisma.AdministratorOmit
   apiKey?: Prisma.ApiKeyOmit
   systemSetting?: Prisma.SystemSettingOmit
+  sharedCounter?: Prisma.SharedCounterOmit
+  sharedMark?: Prisma.SharedMarkOmit
+  sharedSignal?: Prisma.SharedSignalOmit
 }
 
 /* Types for Logging */

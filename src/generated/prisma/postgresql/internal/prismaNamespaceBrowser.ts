@@ -57,7 +57,10 @@ export const ModelName = {
   User: 'User',
   Administrator: 'Administrator',
   ApiKey: 'ApiKey',
-  SystemSetting: 'SystemSetting'
+  SystemSetting: 'SystemSetting',
+  SharedCounter: 'SharedCounter',
+  SharedMark: 'SharedMark',
+  SharedSignal: 'SharedSignal'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -254,6 +257,33 @@ export const SystemSettingScalarFieldEnum = {
 } as const
 
 export type SystemSettingScalarFieldEnum = (typeof SystemSettingScalarFieldEnum)[keyof typeof SystemSettingScalarFieldEnum]
+
+
+export const SharedCounterScalarFieldEnum = {
+  key: 'key',
+  count: 'count',
+  resetAt: 'resetAt'
+} as const
+
+export type SharedCounterScalarFieldEnum = (typeof SharedCounterScalarFieldEnum)[keyof typeof SharedCounterScalarFieldEnum]
+
+
+export const SharedMarkScalarFieldEnum = {
+  key: 'key',
+  expiresAt: 'expiresAt'
+} as const
+
+export type SharedMarkScalarFieldEnum = (typeof SharedMarkScalarFieldEnum)[keyof typeof SharedMarkScalarFieldEnum]
+
+
+export const SharedSignalScalarFieldEnum = {
+  id: 'id',
+  channel: 'channel',
+  message: 'message',
+  createdAt: 'createdAt'
+} as const
+
+export type SharedSignalScalarFieldEnum = (typeof SharedSignalScalarFieldEnum)[keyof typeof SharedSignalScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -1,0 +1,194 @@
+import type { Db, DbProvider } from '../../db/client.ts';
+import type { Content } from '../../db/models.ts';
+import { sql } from '../../db/sql.ts';
+import { type ContentFormB, toContentFormB } from '../contents/forms.ts';
+import { type ContentFilter, compileContentQuery, type OrderRule } from '../contents/query.ts';
+import { parseDateTime } from '../dates.ts';
+import { assertNoProblems, type FieldProblem, invalidFields, notFound } from '../errors.ts';
+import { normalizeList } from '../lists.ts';
+import {
+  type ChannelChoice,
+  chooseChannel,
+  chooseSite,
+  hasChannelChoice,
+  type SiteChoice,
+} from './choose.ts';
+
+/*
+ * The template tag's content list and content value: approved contents outside the recycle bin,
+ * in form B. The tag attributes become a ContentFilter, and the list operation's compiler turns it
+ * into SQL: one place decides how a filter reads the Content table.
+ */
+
+export type StlScope = 'Self' | 'Children' | 'SelfAndChildren' | 'Descendant' | 'All';
+export type StlOrder =
+  | 'Default'
+  | 'Back'
+  | 'AddDate'
+  | 'AddDateBack'
+  | 'LastModifiedDate'
+  | 'Hits'
+  | 'Random';
+
+export interface StlContentsRequest extends SiteChoice, ChannelChoice {
+  scope?: StlScope | undefined;
+  order?: StlOrder | undefined;
+  startNum?: number | undefined;
+  totalNum?: number | undefined;
+  group?: string | undefined;
+  groupNot?: string | undefined;
+  tags?: string | undefined;
+  isTop?: boolean | undefined;
+  isRecommend?: boolean | undefined;
+  isHot?: boolean | undefined;
+  isColor?: boolean | undefined;
+  since?: string | undefined;
+  /** The original's raw-SQL condition: refused whatever it holds. */
+  where?: string | undefined;
+}
+
+const ORDERS: Record<StlOrder, readonly OrderRule[] | 'random'> = {
+  Default: [
+    { column: 'top', desc: true },
+    { column: 'taxis', desc: true },
+    { column: 'id', desc: true },
+  ],
+  Back: [
+    { column: 'top', desc: true },
+    { column: 'taxis', desc: false },
+    { column: 'id', desc: true },
+  ],
+  AddDate: [
+    { column: 'addDate', desc: true },
+    { column: 'id', desc: true },
+  ],
+  AddDateBack: [
+    { column: 'addDate', desc: false },
+    { column: 'id', desc: false },
+  ],
+  LastModifiedDate: [
+    { column: 'lastModifiedDate', desc: true },
+    { column: 'id', desc: true },
+  ],
+  Hits: [
+    { column: 'hits', desc: true },
+    { column: 'id', desc: true },
+  ],
+  Random: 'random',
+};
+
+const PERIOD = /^(\d{1,4})([hdwmy])$/;
+
+/**
+ * The instant `since` names: a period before `now` (`12h`, `7d`, `2w`, `3m`, `1y`; months and years
+ * by the calendar) or the start of a day (`2024-05-01`, in the service's time zone).
+ */
+export function sinceInstant(since: string, now: Date): Date | undefined {
+  const period = PERIOD.exec(since);
+  if (period) {
+    const amount = Number(period[1]);
+    const start = new Date(now);
+    switch (period[2]) {
+      case 'h':
+        start.setHours(start.getHours() - amount);
+        break;
+      case 'd':
+        start.setDate(start.getDate() - amount);
+        break;
+      case 'w':
+        start.setDate(start.getDate() - 7 * amount);
+        break;
+      case 'm':
+        start.setMonth(start.getMonth() - amount);
+        break;
+      default:
+        start.setFullYear(start.getFullYear() - amount);
+    }
+    return start;
+  }
+  return /^\d{4}-\d{2}-\d{2}$/.test(since) ? parseDateTime(since) : undefined;
+}
+
+function filterOf(
+  request: StlContentsRequest,
+  siteId: number,
+  channels: ContentFilter['channels'],
+  now: Date,
+): ContentFilter {
+  const problems: FieldProblem[] = [];
+  if (request.where !== undefined)
+    problems.push({ field: 'where', message: 'is not supported: raw SQL conditions are refused' });
+  const addedSince = request.since === undefined ? undefined : sinceInstant(request.since, now);
+  if (request.since !== undefined && addedSince === undefined)
+    problems.push({
+      field: 'since',
+      message: `'${request.since}' is not a period (7d) or a date (yyyy-MM-dd)`,
+    });
+  assertNoProblems(problems);
+  return {
+    siteId,
+    channels,
+    checked: true,
+    top: request.isTop,
+    recommend: request.isRecommend,
+    hot: request.isHot,
+    color: request.isColor,
+    groupNames: normalizeList(request.group ?? ''),
+    groupNamesNot: normalizeList(request.groupNot ?? ''),
+    tagNames: normalizeList(request.tags ?? ''),
+    addedSince,
+    orders: ORDERS[request.order ?? 'Default'],
+  };
+}
+
+function windowOf(request: StlContentsRequest, maxTotal: number): { limit: number; offset: number } {
+  const totalNum = request.totalNum ?? 0;
+  if (totalNum > maxTotal)
+    throw invalidFields([
+      { field: 'totalNum', message: `must be at most ${maxTotal} (0 = all, up to ${maxTotal})` },
+    ]);
+  return { limit: totalNum === 0 ? maxTotal : totalNum, offset: (request.startNum ?? 1) - 1 };
+}
+
+export async function listStlContents(
+  db: Db,
+  provider: DbProvider,
+  request: StlContentsRequest,
+  maxTotal: number,
+  now: Date = new Date(),
+): Promise<ContentFormB[]> {
+  const { limit, offset } = windowOf(request, maxTotal);
+  const site = await chooseSite(db, request);
+  const channel = await chooseChannel(db, site, request);
+  const scope = request.scope ?? 'Self';
+  const channels = scope === 'All' ? undefined : { channelId: channel.id, scope };
+  const { where, orderBy } = compileContentQuery(filterOf(request, site.id, channels, now), provider);
+  const rows = await db.$queryRaw<Content[]>(
+    sql`SELECT * FROM "Content" ${where} ${orderBy} LIMIT ${limit} OFFSET ${offset}`,
+  );
+  return rows.map(toContentFormB);
+}
+
+export interface StlContentRequest extends SiteChoice, ChannelChoice {
+  contentId: number;
+}
+
+/** One approved content of the site, or of the channel when one is named. */
+export async function getStlContent(db: Db, request: StlContentRequest): Promise<ContentFormB> {
+  const site = await chooseSite(db, request);
+  const channel = hasChannelChoice(request) ? await chooseChannel(db, site, request) : undefined;
+  const content = await db.content.findFirst({
+    where: {
+      id: request.contentId,
+      siteId: site.id,
+      ...(channel && { channelId: channel.id }),
+      checked: true,
+      recycled: false,
+    },
+  });
+  if (!content) {
+    const place = channel ? `channel ${channel.id} of site ${site.id}` : `site ${site.id}`;
+    throw notFound(`No approved content ${request.contentId} in ${place}`);
+  }
+  return toContentFormB(content);
+}

@@ -1,0 +1,157 @@
+import type { Logger } from 'pino';
+import { describeError } from '../http/logging.ts';
+import {
+  type CounterState,
+  type SharedState,
+  SharedStateUnavailable,
+  type SignalListener,
+  type Unsubscribe,
+} from './port.ts';
+
+/*
+ * The one fail policy of the shared state, the same for every feature and both stores:
+ * - counters fail OPEN: when the store does not answer, an increment answers count 0 ("not
+ *   counted"), so limits let requests through. An outage of Redis must not take the API down, and
+ *   a limit that cannot count is better skipped than turned into refusals for everyone.
+ * - marks fail CLOSED: a single-use mark that cannot be checked could be used twice, so `mark`
+ *   throws SharedStateUnavailable and the request is answered 503 with Retry-After.
+ * - signals are best effort: a failed broadcast or subscription, or a listener that throws, is
+ *   logged, never thrown.
+ * Warnings are throttled (one per kind of failure per interval) and never name the key, which may
+ * identify a client.
+ *
+ * After a failure the store is left alone for a short pause: counters, marks and broadcasts apply
+ * the policy at once instead of each waiting for a store that is down (a Redis outage would
+ * otherwise add a command timeout to every request). The first call after the pause tries again.
+ */
+
+export const WARNING_INTERVAL_MS = 30_000;
+export const PAUSE_AFTER_FAILURE_MS = 2_000;
+
+/** What the fail policy did without asking the store (it failed a moment ago). */
+class StorePaused extends Error {
+  override name = 'StorePaused';
+  constructor(pauseMs: number) {
+    super(`the store failed less than ${pauseMs} ms ago`);
+  }
+}
+
+type Failure = 'counter' | 'mark' | 'broadcast' | 'subscribe' | 'listener';
+
+const WARNING: Record<Failure, string> = {
+  counter: 'shared state does not answer: counters are not counted (limits let requests through)',
+  mark: 'shared state does not answer: single-use marks are refused (503)',
+  broadcast: 'shared state does not answer: a signal was not sent',
+  subscribe: 'shared state does not answer: a subscription could not be made',
+  listener: 'a shared-state signal listener failed',
+};
+
+export interface FailPolicyOptions {
+  /** How long the store is left alone after a failure. */
+  pauseMs?: number;
+}
+
+export function withFailPolicy(
+  state: SharedState,
+  logger: Logger,
+  options: FailPolicyOptions = {},
+): SharedState {
+  const pauseMs = options.pauseMs ?? PAUSE_AFTER_FAILURE_MS;
+  const lastWarning = new Map<Failure, number>();
+  const suppressed = new Map<Failure, number>();
+
+  let pausedUntil = 0;
+
+  /** Runs `call` on the store unless it failed a moment ago; a failure starts a pause. */
+  async function guarded<T>(call: () => Promise<T>): Promise<T> {
+    if (Date.now() < pausedUntil) throw new StorePaused(pauseMs);
+    try {
+      return await call();
+    } catch (error) {
+      pausedUntil = Date.now() + pauseMs;
+      throw error;
+    }
+  }
+
+  function warn(failure: Failure, error: unknown): void {
+    const now = Date.now();
+    const last = lastWarning.get(failure);
+    if (last !== undefined && now - last < WARNING_INTERVAL_MS) {
+      suppressed.set(failure, (suppressed.get(failure) ?? 0) + 1);
+      return;
+    }
+    lastWarning.set(failure, now);
+    const repeats = suppressed.get(failure) ?? 0;
+    suppressed.delete(failure);
+    logger.warn(
+      { err: describeError(error), store: state.kind, ...(repeats > 0 && { suppressed: repeats }) },
+      WARNING[failure],
+    );
+  }
+
+  return {
+    kind: state.kind,
+    async increment(key: string, windowMs: number): Promise<CounterState> {
+      try {
+        return await guarded(() => state.increment(key, windowMs));
+      } catch (error) {
+        warn('counter', error);
+        return { count: 0, resetAt: new Date(Date.now() + windowMs) };
+      }
+    },
+    async get(key: string): Promise<CounterState | undefined> {
+      try {
+        return await guarded(() => state.get(key));
+      } catch (error) {
+        warn('counter', error);
+        return undefined;
+      }
+    },
+    async decrement(key: string): Promise<void> {
+      try {
+        await guarded(() => state.decrement(key));
+      } catch (error) {
+        warn('counter', error);
+      }
+    },
+    async reset(key: string): Promise<void> {
+      try {
+        await guarded(() => state.reset(key));
+      } catch (error) {
+        warn('counter', error);
+      }
+    },
+    async mark(key: string, ttlMs: number): Promise<boolean> {
+      try {
+        return await guarded(() => state.mark(key, ttlMs));
+      } catch (error) {
+        warn('mark', error);
+        throw new SharedStateUnavailable({ cause: error });
+      }
+    },
+    async broadcast(channel: string, message: string): Promise<void> {
+      try {
+        await guarded(() => state.broadcast(channel, message));
+      } catch (error) {
+        warn('broadcast', error);
+      }
+    },
+    async subscribe(channel: string, listener: SignalListener): Promise<Unsubscribe> {
+      try {
+        // A listener that throws must not break delivery to the others (or the connection).
+        return await state.subscribe(channel, (message) => {
+          try {
+            listener(message);
+          } catch (error) {
+            warn('listener', error);
+          }
+        });
+      } catch (error) {
+        warn('subscribe', error);
+        return async () => {};
+      }
+    },
+    ping: () => state.ping(),
+    close: () => state.close(),
+  };
+}

@@ -1,0 +1,117 @@
+import type { Redis } from 'ioredis';
+import type { CounterState, SharedState, SignalListener, Unsubscribe } from './port.ts';
+
+/*
+ * The shared state in Redis, for several nodes (REDIS_URL). Every key and channel carries the
+ * deployment's REDIS_KEY_PREFIX, so that deployments (and test runs) can share one Redis. Each
+ * operation is one atomic command or script, so concurrent nodes never lose a count. Signals are
+ * Redis PUBLISH/SUBSCRIBE on a second connection (a subscribed connection can do nothing else),
+ * opened on the first subscription; ioredis subscribes again by itself after a reconnect.
+ */
+
+/** INCR, and start the window on the first hit (or on a counter that somehow lost its expiry). */
+const INCREMENT = `
+local count = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if count == 1 or ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {count, ttl}`;
+
+/** DECR an existing counter, never below 0 and never creating one without an expiry. */
+const DECREMENT = `
+if redis.call('GET', KEYS[1]) and tonumber(redis.call('GET', KEYS[1])) > 0 then
+  return redis.call('DECR', KEYS[1])
+end
+return 0`;
+
+export class RedisSharedState implements SharedState {
+  readonly kind = 'redis';
+  private subscriber: Redis | undefined;
+  private readonly listeners = new Map<string, Set<SignalListener>>();
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  private key(key: string): string {
+    return `${this.prefix}${key}`;
+  }
+
+  async increment(key: string, windowMs: number): Promise<CounterState> {
+    const [count, ttl] = (await this.redis.eval(INCREMENT, 1, this.key(key), windowMs)) as [number, number];
+    return { count, resetAt: new Date(Date.now() + ttl) };
+  }
+
+  async get(key: string): Promise<CounterState | undefined> {
+    const [[, value], [, ttl]] = ((await this.redis.multi().get(this.key(key)).pttl(this.key(key)).exec()) ??
+      []) as [[Error | null, string | null], [Error | null, number]];
+    if (value === null || ttl < 0) return undefined;
+    return { count: Number(value), resetAt: new Date(Date.now() + ttl) };
+  }
+
+  async decrement(key: string): Promise<void> {
+    await this.redis.eval(DECREMENT, 1, this.key(key));
+  }
+
+  async reset(key: string): Promise<void> {
+    await this.redis.del(this.key(key));
+  }
+
+  async mark(key: string, ttlMs: number): Promise<boolean> {
+    return (await this.redis.set(this.key(key), '1', 'PX', ttlMs, 'NX')) === 'OK';
+  }
+
+  async broadcast(channel: string, message: string): Promise<void> {
+    await this.redis.publish(this.key(channel), message);
+  }
+
+  async subscribe(channel: string, listener: SignalListener): Promise<Unsubscribe> {
+    const subscriber = this.subscriberConnection();
+    const name = this.key(channel);
+    let listeners = this.listeners.get(name);
+    if (listeners === undefined) {
+      listeners = new Set();
+      this.listeners.set(name, listeners);
+      try {
+        await subscriber.subscribe(name);
+      } catch (error) {
+        this.listeners.delete(name);
+        throw error;
+      }
+    }
+    listeners.add(listener);
+    return async () => {
+      const current = this.listeners.get(name);
+      if (current === undefined || !current.delete(listener) || current.size > 0) return;
+      this.listeners.delete(name);
+      await subscriber.unsubscribe(name);
+    };
+  }
+
+  private subscriberConnection(): Redis {
+    if (this.subscriber === undefined) {
+      const subscriber = this.redis.duplicate();
+      subscriber.on('message', (channel: string, message: string) => {
+        for (const listener of this.listeners.get(channel) ?? []) listener(message);
+      });
+      // Connection errors surface through the commands; without a listener ioredis prints them.
+      subscriber.on('error', () => {});
+      this.subscriber = subscriber;
+    }
+    return this.subscriber;
+  }
+
+  async ping(): Promise<void> {
+    await this.redis.ping();
+  }
+
+  async close(): Promise<void> {
+    this.listeners.clear();
+    const subscriber = this.subscriber;
+    this.subscriber = undefined;
+    if (subscriber !== undefined) subscriber.disconnect();
+  }
+}

@@ -1,0 +1,129 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { request } from 'node:http';
+import { createServer } from 'node:net';
+
+/*
+ * The service's real processes, as an operator starts them: `npm start` (src/main.ts), the CLI
+ * (src/cli/main.ts) and the migration script (scripts/db.ts), each in its own Node process.
+ */
+
+const ROOT = new URL('../..', import.meta.url);
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export interface Service {
+  process: ChildProcess;
+  exited: Promise<number | null>;
+  /** Resolves once the output (stdout and stderr together) matches; rejects if the process ends first. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  output(): string;
+}
+
+/** Starts the server as `npm start` does, with only the given environment (and PATH). */
+export function startService(env: Record<string, string>): Service {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const waitFor = async (pattern: RegExp, timeoutMs = 30000) => {
+    const until = Date.now() + timeoutMs;
+    while (!pattern.test(output)) {
+      if (Date.now() > until || child.exitCode !== null) throw new Error(`not seen ${pattern}:\n${output}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  return { process: child, exited, waitFor, output: () => output };
+}
+
+/** Stops a service that is still running and waits for it to be gone. */
+export async function stopService(service: Service | undefined): Promise<void> {
+  if (!service || service.process.exitCode !== null || service.process.signalCode !== null) return;
+  service.process.kill('SIGKILL');
+  await service.exited;
+}
+
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a TypeScript entry point of the project (`src/cli/main.ts`, `scripts/db.ts`) to its end. */
+export function runScript(script: string, args: string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', script, ...args],
+      { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** One JSON request to a local server. */
+export function post(
+  port: number,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: unknown }> {
+  const text = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path,
+        headers: {
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(text),
+          ...headers,
+        },
+      },
+      (res) => {
+        let answer = '';
+        res.on('data', (chunk: Buffer) => {
+          answer += chunk.toString();
+        });
+        res.on('end', () => {
+          let json: unknown = answer;
+          try {
+            json = JSON.parse(answer);
+          } catch {
+            // Not JSON: kept as text for the failure message.
+          }
+          resolve({ status: res.statusCode ?? 0, json });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(text);
+  });
+}
+
+/** The bootstrap key a first start printed. */
+export function bootstrapKeyOf(output: string): string | undefined {
+  return /Bootstrap API key[^\n]*\n\s+(cms_[\w-]+)/.exec(output)?.[1];
+}

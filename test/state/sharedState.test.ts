@@ -1,0 +1,369 @@
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
+import type { Redis } from 'ioredis';
+import pino, { type Logger } from 'pino';
+import { createDb, type DbHandle } from '../../src/db/client.ts';
+import { createRedis } from '../../src/db/redis.ts';
+import { handlers } from '../../src/operations/registry.ts';
+import { createSharedState, type SharedState, SharedStateUnavailable } from '../../src/state/index.ts';
+import { startTestApp } from '../support/app.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+
+/*
+ * One behavioural suite for every store behind the shared-state port: the database (SQLite, or
+ * PostgreSQL with TEST_DATABASE_URL) and Redis (with TEST_REDIS_URL; each run uses a key prefix of
+ * its own, since runs share one Redis). Each store is used by two instances, as two nodes would.
+ */
+
+const silent = pino({ level: 'silent' });
+const WINDOW_MS = 60_000;
+
+interface Nodes {
+  a: SharedState;
+  b: SharedState;
+  close(): Promise<void>;
+}
+
+async function databaseNodes(): Promise<Nodes> {
+  const database = await createTestDatabase();
+  // The second node has a connection of its own to the same database.
+  const second = createDb(database.url);
+  const options = { redisKeyPrefix: 'unused:', logger: silent, signalPollIntervalMs: 50 };
+  const a = createSharedState({ db: database.handle.db, ...options });
+  const b = createSharedState({ db: second.db, ...options });
+  return {
+    a,
+    b,
+    async close() {
+      await a.close();
+      await b.close();
+      await second.db.$disconnect();
+      await database.drop();
+    },
+  };
+}
+
+async function redisNodes(url: string): Promise<Nodes> {
+  const database = await createTestDatabase();
+  const clients = [createRedis(url), createRedis(url)] as const;
+  const redisKeyPrefix = `cms-test-${randomUUID()}:`;
+  const [a, b] = clients.map((redis) =>
+    createSharedState({ db: database.handle.db, redis, redisKeyPrefix, logger: silent }),
+  ) as [SharedState, SharedState];
+  return {
+    a,
+    b,
+    async close() {
+      await a.close();
+      await b.close();
+      for (const client of clients) await client.quit();
+      await database.drop();
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Collects what a channel delivers; `next()` resolves with the messages once there are `count`. */
+function collector() {
+  const messages: string[] = [];
+  let waiting: { count: number; resolve: () => void } | undefined;
+  return {
+    messages,
+    listener(message: string) {
+      messages.push(message);
+      if (waiting !== undefined && messages.length >= waiting.count) waiting.resolve();
+    },
+    async received(count: number): Promise<string[]> {
+      if (messages.length < count) await new Promise<void>((resolve) => (waiting = { count, resolve }));
+      return messages;
+    },
+  };
+}
+
+const redisUrl = process.env.TEST_REDIS_URL;
+const stores: [string, () => Promise<Nodes>][] = [['database', databaseNodes]];
+if (redisUrl) stores.push(['redis', () => redisNodes(redisUrl)]);
+
+describe.each(stores)('the %s store', (kind, makeNodes) => {
+  let nodes: Nodes;
+  let a: SharedState;
+  let b: SharedState;
+  beforeAll(async () => {
+    nodes = await makeNodes();
+    ({ a, b } = nodes);
+  });
+  afterAll(() => nodes.close());
+
+  const key = (name: string) => `${name}:${randomUUID()}`;
+
+  test('is the configured kind', () => {
+    expect(a.kind).toBe(kind);
+  });
+
+  describe('counters', () => {
+    test('the first increment starts the window; later ones count within it', async () => {
+      const counter = key('count');
+      const before = Date.now();
+      const first = await a.increment(counter, WINDOW_MS);
+      const after = Date.now();
+      expect(first.count).toBe(1);
+      expect(first.resetAt.getTime()).toBeGreaterThanOrEqual(before + WINDOW_MS - 1000);
+      expect(first.resetAt.getTime()).toBeLessThanOrEqual(after + WINDOW_MS + 1000);
+      const second = await b.increment(counter, WINDOW_MS);
+      expect(second.count).toBe(2);
+      expect(Math.abs(second.resetAt.getTime() - first.resetAt.getTime())).toBeLessThan(1000);
+      expect(await a.get(counter)).toEqual({ count: 2, resetAt: expect.any(Date) });
+      expect((await a.increment(key('count'), WINDOW_MS)).count).toBe(1);
+    });
+
+    test('once the window has ended, the counter starts again at 1', async () => {
+      const counter = key('expiry');
+      expect((await a.increment(counter, 200)).count).toBe(1);
+      expect((await b.increment(counter, 200)).count).toBe(2);
+      await sleep(300);
+      expect(await a.get(counter)).toBeUndefined();
+      expect((await b.increment(counter, 200)).count).toBe(1);
+    });
+
+    test('50 concurrent increments on two nodes answer exactly 1..50', async () => {
+      const counter = key('concurrent');
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? a : b).increment(counter, WINDOW_MS)),
+      );
+      const counts = results.map((result) => result.count).sort((x, y) => x - y);
+      expect(counts).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+      expect((await a.get(counter))?.count).toBe(50);
+    });
+
+    test('decrement takes one back, never below 0, and never creates a counter', async () => {
+      const counter = key('decrement');
+      for (let i = 0; i < 3; i++) await a.increment(counter, WINDOW_MS);
+      await b.decrement(counter);
+      expect((await a.get(counter))?.count).toBe(2);
+      await b.decrement(counter);
+      await b.decrement(counter);
+      await b.decrement(counter);
+      expect((await a.get(counter))?.count ?? 0).toBe(0);
+      expect((await a.increment(counter, WINDOW_MS)).count).toBe(1);
+
+      const absent = key('decrement-absent');
+      await a.decrement(absent);
+      expect(await a.get(absent)).toBeUndefined();
+      expect((await a.increment(absent, WINDOW_MS)).count).toBe(1);
+    });
+
+    test('reset forgets the counter on every node', async () => {
+      const counter = key('reset');
+      await a.increment(counter, WINDOW_MS);
+      await a.increment(counter, WINDOW_MS);
+      await b.reset(counter);
+      expect(await a.get(counter)).toBeUndefined();
+      expect((await a.increment(counter, WINDOW_MS)).count).toBe(1);
+    });
+  });
+
+  describe('marks', () => {
+    test('a mark is set once: true the first time, false afterwards on any node', async () => {
+      const mark = key('mark');
+      expect(await a.mark(mark, WINDOW_MS)).toBe(true);
+      expect(await a.mark(mark, WINDOW_MS)).toBe(false);
+      expect(await b.mark(mark, WINDOW_MS)).toBe(false);
+      expect(await b.mark(key('mark'), WINDOW_MS)).toBe(true);
+    });
+
+    test('after its time to live the mark is gone and may be set again', async () => {
+      const mark = key('mark-expiry');
+      expect(await a.mark(mark, 200)).toBe(true);
+      await sleep(300);
+      expect(await b.mark(mark, WINDOW_MS)).toBe(true);
+      expect(await a.mark(mark, WINDOW_MS)).toBe(false);
+    });
+
+    test('of 20 concurrent attempts on two nodes exactly one sets the mark', async () => {
+      const mark = key('mark-race');
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).mark(mark, WINDOW_MS)),
+      );
+      expect(results.filter(Boolean)).toHaveLength(1);
+    });
+  });
+
+  describe('signals', () => {
+    test('a broadcast reaches the subscribers of its channel on other nodes, and only those', async () => {
+      const channel = key('restart');
+      const other = key('other');
+      const onB = collector();
+      const onOther = collector();
+      const unsubscribe = [
+        await b.subscribe(channel, onB.listener),
+        await b.subscribe(other, onOther.listener),
+      ];
+      await a.broadcast(channel, 'now');
+      await a.broadcast(other, 'x');
+      expect(await onB.received(1)).toEqual(['now']);
+      // Had the first message leaked to the other channel, it would have arrived before 'x'.
+      expect(await onOther.received(1)).toEqual(['x']);
+      for (const stop of unsubscribe) await stop();
+    });
+
+    test('the sending node hears its own broadcast; history before subscribing is not replayed', async () => {
+      const channel = key('invalidate');
+      await a.broadcast(channel, 'old');
+      const onA = collector();
+      const onB = collector();
+      const stopA = await a.subscribe(channel, onA.listener);
+      const stopB = await b.subscribe(channel, onB.listener);
+      await a.broadcast(channel, 'new');
+      expect(await onA.received(1)).toEqual(['new']);
+      expect(await onB.received(1)).toEqual(['new']);
+      await stopA();
+      await stopB();
+    });
+
+    test('an unsubscribed listener hears nothing more; the others still do', async () => {
+      const channel = key('unsubscribe');
+      const gone = collector();
+      const staying = collector();
+      const stopGone = await b.subscribe(channel, gone.listener);
+      const stopStaying = await b.subscribe(channel, staying.listener);
+      await a.broadcast(channel, 'one');
+      expect(await gone.received(1)).toEqual(['one']);
+      await stopGone();
+      await a.broadcast(channel, 'two');
+      expect(await staying.received(2)).toEqual(['one', 'two']);
+      expect(gone.messages).toEqual(['one']);
+      await stopStaying();
+    });
+
+    test('a listener that throws does not stop delivery to the others', async () => {
+      const channel = key('throwing');
+      const stopThrowing = await b.subscribe(channel, () => {
+        throw new Error('listener bug');
+      });
+      const fine = collector();
+      const stopFine = await b.subscribe(channel, fine.listener);
+      await a.broadcast(channel, 'first');
+      await a.broadcast(channel, 'second');
+      expect(await fine.received(2)).toEqual(['first', 'second']);
+      await stopThrowing();
+      await stopFine();
+    });
+  });
+
+  test('ping answers', async () => {
+    await expect(a.ping()).resolves.toBeUndefined();
+  });
+});
+
+/** A logger whose lines the test can read. */
+function capturingLogger(): { logger: Logger; lines: () => Record<string, unknown>[] } {
+  const written: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      written.push(chunk.toString());
+      done();
+    },
+  });
+  return {
+    logger: pino({ level: 'info' }, stream),
+    lines: () => written.map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
+}
+
+describe('the fail policy, when the store does not answer', () => {
+  // Nothing listens on port 1: connections are refused at once.
+  let database: TestDatabase;
+  let deadRedis: Redis;
+  let deadDatabase: DbHandle;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    deadRedis = createRedis('redis://:hunter2@127.0.0.1:1');
+    deadDatabase = createDb('postgresql://cms:hunter2@127.0.0.1:1/cms');
+  });
+  afterAll(async () => {
+    deadRedis.disconnect();
+    await deadDatabase.db.$disconnect();
+    await database.drop();
+  });
+
+  const cases: [string, () => { redis?: Redis; db: DbHandle['db'] }][] = [
+    ['Redis', () => ({ redis: deadRedis, db: database.handle.db })],
+    ['the database', () => ({ db: deadDatabase.db })],
+  ];
+
+  describe.each(cases)('%s', (_name, store) => {
+    let state: SharedState;
+    let log: ReturnType<typeof capturingLogger>;
+    beforeAll(() => {
+      log = capturingLogger();
+      state = createSharedState({ ...store(), redisKeyPrefix: 'cms-test-dead:', logger: log.logger });
+    });
+    afterEach(() => {
+      for (const line of log.lines()) expect(JSON.stringify(line)).not.toContain('hunter2');
+    });
+    afterAll(() => state.close());
+
+    test('counters fail open: not counted, requests pass; one throttled warning without the key', async () => {
+      const before = Date.now();
+      const result = await state.increment('login:secret-account', WINDOW_MS);
+      expect(result.count).toBe(0);
+      expect(result.resetAt.getTime()).toBeGreaterThanOrEqual(before + WINDOW_MS);
+      expect((await state.increment('login:secret-account', WINDOW_MS)).count).toBe(0);
+      expect(await state.get('login:secret-account')).toBeUndefined();
+      await expect(state.decrement('login:secret-account')).resolves.toBeUndefined();
+      await expect(state.reset('login:secret-account')).resolves.toBeUndefined();
+      const warnings = log.lines().filter((line) => String(line.msg).includes('counters are not counted'));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]?.level).toBe(40);
+      expect(JSON.stringify(log.lines())).not.toContain('secret-account');
+    });
+
+    test('marks fail closed: SharedStateUnavailable', async () => {
+      await expect(state.mark('captcha:answer', WINDOW_MS)).rejects.toBeInstanceOf(SharedStateUnavailable);
+      expect(log.lines().some((line) => String(line.msg).includes('single-use marks are refused'))).toBe(
+        true,
+      );
+      expect(JSON.stringify(log.lines())).not.toContain('captcha:answer');
+    });
+
+    test('signals are best effort: broadcast and subscribe do not throw', async () => {
+      await expect(state.broadcast('restart', 'now')).resolves.toBeUndefined();
+      const unsubscribe = await state.subscribe('restart', () => {});
+      await expect(unsubscribe()).resolves.toBeUndefined();
+    });
+
+    test('ping rejects, for readiness', async () => {
+      await expect(state.ping()).rejects.toBeDefined();
+    });
+  });
+
+  test('over HTTP, a mark that cannot be checked is a 503 problem with Retry-After', async () => {
+    const app = await startTestApp({
+      redis: deadRedis,
+      handlers: {
+        ...handlers,
+        // Any operation that needs a single-use mark; ping stands in for captcha checks.
+        ping: async (_input, { state }) => {
+          await state.mark('captcha:answer', WINDOW_MS);
+          return 'pong';
+        },
+      },
+    });
+    try {
+      const response = await app.request.get('/api/v1/ping');
+      expect(response.status).toBe(503);
+      expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(response.body).toMatchObject({
+        type: 'https://cms.example/problems/service-unavailable',
+        status: 503,
+        detail: 'State shared between nodes is unavailable; retry later',
+      });
+      expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
+      expect(response.text).not.toContain('captcha');
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -1,0 +1,135 @@
+import type { Db } from '../../src/db/client.ts';
+import { formatDateTime } from '../../src/domain/dates.ts';
+import { importDocument } from '../../src/domain/import/index.ts';
+
+/*
+ * A catalogue for the template-tag reads, every value chosen so that each tag attribute selects a
+ * known list of ids in a known order. Site level 1 (the default): checkedLevel 1 is approved.
+ *
+ * Site 1 'main' (root):  1 ─┬─ 11 News ── 12 Tech ── 13 Deep
+ *                           ├─ 14 Products
+ *                           └─ 15 News (a second channel of that name)
+ * Site 2 'en/News':      2 ── 21 News
+ * Site 3 'archive':      3 (taxis −1: first in the site list)
+ *
+ * Approved contents of site 1, outside the recycle bin: 101 102 104 105 106 108 110.
+ * 103 is pending, 107 is recycled, 109 belongs to site 2.
+ */
+
+const DAY = 24 * 60 * 60 * 1000;
+
+export function stlDocument(now: Date) {
+  const recent = formatDateTime(new Date(now.getTime() - 2 * DAY));
+  const content = (
+    id: number,
+    channelId: number,
+    fields: Record<string, unknown> & { addDate: string; lastModifiedDate?: string },
+  ) => ({
+    id,
+    channelId,
+    checkedLevel: 1,
+    title: `Content ${id}`,
+    lastModifiedDate: fields.addDate,
+    ...fields,
+  });
+  return {
+    sites: [
+      {
+        id: 1,
+        siteDir: 'main',
+        siteName: 'Main site',
+        isRoot: true,
+        attributes: {
+          configUploadImageIsTitleImage: 'false',
+          configUploadImageTitleImageWidth: '640',
+          pageSize: 12,
+          isWaterMark: true,
+          createStaticContentAddDate: '2024-05-01 10:00:00',
+          imageUploadTypeCollection: 'jpg|png',
+          fileUploadTypeCollection: 'zip,pdf',
+        },
+      },
+      { id: 2, siteDir: 'en/News', siteName: 'English news', taxis: 5 },
+      { id: 3, siteDir: 'archive', siteName: 'Archive', taxis: -1 },
+    ],
+    channels: [
+      { id: 1, siteId: 1, parentId: 0, channelName: 'Main site' },
+      {
+        id: 11,
+        siteId: 1,
+        parentId: 1,
+        channelName: 'News',
+        indexName: 'news',
+        taxis: 1,
+        groupNames: ['top', 'nav'],
+        addDate: '2024-01-15 10:00:00',
+        keywords: 'news,press',
+      },
+      { id: 12, siteId: 1, parentId: 11, channelName: 'Tech', indexName: 'tech', taxis: 1 },
+      { id: 13, siteId: 1, parentId: 12, channelName: 'Deep', taxis: 1 },
+      {
+        id: 14,
+        siteId: 1,
+        parentId: 1,
+        channelName: 'Products',
+        indexName: 'products',
+        taxis: 2,
+        isChannelAddable: false,
+        transType: 2,
+        transIsAutomatic: true,
+        contentAttributesOfDisplay: 'Title,Hits',
+        createChannelIdsIfContentChanged: [1, 14],
+        defaultTaxisType: 'OrderByTaxis',
+      },
+      { id: 15, siteId: 1, parentId: 1, channelName: 'News', taxis: 3 },
+      { id: 21, siteId: 2, parentId: 2, channelName: 'News', indexName: 'news', taxis: 1 },
+    ],
+    contents: [
+      content(101, 11, {
+        taxis: 1,
+        hits: 10,
+        top: true,
+        groupNames: ['a'],
+        tagNames: ['x'],
+        addDate: '2024-01-01 08:00:00',
+        lastModifiedDate: '2024-06-01 08:00:00',
+      }),
+      content(102, 11, {
+        taxis: 2,
+        hits: 30,
+        recommend: true,
+        groupNames: ['b'],
+        tagNames: ['y'],
+        addDate: '2024-03-01 08:00:00',
+        lastModifiedDate: '2024-02-01 08:00:00',
+      }),
+      content(103, 11, { taxis: 3, hits: 99, checkedLevel: 0, addDate: '2024-03-02 08:00:00' }),
+      content(104, 12, {
+        taxis: 1,
+        hits: 20,
+        hot: true,
+        groupNames: ['a', 'b'],
+        tagNames: ['x', 'y'],
+        addDate: '2024-02-01 08:00:00',
+        lastModifiedDate: '2024-07-01 08:00:00',
+        addUserName: 'admin',
+        lastEditUserName: 'editor',
+        lastEditDate: '2024-07-01 08:00:00',
+        summary: 'Sum & more',
+        author: 'Ann',
+        linkUrl: 'https://example.org/104',
+      }),
+      content(105, 13, { taxis: 1, hits: 5, color: true, addDate: '2024-04-01 08:00:00' }),
+      content(106, 14, { taxis: 1, hits: 50, top: true, addDate: '2024-05-01 08:00:00' }),
+      content(107, 11, { taxis: 9, hits: 3, addDate: '2024-05-02 08:00:00' }),
+      content(108, 1, { taxis: 1, hits: 1, addDate: '2023-12-01 08:00:00' }),
+      content(109, 21, { taxis: 1, hits: 2, addDate: '2024-01-01 08:00:00' }),
+      content(110, 11, { taxis: 4, hits: 0, addDate: recent }),
+    ],
+  };
+}
+
+export async function loadStlFixture(db: Db, now: Date): Promise<void> {
+  await importDocument(db, stlDocument(now));
+  await db.content.update({ where: { id: 107 }, data: { recycled: true, recycledDate: new Date() } });
+}
