@@ -1036,12 +1036,12 @@ export interface components {
             lastModifiedDate: components["schemas"]["DateTime"];
         };
         /**
-         * Content (form B)
-         * @description The template-tag view of a content (stl content and stl content list). Flags are booleans,
-         *     `groupNameCollection` and `tags` are comma-joined, `settingsXml` carries the remaining text
-         *     fields and extra attributes as `&`-joined `key=value` pairs (URL-encoded).
+         * Content (form B) fields
+         * @description The fields both form B views of a content share. `ContentFormB` and `ContentFormBDeleted`
+         *     are this schema composed (`allOf`) with their own flags and `settingsXml` (and, for the
+         *     delete response, the text fields), so the shared fields are written once.
          */
-        ContentFormB: {
+        ContentFormBFields: {
             /**
              * Format: int32
              * @example 42
@@ -1109,11 +1109,6 @@ export interface components {
              * @example 318
              */
             hits: number;
-            isChecked: boolean;
-            isTop: boolean;
-            isRecommend: boolean;
-            isHot: boolean;
-            isColor: boolean;
             /** @example Spring release is out */
             title: string;
             /**
@@ -1121,6 +1116,19 @@ export interface components {
              * @example
              */
             linkUrl: string;
+        };
+        /**
+         * Content (form B)
+         * @description The template-tag view of a content (stl content and stl content list). Flags are booleans,
+         *     `groupNameCollection` and `tags` are comma-joined, `settingsXml` carries the remaining text
+         *     fields and extra attributes as `&`-joined `key=value` pairs (URL-encoded).
+         */
+        ContentFormB: components["schemas"]["ContentFormBFields"] & {
+            isChecked: boolean;
+            isTop: boolean;
+            isRecommend: boolean;
+            isHot: boolean;
+            isColor: boolean;
             /**
              * @description The text fields form B has no key for (`subTitle`, `imageUrl`, `videoUrl`, `fileUrl`,
              *     `summary`, `author`, `source`; empty ones left out), then the content's extra
@@ -1134,65 +1142,7 @@ export interface components {
          * @description Form B as answered by delete content: the flags are the strings `"True"`/`"False"`,
          *     `settingsXml` is a JSON object text, and the text fields of the content are added.
          */
-        ContentFormBDeleted: {
-            /**
-             * Format: int32
-             * @example 42
-             */
-            id: number;
-            /**
-             * Format: int32
-             * @example 7
-             */
-            channelId: number;
-            /**
-             * Format: int32
-             * @example 1
-             */
-            siteId: number;
-            /** @example admin */
-            addUserName: string;
-            /** @example editor */
-            lastEditUserName: string;
-            /** @example  */
-            writingUserName: string;
-            lastEditDate: components["schemas"]["DateTime"];
-            addDate: components["schemas"]["DateTime"];
-            /**
-             * Format: int32
-             * @example 12
-             */
-            taxis: number;
-            /**
-             * @description Group names, comma-joined.
-             * @example Headlines
-             */
-            groupNameCollection: string;
-            /**
-             * @description Tag names, comma-joined.
-             * @example release,spring
-             */
-            tags: string;
-            /**
-             * Format: int32
-             * @example 0
-             */
-            sourceId: number;
-            /**
-             * Format: int32
-             * @example 0
-             */
-            referenceId: number;
-            /**
-             * Format: int32
-             * @example 1
-             */
-            checkedLevel: number;
-            /**
-             * Format: int32
-             * @example 318
-             */
-            hits: number;
+        ContentFormBDeleted: components["schemas"]["ContentFormBFields"] & {
             /** @enum {string} */
             isChecked: "True" | "False";
             /** @enum {string} */
@@ -1203,13 +1153,6 @@ export interface components {
             isHot: "True" | "False";
             /** @enum {string} */
             isColor: "True" | "False";
-            /** @example Spring release is out */
-            title: string;
-            /**
-             * @description External link ("" = none).
-             * @example
-             */
-            linkUrl: string;
             /**
              * @description The same pairs as form B's `settingsXml` (non-empty text fields without a key of their
              *     own, then extra attributes), as a JSON object text (`"{}"` = none).
@@ -1483,17 +1426,12 @@ export interface components {
             value: components["schemas"]["ContentFormBDeleted"];
         };
         /**
-         * Channel (form A)
-         * @description A channel as answered by get channel and update channel, with its direct children.
-         *     Besides the listed fields a channel may carry per-channel extras (display widths such as
-         *     `titleColumnWidth`, `hitsColumnWidth`, `addDateColumnWidth`, and other settings); they are
-         *     integers or strings and present only on some channels.
-         *
-         *     (The extras are declared with `unevaluatedProperties` rather than `additionalProperties`:
-         *     validation is the same, but code generators then keep the listed fields' types instead of
-         *     intersecting them with an index signature that arrays and booleans cannot satisfy.)
+         * Channel fields
+         * @description The fields every channel record has, in `Channel` (form A) and in each of its
+         *     `children`: both are this schema composed (`allOf`) with the fields of their own, so the
+         *     channel fields are written once.
          */
-        Channel: {
+        ChannelFields: {
             /**
              * Format: int32
              * @description Id of the channel (the site's root channel has the site's id).
@@ -1627,6 +1565,19 @@ export interface components {
              * @example /channels/7.html
              */
             navigationUrl: string;
+        };
+        /**
+         * Channel (form A)
+         * @description A channel as answered by get channel and update channel, with its direct children.
+         *     Besides the listed fields a channel may carry per-channel extras (display widths such as
+         *     `titleColumnWidth`, `hitsColumnWidth`, `addDateColumnWidth`, and other settings); they are
+         *     integers or strings and present only on some channels.
+         *
+         *     (The extras are declared with `unevaluatedProperties` rather than `additionalProperties`:
+         *     validation is the same, but code generators then keep the listed fields' types instead of
+         *     intersecting them with an index signature that arrays and booleans cannot satisfy.)
+         */
+        Channel: components["schemas"]["ChannelFields"] & {
             /** @description Direct children, ordered by `taxis` then `id` (`[]` for a leaf). */
             children: components["schemas"]["ChannelChild"][];
         };
@@ -1636,52 +1587,7 @@ export interface components {
          *     (the name) and `children: null` (grandchildren are not nested). May carry the same
          *     per-channel extras as `Channel`.
          */
-        ChannelChild: {
-            /**
-             * Format: int32
-             * @example 8
-             */
-            id: number;
-            guid: string;
-            /** Format: int32 */
-            siteId: number;
-            /** Format: int32 */
-            parentId: number;
-            channelName: string;
-            indexName: string;
-            parentsPath: number[];
-            /** Format: int32 */
-            parentsCount: number;
-            /** Format: int32 */
-            childrenCount: number;
-            groupNames: string[];
-            /** Format: int32 */
-            taxis: number;
-            addDate: components["schemas"]["DateTime"];
-            createdDate: components["schemas"]["DateTime"];
-            lastModifiedDate: components["schemas"]["DateTime"];
-            imageUrl: string;
-            content: string;
-            filePath: string;
-            channelFilePathRule: string;
-            contentFilePathRule: string;
-            linkUrl: string;
-            keywords: string;
-            description: string;
-            contentModelPluginId: string;
-            tableName: string;
-            linkType: string;
-            /** Format: int32 */
-            channelTemplateId: number;
-            /** Format: int32 */
-            contentTemplateId: number;
-            isCreateChannelIfContentChanged: boolean;
-            createChannelIdsIfContentChanged: number[] | null;
-            listColumns: string | null;
-            isPreviewContentsExists: boolean;
-            isAllContents: boolean;
-            defaultTaxisType: string;
-            navigationUrl: string;
+        ChannelChild: components["schemas"]["ChannelFields"] & {
             /**
              * Format: int32
              * @description The channel's id (for tree widgets).

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { Db } from '../../src/db/client.ts';
+import { md5Hex, verifyMd5Password } from '../../src/domain/accounts/passwords.ts';
 import { digestApiKey } from '../../src/domain/crypto/apiKeys.ts';
-import { md5Hex, verifyMd5Password } from '../../src/domain/crypto/passwords.ts';
 import { SCOPES } from '../../src/domain/principal.ts';
 import {
   DEMO_USER_NAMES,

@@ -14,6 +14,8 @@ import { splitList } from '../lists.ts';
 export type ContentFormA = components['schemas']['Content'];
 export type ContentFormB = components['schemas']['ContentFormB'];
 export type ContentFormBDeleted = components['schemas']['ContentFormBDeleted'];
+/** The fields both form B views share (the contract composes both from them). */
+type ContentFormBFields = components['schemas']['ContentFormBFields'];
 
 export function toContentFormA(row: Content): ContentFormA {
   return {
@@ -87,7 +89,7 @@ export function settingsQueryText(pairs: [string, string][]): string {
 
 const trueFalse = (value: boolean): 'True' | 'False' => (value ? 'True' : 'False');
 
-function formBBase(row: Content) {
+function formBBase(row: Content): ContentFormBFields {
   return {
     id: row.id,
     channelId: row.channelId,

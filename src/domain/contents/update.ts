@@ -31,6 +31,27 @@ const COUNT_FIELDS = ['hits', 'hitsByDay', 'hitsByWeek', 'hitsByMonth'] as const
 const FLAG_FIELDS = ['top', 'recommend', 'hot', 'color'] as const;
 const DATE_FIELDS = ['addDate', 'lastEditDate', 'lastHitsDate'] as const;
 
+/**
+ * Every field of the update body this module reads (the lists above and the fields handled one by
+ * one below). The contract describes each other field as ignored; test/domain/recordFields checks
+ * that together they are the body's fields, so a new update field cannot go unhandled.
+ */
+export const HANDLED_UPDATE_FIELDS = [
+  ...TEXT_FIELDS,
+  ...INTEGER_FIELDS,
+  ...COUNT_FIELDS,
+  ...FLAG_FIELDS,
+  ...DATE_FIELDS,
+  'body',
+  'content',
+  'linkUrl',
+  'groupNames',
+  'tagNames',
+  'isChecked',
+  'checked',
+  'checkedLevel',
+] as const satisfies readonly (keyof UpdateContentRequest)[];
+
 function approvalWord(
   value: string | boolean | undefined,
   field: string,
