@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import pino, { type Logger } from 'pino';
 import { type Config, ConfigError, ensureTokenSecret, loadConfig } from './config.ts';
 import { createDb, type Db, prepareDatabase } from './db/client.ts';
@@ -8,6 +8,7 @@ import { DomainError } from './domain/errors.ts';
 import { type DemoSecrets, describeDemoSecrets, seedDemoWhenEmpty } from './domain/seed/demo.ts';
 import { backgroundTasksOf, createApp } from './http/app.ts';
 import { describeError } from './http/logging.ts';
+import { createHttpServer } from './http/server.ts';
 import { createSharedState } from './state/index.ts';
 
 /** In-flight requests get this long to finish after SIGTERM/SIGINT before their connections are cut. */
@@ -81,7 +82,7 @@ async function main(): Promise<void> {
   const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl);
   const state = createSharedState({ db, redis, redisKeyPrefix: config.redisKeyPrefix, logger });
   const app = createApp({ db, provider, config: resolved, logger, state });
-  const server = createServer(app);
+  const server = createHttpServer(app);
   let stopping = false;
   // Keep-alive clients are told to reconnect elsewhere once shutdown has begun.
   server.on('request', (_req, res) => {

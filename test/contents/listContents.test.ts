@@ -189,6 +189,20 @@ describe('POST /api/v1/contents: wheres', () => {
     }
   });
 
+  test('integer values beyond int32 are a 400 on both databases, inside In too', async () => {
+    for (const rule of [where('hits', '>', '2147483648'), where('id', 'In', '1,-2147483649')]) {
+      const { error, response } = await list(rule);
+      expect(response.status).toBe(400);
+      expect(error?.errors).toEqual([
+        expect.objectContaining({
+          path: '/body/wheres/0',
+          message: expect.stringContaining('-2147483648 to 2147483647'),
+        }),
+      ]);
+    }
+    expect((await list(where('hits', '<', '2147483647'))).response.status).toBe(200);
+  });
+
   test('a date that is not on the calendar is a 400 naming the rule, in either date form', async () => {
     for (const value of [
       '2024-02-30 00:00:00',

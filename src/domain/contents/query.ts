@@ -71,6 +71,9 @@ const OPERATOR_NAMES = '=, !=, >, >=, <, <=, In, NotIn, Like, NotLike';
 
 type Scalar = number | boolean | string | Date;
 
+const INT32_MIN = -2147483648;
+const INT32_MAX = 2147483647;
+
 /** Escape LIKE's own wildcards so that a literal value matches only itself. */
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (character) => `\\${character}`);
@@ -104,6 +107,9 @@ function readValue(value: WhereRule['value'], column: ContentColumn, name: strin
       if (typeof value === 'boolean' || (typeof value === 'string' && !/^-?\d+$/.test(value.trim())))
         throw invalid(`must be an integer for column '${name}'`);
       if (!Number.isSafeInteger(number)) throw invalid(`must be an integer for column '${name}'`);
+      // Every integer column is int32: PostgreSQL refuses a wider value (SQLite would compare it).
+      if (number < INT32_MIN || number > INT32_MAX)
+        throw invalid(`must be an integer from ${INT32_MIN} to ${INT32_MAX} for column '${name}'`);
       return number;
     }
     case 'boolean': {
