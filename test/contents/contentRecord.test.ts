@@ -196,6 +196,9 @@ describe('POST .../actions/update', () => {
       [{ addDate: 'yesterday' }, 'addDate'],
       [{ hits: -1 }, 'hits'],
       [{ title: '  ' }, 'title'],
+      [{ linkUrl: 'javascript:alert(document.cookie)' }, 'linkUrl'],
+      [{ linkUrl: 'vbscript:msgbox(1)' }, 'linkUrl'],
+      [{ linkUrl: 'data:text/html;base64,PHNjcmlwdD4=' }, 'linkUrl'],
     ];
     for (const [body, field] of cases) {
       const { error, response } = await update([1, 4, 6], body);

@@ -6,6 +6,7 @@ import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
 import { joinList } from '../lists.ts';
 import { requireSite } from '../records.ts';
+import { linkUrlProblem } from '../safeText.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
 import { type ContentFormA, toContentFormA } from './forms.ts';
 import { requestedReviewState } from './review.ts';
@@ -82,7 +83,11 @@ function changesOf(body: UpdateContentRequest, siteLevel: number): Partial<Conte
     problems,
   );
   if (text !== undefined) set('body', text);
-  if (body.linkUrl !== undefined) set('linkUrl', body.linkUrl);
+  if (body.linkUrl !== undefined) {
+    const problem = body.linkUrl === null ? undefined : linkUrlProblem(body.linkUrl);
+    if (problem) problems.push({ field: 'linkUrl', message: problem });
+    else set('linkUrl', body.linkUrl);
+  }
   for (const field of INTEGER_FIELDS) if (body[field] !== undefined) set(field, body[field]);
   for (const field of COUNT_FIELDS) {
     const value = body[field];

@@ -4,6 +4,7 @@ import { filePathProblem } from '../channels/paths.ts';
 import { isValidCheckedLevel } from '../contents/review.ts';
 import { digestApiKey } from '../crypto/apiKeys.ts';
 import { SCOPES } from '../principal.ts';
+import { linkUrlProblem } from '../safeText.ts';
 import {
   count,
   dateTime,
@@ -33,6 +34,11 @@ const filePath = text
     if (problem) context.addIssue({ code: 'custom', message: problem });
   })
   .default('');
+/** A link: relative, or http(s), mailto or tel; never a script-bearing scheme (as the API requires). */
+const checkLink = (value: string | null, context: z.RefinementCtx) => {
+  const problem = value === null ? undefined : linkUrlProblem(value);
+  if (problem) context.addIssue({ code: 'custom', message: problem });
+};
 /** E-mail, mobile and openId: "" means none, kept as NULL so uniqueness applies to real values only. */
 const optionalUnique = text.optional().transform(identifier);
 
@@ -91,7 +97,7 @@ export const channelSchema = recordSchema({
   filePath,
   channelFilePathRule: filePath,
   contentFilePathRule: filePath,
-  linkUrl: optionalText(),
+  linkUrl: text.superRefine(checkLink).default(''),
   keywords: optionalText(),
   description: optionalText(),
   contentModelPluginId: optionalText(),
@@ -154,7 +160,7 @@ export const contentSchema = recordSchema({
   hot: flag.default(false),
   color: flag.default(false),
   linkType: optionalText('None'),
-  linkUrl: nullableText.default(null),
+  linkUrl: nullableText.superRefine(checkLink).default(null),
   addUserName: optionalText(),
   lastEditUserName: optionalText(),
   writingUserName: optionalText(),
