@@ -845,7 +845,10 @@ export interface components {
          * @example true
          */
         BooleanWord: string | boolean;
-        /** @description A comma-separated string of names (items are trimmed, empty items dropped) or an array of names. */
+        /**
+         * @description A comma-separated string of names (items are trimmed, empty items dropped) or an array of
+         *     names; at most 100 names of at most 255 characters.
+         */
         NameList: string | string[];
         /**
          * Content (form A)
@@ -1209,7 +1212,9 @@ export interface components {
             operator?: string;
             /**
              * @description Comparison value. A string per the specification; numbers and booleans are accepted for
-             *     convenience and treated as their text.
+             *     convenience and treated as their text. At most 20,000 characters; an `In`/`NotIn` list
+             *     holds at most 1,000 items and a `Like`/`NotLike` pattern at most 1,000 characters
+             *     (400 beyond).
              * @example %spring%
              */
             value: string | number | boolean;
@@ -1254,22 +1259,22 @@ export interface components {
             /** @description Select by the hot flag (absent = all). */
             hot?: boolean;
             /**
-             * @description Contents in any of these groups.
+             * @description Contents in any of these groups (at most 100).
              * @example [
              *       "Headlines"
              *     ]
              */
             groupNames?: string[];
             /**
-             * @description Contents with any of these tags.
+             * @description Contents with any of these tags (at most 100).
              * @example [
              *       "release"
              *     ]
              */
             tagNames?: string[];
-            /** @description Filter rules; a content must satisfy all of them. */
+            /** @description Filter rules (at most 50); a content must satisfy all of them. */
             wheres?: components["schemas"]["Where"][];
-            /** @description Sort rules, applied in sequence (default order when absent or empty). */
+            /** @description Sort rules (at most 10), applied in sequence (default order when absent or empty). */
             orders?: components["schemas"]["Order"][];
             /**
              * Format: int32

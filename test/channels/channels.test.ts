@@ -173,6 +173,9 @@ describe('POST /api/v1/channels/{siteId}/{channelId}/actions/update', () => {
       [{ channelFilePathRule: 'https://evil.example/x' }, 'channelFilePathRule'],
       [{ contentFilePathRule: 'a\\b' }, 'contentFilePathRule'],
       [{ channelName: '' }, 'channelName'],
+      // Longer than both databases can index (PostgreSQL's limit was a 500): the contract's maximum.
+      [{ channelName: 'n'.repeat(256) }, 'channelName'],
+      [{ indexName: 'i'.repeat(2700) }, 'indexName'],
       // Traversal as a web server would read it: percent-encoded, double-encoded, look-alike dots.
       [{ filePath: '%2e%2e/%2e%2e/etc/passwd' }, 'filePath'],
       [{ filePath: '/a/..%2f..%2fsecret' }, 'filePath'],
