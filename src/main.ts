@@ -11,6 +11,9 @@ import { describeError } from './http/logging.ts';
 import { createHttpServer } from './http/server.ts';
 import { createSharedState } from './state/index.ts';
 
+/** No request's statement may hold a PostgreSQL connection longer than this (a 503 after it). */
+const STATEMENT_TIMEOUT_MS = 15_000;
+
 /** In-flight requests get this long to finish after SIGTERM/SIGINT before their connections are cut. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -73,7 +76,7 @@ async function main(): Promise<void> {
 
   const { applied } = await applyMigrations(config.databaseUrl);
   if (applied.length > 0) logger.info({ applied }, `applied ${applied.length} migration(s)`);
-  const handle = createDb(config.databaseUrl);
+  const handle = createDb(config.databaseUrl, { statementTimeoutMs: STATEMENT_TIMEOUT_MS });
   const { db, provider } = handle;
   await prepareDatabase(handle);
   await seedWhenEmpty(db, config, logger);
