@@ -846,6 +846,14 @@ export interface components {
          */
         BooleanWord: string | boolean;
         /**
+         * Format: int32
+         * @description Review level: -99 draft, 0 pending, 1…5 passed that review stage, -1…-5 rejected at that
+         *     stage. The same codes everywhere, so a record read can be sent back as it is.
+         * @example 1
+         * @enum {integer}
+         */
+        CheckedLevel: -99 | -5 | -4 | -3 | -2 | -1 | 0 | 1 | 2 | 3 | 4 | 5;
+        /**
          * @description A comma-separated string of names (items are trimmed, empty items dropped) or an array of
          *     names; at most 100 names of at most 255 characters.
          */
@@ -943,13 +951,7 @@ export interface components {
              * @example true
              */
             checked: boolean;
-            /**
-             * Format: int32
-             * @description Review level: -99 draft, 0 pending, 1…5 passed that review stage, -1…-5 rejected at that
-             *     stage.
-             * @example 1
-             */
-            checkedLevel: number;
+            checkedLevel: components["schemas"]["CheckedLevel"];
             /**
              * Format: int32
              * @description Number of views.
@@ -1102,11 +1104,7 @@ export interface components {
              * @example 0
              */
             referenceId: number;
-            /**
-             * Format: int32
-             * @example 1
-             */
-            checkedLevel: number;
+            checkedLevel: components["schemas"]["CheckedLevel"];
             /**
              * Format: int32
              * @example 318
@@ -1322,13 +1320,11 @@ export interface components {
             /** Format: int32 */
             referenceId?: number;
             /**
-             * Format: int32
              * @description Review level (-99 draft, 0 pending, 1…5 passed that stage, -1…-5 rejected at that
              *     stage); `checked` is recomputed from it. When `isChecked` (or `checked`) is sent too,
              *     they must agree (400 otherwise).
-             * @enum {integer}
              */
-            checkedLevel?: -99 | -5 | -4 | -3 | -2 | -1 | 0 | 1 | 2 | 3 | 4 | 5;
+            checkedLevel?: components["schemas"]["CheckedLevel"];
             /** Format: int32 */
             hits?: number;
             /** Format: int32 */
