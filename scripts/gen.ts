@@ -2,6 +2,7 @@
  * `npm run gen`: everything generated from the two sources of truth.
  *   prisma/schema.prisma -> prisma/{sqlite,postgresql}/schema.prisma -> src/generated/prisma/{sqlite,postgresql}
  *   openapi/cms.yaml     -> src/generated/openapi.ts
+ *   openapi/cms.yaml + src/operations/registry.ts -> the operation table of README.md
  * `npm run gen:check`: generates into a scratch copy and exits 1, listing every file that differs
  * from the working tree (CI fails when committed output is stale or hand-edited).
  */
@@ -15,10 +16,25 @@ import {
   readBaseModel,
   renderProviderSchema,
 } from '../src/db/migrate/model.ts';
+import { renderOperationTable, withOperationTable } from './operationTable.ts';
 
 const GENERATED = join('src', 'generated');
 const CONTRACT = join(PROJECT_ROOT, 'openapi', 'cms.yaml');
 const BIN = join(PROJECT_ROOT, 'node_modules', '.bin');
+const README = join(PROJECT_ROOT, 'README.md');
+
+/**
+ * README.md as it should be: its operation table rendered from the contract and the registry.
+ * Imported late: the registry loads every handler, hence the generated clients.
+ */
+async function expectedReadme(): Promise<string> {
+  const [{ contract }, { handlers }] = await Promise.all([
+    import('../src/http/contract.ts'),
+    import('../src/operations/registry.ts'),
+  ]);
+  const table = renderOperationTable(contract.operations, (id) => id in handlers);
+  return withOperationTable(await readFile(README, 'utf8'), table);
+}
 
 function run(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -108,8 +124,9 @@ async function differences(fresh: string): Promise<string[]> {
 async function main(): Promise<number> {
   if (!process.argv.includes('--check')) {
     await generate(PROJECT_ROOT);
+    await writeFile(README, await expectedReadme());
     console.log(
-      `generated ${PROVIDERS.map((p) => `prisma/${p}/schema.prisma`).join(', ')} and ${GENERATED}/`,
+      `generated ${PROVIDERS.map((p) => `prisma/${p}/schema.prisma`).join(', ')}, ${GENERATED}/ and the operation table of README.md`,
     );
     return 0;
   }
@@ -119,6 +136,9 @@ async function main(): Promise<number> {
   try {
     await generate(scratch);
     const problems = await differences(scratch);
+    if ((await expectedReadme()) !== (await readFile(README, 'utf8'))) {
+      problems.push('differs: README.md (operation table)');
+    }
     if (problems.length === 0) {
       console.log('generated files are up to date');
       return 0;

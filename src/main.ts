@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import pino, { type Logger } from 'pino';
 import { type Config, ConfigError, ensureTokenSecret, loadConfig } from './config.ts';
 import { createDb, type Db, prepareDatabase } from './db/client.ts';
@@ -9,7 +9,11 @@ import { DomainError } from './domain/errors.ts';
 import { type DemoSecrets, describeDemoSecrets, seedDemoWhenEmpty } from './domain/seed/demo.ts';
 import { backgroundTasksOf, createApp } from './http/app.ts';
 import { describeError } from './http/logging.ts';
+import { createHttpServer } from './http/server.ts';
 import { createSharedState } from './state/index.ts';
+
+/** No request's statement may hold a PostgreSQL connection longer than this (a 503 after it). */
+const STATEMENT_TIMEOUT_MS = 15_000;
 
 /** In-flight requests get this long to finish after SIGTERM/SIGINT before their connections are cut. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -73,7 +77,7 @@ async function main(): Promise<void> {
 
   const { applied } = await applyMigrations(config.databaseUrl);
   if (applied.length > 0) logger.info({ applied }, `applied ${applied.length} migration(s)`);
-  const handle = createDb(config.databaseUrl);
+  const handle = createDb(config.databaseUrl, { statementTimeoutMs: STATEMENT_TIMEOUT_MS });
   const { db, provider } = handle;
   await prepareDatabase(handle);
   await seedWhenEmpty(db, config, logger);
@@ -82,7 +86,7 @@ async function main(): Promise<void> {
   const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl);
   const state = createSharedState({ db, redis, redisKeyPrefix: config.redisKeyPrefix, logger });
   const app = createApp({ db, provider, config: resolved, logger, state });
-  const server = createServer(app);
+  const server = createHttpServer(app);
   let stopping = false;
   // Keep-alive clients are told to reconnect elsewhere once shutdown has begun.
   server.on('request', (_req, res) => {

@@ -47,6 +47,11 @@ export const SQLITE_TIMESTAMP_FORMAT = 'unixepoch-ms' as const;
 export interface DbOptions {
   /** Called with the SQL text of every query the client sends (tests count queries with it). */
   onQuery?: (sqlText: string) => void;
+  /**
+   * PostgreSQL ends any statement running longer than this (statement_timeout); the service then
+   * answers 503. SQLite statements are bounded by the input limits instead (one thread, no timer).
+   */
+  statementTimeoutMs?: number;
 }
 
 export function createDb(databaseUrl: string, options: DbOptions = {}): DbHandle {
@@ -60,7 +65,10 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): DbHandle
     );
     db = new SqliteClient({ adapter, log }) as unknown as Db;
   } else {
-    const adapter = new PrismaPg({ connectionString: databaseUrl });
+    const adapter = new PrismaPg({
+      connectionString: databaseUrl,
+      ...(options.statementTimeoutMs !== undefined && { statement_timeout: options.statementTimeoutMs }),
+    });
     db = new PostgresClient({ adapter, log }) as unknown as Db;
   }
   const onQuery = options.onQuery;

@@ -838,7 +838,7 @@ export interface components {
              *     pages to fetch.
              * @example https://cms.example/problems/not-found
              */
-            type: "https://cms.example/problems/bad-request" | "https://cms.example/problems/validation" | "https://cms.example/problems/malformed-json" | "https://cms.example/problems/conflict" | "https://cms.example/problems/captcha-invalid" | "https://cms.example/problems/unauthorized" | "https://cms.example/problems/login-failed" | "https://cms.example/problems/locked-out" | "https://cms.example/problems/forbidden" | "https://cms.example/problems/not-found" | "https://cms.example/problems/method-not-allowed" | "https://cms.example/problems/payload-too-large" | "https://cms.example/problems/unsupported-media-type" | "https://cms.example/problems/rate-limited" | "https://cms.example/problems/internal" | "https://cms.example/problems/service-unavailable";
+            type: "https://cms.example/problems/bad-request" | "https://cms.example/problems/validation" | "https://cms.example/problems/malformed-json" | "https://cms.example/problems/conflict" | "https://cms.example/problems/captcha-invalid" | "https://cms.example/problems/unauthorized" | "https://cms.example/problems/login-failed" | "https://cms.example/problems/locked-out" | "https://cms.example/problems/forbidden" | "https://cms.example/problems/not-found" | "https://cms.example/problems/method-not-allowed" | "https://cms.example/problems/request-timeout" | "https://cms.example/problems/payload-too-large" | "https://cms.example/problems/headers-too-large" | "https://cms.example/problems/unsupported-media-type" | "https://cms.example/problems/rate-limited" | "https://cms.example/problems/internal" | "https://cms.example/problems/service-unavailable";
             /** @example Not Found */
             title: string;
             /**
@@ -874,7 +874,18 @@ export interface components {
          * @example true
          */
         BooleanWord: string | boolean;
-        /** @description A comma-separated string of names (items are trimmed, empty items dropped) or an array of names. */
+        /**
+         * Format: int32
+         * @description Review level: -99 draft, 0 pending, 1…5 passed that review stage, -1…-5 rejected at that
+         *     stage. The same codes everywhere, so a record read can be sent back as it is.
+         * @example 1
+         * @enum {integer}
+         */
+        CheckedLevel: -99 | -5 | -4 | -3 | -2 | -1 | 0 | 1 | 2 | 3 | 4 | 5;
+        /**
+         * @description A comma-separated string of names (items are trimmed, empty items dropped) or an array of
+         *     names; at most 100 names of at most 255 characters.
+         */
         NameList: string | string[];
         /**
          * Content (form A)
@@ -969,13 +980,7 @@ export interface components {
              * @example true
              */
             checked: boolean;
-            /**
-             * Format: int32
-             * @description Review level: -99 draft, 0 pending, 1…5 passed that review stage, -1…-5 rejected at that
-             *     stage.
-             * @example 1
-             */
-            checkedLevel: number;
+            checkedLevel: components["schemas"]["CheckedLevel"];
             /**
              * Format: int32
              * @description Number of views.
@@ -1065,12 +1070,12 @@ export interface components {
             lastModifiedDate: components["schemas"]["DateTime"];
         };
         /**
-         * Content (form B)
-         * @description The template-tag view of a content (stl content and stl content list). Flags are booleans,
-         *     `groupNameCollection` and `tags` are comma-joined, `settingsXml` carries the remaining text
-         *     fields and extra attributes as `&`-joined `key=value` pairs (URL-encoded).
+         * Content (form B) fields
+         * @description The fields both form B views of a content share. `ContentFormB` and `ContentFormBDeleted`
+         *     are this schema composed (`allOf`) with their own flags and `settingsXml` (and, for the
+         *     delete response, the text fields), so the shared fields are written once.
          */
-        ContentFormB: {
+        ContentFormBFields: {
             /**
              * Format: int32
              * @example 42
@@ -1128,21 +1133,12 @@ export interface components {
              * @example 0
              */
             referenceId: number;
-            /**
-             * Format: int32
-             * @example 1
-             */
-            checkedLevel: number;
+            checkedLevel: components["schemas"]["CheckedLevel"];
             /**
              * Format: int32
              * @example 318
              */
             hits: number;
-            isChecked: boolean;
-            isTop: boolean;
-            isRecommend: boolean;
-            isHot: boolean;
-            isColor: boolean;
             /** @example Spring release is out */
             title: string;
             /**
@@ -1150,6 +1146,19 @@ export interface components {
              * @example
              */
             linkUrl: string;
+        };
+        /**
+         * Content (form B)
+         * @description The template-tag view of a content (stl content and stl content list). Flags are booleans,
+         *     `groupNameCollection` and `tags` are comma-joined, `settingsXml` carries the remaining text
+         *     fields and extra attributes as `&`-joined `key=value` pairs (URL-encoded).
+         */
+        ContentFormB: components["schemas"]["ContentFormBFields"] & {
+            isChecked: boolean;
+            isTop: boolean;
+            isRecommend: boolean;
+            isHot: boolean;
+            isColor: boolean;
             /**
              * @description The text fields form B has no key for (`subTitle`, `imageUrl`, `videoUrl`, `fileUrl`,
              *     `summary`, `author`, `source`; empty ones left out), then the content's extra
@@ -1163,65 +1172,7 @@ export interface components {
          * @description Form B as answered by delete content: the flags are the strings `"True"`/`"False"`,
          *     `settingsXml` is a JSON object text, and the text fields of the content are added.
          */
-        ContentFormBDeleted: {
-            /**
-             * Format: int32
-             * @example 42
-             */
-            id: number;
-            /**
-             * Format: int32
-             * @example 7
-             */
-            channelId: number;
-            /**
-             * Format: int32
-             * @example 1
-             */
-            siteId: number;
-            /** @example admin */
-            addUserName: string;
-            /** @example editor */
-            lastEditUserName: string;
-            /** @example  */
-            writingUserName: string;
-            lastEditDate: components["schemas"]["DateTime"];
-            addDate: components["schemas"]["DateTime"];
-            /**
-             * Format: int32
-             * @example 12
-             */
-            taxis: number;
-            /**
-             * @description Group names, comma-joined.
-             * @example Headlines
-             */
-            groupNameCollection: string;
-            /**
-             * @description Tag names, comma-joined.
-             * @example release,spring
-             */
-            tags: string;
-            /**
-             * Format: int32
-             * @example 0
-             */
-            sourceId: number;
-            /**
-             * Format: int32
-             * @example 0
-             */
-            referenceId: number;
-            /**
-             * Format: int32
-             * @example 1
-             */
-            checkedLevel: number;
-            /**
-             * Format: int32
-             * @example 318
-             */
-            hits: number;
+        ContentFormBDeleted: components["schemas"]["ContentFormBFields"] & {
             /** @enum {string} */
             isChecked: "True" | "False";
             /** @enum {string} */
@@ -1232,13 +1183,6 @@ export interface components {
             isHot: "True" | "False";
             /** @enum {string} */
             isColor: "True" | "False";
-            /** @example Spring release is out */
-            title: string;
-            /**
-             * @description External link ("" = none).
-             * @example
-             */
-            linkUrl: string;
             /**
              * @description The same pairs as form B's `settingsXml` (non-empty text fields without a key of their
              *     own, then extra attributes), as a JSON object text (`"{}"` = none).
@@ -1295,7 +1239,9 @@ export interface components {
             operator?: string;
             /**
              * @description Comparison value. A string per the specification; numbers and booleans are accepted for
-             *     convenience and treated as their text.
+             *     convenience and treated as their text. At most 20,000 characters; an `In`/`NotIn` list
+             *     holds at most 1,000 items and a `Like`/`NotLike` pattern at most 1,000 characters
+             *     (400 beyond).
              * @example %spring%
              */
             value: string | number | boolean;
@@ -1340,22 +1286,22 @@ export interface components {
             /** @description Select by the hot flag (absent = all). */
             hot?: boolean;
             /**
-             * @description Contents in any of these groups.
+             * @description Contents in any of these groups (at most 100).
              * @example [
              *       "Headlines"
              *     ]
              */
             groupNames?: string[];
             /**
-             * @description Contents with any of these tags.
+             * @description Contents with any of these tags (at most 100).
              * @example [
              *       "release"
              *     ]
              */
             tagNames?: string[];
-            /** @description Filter rules; a content must satisfy all of them. */
+            /** @description Filter rules (at most 50); a content must satisfy all of them. */
             wheres?: components["schemas"]["Where"][];
-            /** @description Sort rules, applied in sequence (default order when absent or empty). */
+            /** @description Sort rules (at most 10), applied in sequence (default order when absent or empty). */
             orders?: components["schemas"]["Order"][];
             /**
              * Format: int32
@@ -1403,13 +1349,11 @@ export interface components {
             /** Format: int32 */
             referenceId?: number;
             /**
-             * Format: int32
              * @description Review level (-99 draft, 0 pending, 1…5 passed that stage, -1…-5 rejected at that
              *     stage); `checked` is recomputed from it. When `isChecked` (or `checked`) is sent too,
              *     they must agree (400 otherwise).
-             * @enum {integer}
              */
-            checkedLevel?: -99 | -5 | -4 | -3 | -2 | -1 | 0 | 1 | 2 | 3 | 4 | 5;
+            checkedLevel?: components["schemas"]["CheckedLevel"];
             /** Format: int32 */
             hits?: number;
             /** Format: int32 */
@@ -1512,17 +1456,12 @@ export interface components {
             value: components["schemas"]["ContentFormBDeleted"];
         };
         /**
-         * Channel (form A)
-         * @description A channel as answered by get channel and update channel, with its direct children.
-         *     Besides the listed fields a channel may carry per-channel extras (display widths such as
-         *     `titleColumnWidth`, `hitsColumnWidth`, `addDateColumnWidth`, and other settings); they are
-         *     integers or strings and present only on some channels.
-         *
-         *     (The extras are declared with `unevaluatedProperties` rather than `additionalProperties`:
-         *     validation is the same, but code generators then keep the listed fields' types instead of
-         *     intersecting them with an index signature that arrays and booleans cannot satisfy.)
+         * Channel fields
+         * @description The fields every channel record has, in `Channel` (form A) and in each of its
+         *     `children`: both are this schema composed (`allOf`) with the fields of their own, so the
+         *     channel fields are written once.
          */
-        Channel: {
+        ChannelFields: {
             /**
              * Format: int32
              * @description Id of the channel (the site's root channel has the site's id).
@@ -1656,6 +1595,19 @@ export interface components {
              * @example /channels/7.html
              */
             navigationUrl: string;
+        };
+        /**
+         * Channel (form A)
+         * @description A channel as answered by get channel and update channel, with its direct children.
+         *     Besides the listed fields a channel may carry per-channel extras (display widths such as
+         *     `titleColumnWidth`, `hitsColumnWidth`, `addDateColumnWidth`, and other settings); they are
+         *     integers or strings and present only on some channels.
+         *
+         *     (The extras are declared with `unevaluatedProperties` rather than `additionalProperties`:
+         *     validation is the same, but code generators then keep the listed fields' types instead of
+         *     intersecting them with an index signature that arrays and booleans cannot satisfy.)
+         */
+        Channel: components["schemas"]["ChannelFields"] & {
             /** @description Direct children, ordered by `taxis` then `id` (`[]` for a leaf). */
             children: components["schemas"]["ChannelChild"][];
         };
@@ -1665,52 +1617,7 @@ export interface components {
          *     (the name) and `children: null` (grandchildren are not nested). May carry the same
          *     per-channel extras as `Channel`.
          */
-        ChannelChild: {
-            /**
-             * Format: int32
-             * @example 8
-             */
-            id: number;
-            guid: string;
-            /** Format: int32 */
-            siteId: number;
-            /** Format: int32 */
-            parentId: number;
-            channelName: string;
-            indexName: string;
-            parentsPath: number[];
-            /** Format: int32 */
-            parentsCount: number;
-            /** Format: int32 */
-            childrenCount: number;
-            groupNames: string[];
-            /** Format: int32 */
-            taxis: number;
-            addDate: components["schemas"]["DateTime"];
-            createdDate: components["schemas"]["DateTime"];
-            lastModifiedDate: components["schemas"]["DateTime"];
-            imageUrl: string;
-            content: string;
-            filePath: string;
-            channelFilePathRule: string;
-            contentFilePathRule: string;
-            linkUrl: string;
-            keywords: string;
-            description: string;
-            contentModelPluginId: string;
-            tableName: string;
-            linkType: string;
-            /** Format: int32 */
-            channelTemplateId: number;
-            /** Format: int32 */
-            contentTemplateId: number;
-            isCreateChannelIfContentChanged: boolean;
-            createChannelIdsIfContentChanged: number[] | null;
-            listColumns: string | null;
-            isPreviewContentsExists: boolean;
-            isAllContents: boolean;
-            defaultTaxisType: string;
-            navigationUrl: string;
+        ChannelChild: components["schemas"]["ChannelFields"] & {
             /**
              * Format: int32
              * @description The channel's id (for tree widgets).

@@ -9,8 +9,10 @@ import type { SharedState } from '../state/port.ts';
 import { ApiKeyAuthenticator } from './apiKeys.ts';
 import { Authenticator, authorization, KnownCredentials } from './auth.ts';
 import { BackgroundTasks } from './background.ts';
+import { checkBodies, JSON_BODY_LIMIT_BYTES, JSON_MEDIA_TYPES, verifyJsonDepth } from './bodies.ts';
 import { type Contract, contract as serviceContract } from './contract.ts';
 import { errorHandler, notFound } from './errors.ts';
+import { strictIntegerParameters } from './integerParameters.ts';
 import { requestLogging, safeLogger } from './logging.ts';
 import { rejectNulCharacters } from './nulCharacters.ts';
 import { rateLimiting } from './rateLimit.ts';
@@ -29,9 +31,6 @@ export interface AppOptions {
   /** State every node shares (rate-limit counters, marks, signals): see src/state/index.ts. */
   state: SharedState;
 }
-
-/** Content bodies are HTML and may be large; anything beyond this is refused with a 413. */
-export const JSON_BODY_LIMIT = '5mb';
 
 const backgroundTasks = new WeakMap<express.Express, BackgroundTasks>();
 
@@ -70,10 +69,12 @@ export function createApp(options: AppOptions): express.Express {
       known,
     }),
   );
+  app.use(checkBodies());
   app.use(cookieParser());
-  app.use(express.json({ limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
+  app.use(express.json({ limit: JSON_BODY_LIMIT_BYTES, type: JSON_MEDIA_TYPES, verify: verifyJsonDepth }));
   app.use(rejectNulCharacters());
   app.use(authorization(contract, authenticator));
+  app.use(strictIntegerParameters(contract));
   app.use(
     openApiValidator({
       apiSpec: contract.file,

@@ -27,6 +27,8 @@ export interface ContractOperation {
   access: { scopes: string[] } | 'public';
   /** Declared parameters by name: where the operation takes each one. */
   parameters: ReadonlyMap<string, ParameterLocation>;
+  /** Path and query parameters whose schema is an integer (read as plain digits only). */
+  integerParameters: readonly { name: string; in: 'path' | 'query' }[];
   hasBody: boolean;
   /** Media types of each declared response status (e.g. 200 → ['image/png']). */
   responses: ReadonlyMap<number, readonly string[]>;
@@ -44,7 +46,11 @@ export interface Contract {
 export const CONTRACT_FILE = fileURLToPath(new URL('../../openapi/cms.yaml', import.meta.url));
 
 const securitySchema = z.array(z.record(z.string(), z.array(z.string())));
-const parameterSchema = z.looseObject({ name: z.string(), in: z.enum(PARAMETER_LOCATIONS) });
+const parameterSchema = z.looseObject({
+  name: z.string(),
+  in: z.enum(PARAMETER_LOCATIONS),
+  schema: z.looseObject({ type: z.unknown().optional() }).optional(),
+});
 const responseSchema = z.looseObject({ content: z.record(z.string(), z.unknown()).optional() });
 const operationSchema = z.looseObject({
   operationId: z.string().min(1),
@@ -85,8 +91,12 @@ export async function loadContract(file: string = CONTRACT_FILE): Promise<Contra
       if (!parsed.success) throw new Error(`${where} is not a valid operation (it needs an operationId)`);
       const operation = parsed.data;
       const parameters = new Map<string, ParameterLocation>();
+      const integerParameters: ContractOperation['integerParameters'][number][] = [];
       for (const parameter of [...item.parameters, ...operation.parameters]) {
         parameters.set(parameter.name, parameter.in);
+        if (parameter.schema?.type === 'integer' && (parameter.in === 'path' || parameter.in === 'query')) {
+          integerParameters.push({ name: parameter.name, in: parameter.in });
+        }
       }
       const responses = new Map<number, string[]>();
       for (const [status, response] of Object.entries(operation.responses)) {
@@ -98,6 +108,7 @@ export async function loadContract(file: string = CONTRACT_FILE): Promise<Contra
         path,
         access: accessOf(operation.security ?? document.security, where),
         parameters,
+        integerParameters,
         hasBody: operation.requestBody !== undefined,
         responses,
       });

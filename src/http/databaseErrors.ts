@@ -28,6 +28,8 @@ const UNAVAILABLE_SOCKET_CODES = new Set([
   'ENOTFOUND',
   'EAI_AGAIN',
   'EPIPE',
+  // PostgreSQL's query_canceled: a statement ran past statement_timeout.
+  '57014',
 ]);
 
 function field(value: unknown, name: string): unknown {

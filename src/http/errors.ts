@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { DomainError, type DomainErrorCode, type FieldProblem } from '../domain/errors.ts';
 import { SharedStateUnavailable } from '../state/port.ts';
 import { WWW_AUTHENTICATE } from './auth.ts';
+import { unsupportedMediaType } from './bodies.ts';
 import type { Contract, ContractOperation } from './contract.ts';
 import { isDatabaseUnavailable, isUniqueViolation } from './databaseErrors.ts';
 import { describeError } from './logging.ts';
@@ -105,13 +106,8 @@ function fromValidator(error: ValidatorError, req: Request, nodeEnv: string): Ma
     }
     case 413:
       return { body: problem(413, error.message) };
-    case 415: {
-      const sent = req.headers['content-type'];
-      const detail = sent
-        ? `Content-Type '${sent.split(';')[0]}' is not supported here; send application/json`
-        : 'The request has no Content-Type; send the body as application/json';
-      return { body: problem(415, detail) };
-    }
+    case 415:
+      return { body: unsupportedMediaType(req.headers['content-type']).problem };
     default: {
       // A response that breaks the contract: outside production the fields are named so the drift
       // gets fixed (response validation is off in production). Any other 500 says nothing.

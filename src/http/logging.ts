@@ -18,11 +18,43 @@ const SECRET_HEADERS = new Set([
   'cookie',
   'set-cookie',
 ]);
-// queryString (stl/sqlContents) holds SQL, up to 10,000 characters: logs carry neither SQL nor bulk.
-const SECRET_QUERY_PARAMETERS = /([?&](?:apiKey|api_key|access_token|token|queryString)=)[^&#]*/gi;
+/**
+ * Query parameter names, lowercased and reduced to letters and digits, that may carry a secret; and
+ * `queryString` (stl/sqlContents), which holds SQL up to 10,000 characters: logs carry neither.
+ */
+const SECRET_QUERY_NAMES = ['apikey', 'accesstoken', 'token', 'password', 'querystring'];
 
+function decodedName(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replaceAll('+', ' '));
+  } catch {
+    return raw;
+  }
+}
+
+function isSecretName(raw: string): boolean {
+  // Judged on the decoded name, in every spelling a parser might accept: `%61piKey`, `api_key`,
+  // `apiKey[]`, and `apiKey%3D<key>` (a name that swallowed its own value).
+  const reduced = decodedName(raw)
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '');
+  return SECRET_QUERY_NAMES.some((name) => reduced.startsWith(name));
+}
+
+/** The URL with every query parameter that may carry a secret replaced, name and value. */
 export function redactUrl(url: string): string {
-  return url.replace(SECRET_QUERY_PARAMETERS, `$1${REDACTED}`);
+  const start = url.indexOf('?');
+  if (start === -1) return url;
+  const parts = url
+    .slice(start + 1)
+    .split('&')
+    .map((part) => {
+      const name = part.split('=', 1)[0] ?? '';
+      if (!isSecretName(name)) return part;
+      // A plain name is kept for the reader; an encoded one may itself hold the secret.
+      return /^[A-Za-z_]+$/.test(name) ? `${name}=${REDACTED}` : REDACTED;
+    });
+  return `${url.slice(0, start)}?${parts.join('&')}`;
 }
 
 function redactHeaders(headers: IncomingMessage['headers'] | ReturnType<ServerResponse['getHeaders']>) {

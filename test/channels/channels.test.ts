@@ -173,6 +173,22 @@ describe('POST /api/v1/channels/{siteId}/{channelId}/actions/update', () => {
       [{ channelFilePathRule: 'https://evil.example/x' }, 'channelFilePathRule'],
       [{ contentFilePathRule: 'a\\b' }, 'contentFilePathRule'],
       [{ channelName: '' }, 'channelName'],
+      // Longer than both databases can index (PostgreSQL's limit was a 500): the contract's maximum.
+      [{ channelName: 'n'.repeat(256) }, 'channelName'],
+      [{ indexName: 'i'.repeat(2700) }, 'indexName'],
+      // Traversal as a web server would read it: percent-encoded, double-encoded, look-alike dots.
+      [{ filePath: '%2e%2e/%2e%2e/etc/passwd' }, 'filePath'],
+      [{ filePath: '/a/..%2f..%2fsecret' }, 'filePath'],
+      [{ filePath: '/a/%252e%252e/b' }, 'filePath'],
+      [{ filePath: '/a%c0%af../b' }, 'filePath'],
+      [{ filePath: '/a%00.html' }, 'filePath'],
+      [{ filePath: '/\uFF0E\uFF0E/b' }, 'filePath'],
+      [{ channelFilePathRule: '/\u2024\u2024/{@channelId}.html' }, 'channelFilePathRule'],
+      [{ linkUrl: 'javascript:alert(1)' }, 'linkUrl'],
+      [{ linkUrl: 'JaVaScRiPt:alert(1)' }, 'linkUrl'],
+      [{ linkUrl: 'java\tscript:alert(1)' }, 'linkUrl'],
+      [{ linkUrl: 'data:text/html,<script>alert(1)</script>' }, 'linkUrl'],
+      [{ linkUrl: '&#106;avascript:alert(1)' }, 'linkUrl'],
     ];
     for (const [body, field] of cases) {
       const { error, response } = await update(1, 4, body);
@@ -189,6 +205,20 @@ describe('POST /api/v1/channels/{siteId}/{channelId}/actions/update', () => {
       expect(JSON.stringify(response.body)).toContain(field);
     }
     expect(await row(4)).toEqual(before);
+  });
+
+  test.each([
+    'https://example.org/a?b=c#d',
+    'http://example.org',
+    '/relative/page.html',
+    'page.html#section:2',
+    'mailto:news@example.org',
+    'tel:+33100000000',
+    '',
+  ])('the link %j is accepted', async (linkUrl) => {
+    const { data, response } = await update(1, 4, { linkUrl });
+    expect(response.status).toBe(200);
+    expect(data?.linkUrl).toBe(linkUrl);
   });
 
   test('an index name used in another site is fine', async () => {

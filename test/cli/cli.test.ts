@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createDb, type DbHandle } from '../../src/db/client.ts';
+import { md5Hex, verifyMd5Password } from '../../src/domain/accounts/passwords.ts';
 import { digestApiKey } from '../../src/domain/crypto/apiKeys.ts';
-import { md5Hex, verifyMd5Password } from '../../src/domain/crypto/passwords.ts';
 import { rowCounts } from '../import/rowCounts.ts';
 
 /*

@@ -34,6 +34,7 @@ async function ids(body: Partial<ListContentsRequest>): Promise<number[]> {
 const where = (column: string, operator: string | undefined, value: Where['value']) => ({
   wheres: [operator === undefined ? { column, value } : { column, operator, value }],
 });
+const rule = (column: string, operator: string, value: string): Where => ({ column, operator, value });
 
 describe('POST /api/v1/contents: scope and default order', () => {
   test('whole site in the default order, without recycled contents, counting all matches', async () => {
@@ -187,6 +188,58 @@ describe('POST /api/v1/contents: wheres', () => {
       expect(response.status).toBe(400);
       expect(error?.errors).toEqual([expect.objectContaining({ path: '/body/wheres/0' })]);
     }
+  });
+
+  test.each<[string, Partial<ListContentsRequest>, string]>([
+    ['51 where rules', { wheres: Array.from({ length: 51 }, () => rule('id', '>', '0')) }, '/body/wheres'],
+    ['101 group names', { groupNames: Array.from({ length: 101 }, (_, i) => `g${i}`) }, '/body/groupNames'],
+    ['a 256-character tag name', { tagNames: ['t'.repeat(256)] }, '/body/tagNames/0'],
+    [
+      'an In list of 1,001 items',
+      { wheres: [rule('id', 'In', Array.from({ length: 1001 }, (_, i) => i).join(','))] },
+      '/body/wheres/0',
+    ],
+    [
+      'a Like pattern of 1,001 characters',
+      { wheres: [rule('title', 'Like', `%${'a'.repeat(999)}%`)] },
+      '/body/wheres/0',
+    ],
+    [
+      'a value of 20,001 characters',
+      { wheres: [rule('title', '=', 'a'.repeat(20_001))] },
+      '/body/wheres/0/value',
+    ],
+  ])('%s: a 400 before any SQL', async (_name, body, path) => {
+    const { error, response } = await list(body);
+    expect(response.status).toBe(400);
+    expect(error?.errors?.map((problem) => problem.path)).toContain(path);
+  });
+
+  test('within the limits: 50 rules, 100 names, 1,000 In items and a 1,000-character pattern', async () => {
+    const { data, response } = await list({
+      wheres: [
+        ...Array.from({ length: 48 }, () => rule('id', '>', '0')),
+        rule('id', 'In', Array.from({ length: 1000 }, (_, i) => i + 1).join(',')),
+        rule('title', 'NotLike', `%${'z'.repeat(998)}%`),
+      ],
+      groupNames: [...Array.from({ length: 99 }, (_, i) => `g${i}`), 'featured'],
+    });
+    expect(response.status).toBe(200);
+    expect(data?.contents.map((content) => content.id)).toEqual([1, 2]);
+  });
+
+  test('integer values beyond int32 are a 400 on both databases, inside In too', async () => {
+    for (const rule of [where('hits', '>', '2147483648'), where('id', 'In', '1,-2147483649')]) {
+      const { error, response } = await list(rule);
+      expect(response.status).toBe(400);
+      expect(error?.errors).toEqual([
+        expect.objectContaining({
+          path: '/body/wheres/0',
+          message: expect.stringContaining('-2147483648 to 2147483647'),
+        }),
+      ]);
+    }
+    expect((await list(where('hits', '<', '2147483647'))).response.status).toBe(200);
   });
 
   test('a date that is not on the calendar is a 400 naming the rule, in either date form', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { prepareDatabase, providerOf, sqliteFilePath } from '../../src/db/client.ts';
+import { createDb, prepareDatabase, providerOf, sqliteFilePath } from '../../src/db/client.ts';
+import { isDatabaseUnavailable } from '../../src/http/databaseErrors.ts';
 import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/database.ts';
 
 let database: TestDatabase;
@@ -25,3 +26,21 @@ const onSqlite = testServerUrl() === undefined;
   const [mode] = await database.handle.db.$queryRawUnsafe<{ journal_mode: string }[]>('PRAGMA journal_mode');
   expect(mode?.journal_mode).toBe('wal');
 });
+
+(onSqlite ? test.skip : test)(
+  'PostgreSQL ends a statement past statement_timeout; the error reads as unavailable (503), the pool lives on',
+  async () => {
+    const { db } = createDb(database.url, { statementTimeoutMs: 100 });
+    try {
+      const error = await db.$queryRawUnsafe('SELECT pg_sleep(5)').then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
+      expect(error).toBeDefined();
+      expect(isDatabaseUnavailable(error)).toBe(true);
+      expect(await db.$queryRawUnsafe('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+    } finally {
+      await db.$disconnect();
+    }
+  },
+);

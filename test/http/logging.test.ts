@@ -42,6 +42,10 @@ describe('request logs', () => {
     await app.request.post('/api/v1/contents').set('Authorization', `Bearer ${token}`).send(body);
     await app.request.get('/api/v1/ping').set('Cookie', 'session=s3cr3t-cookie').query({ apiKey: key });
     await app.request.post('/api/v1/contents').set('X-SS-API-KEY', 'cms_wrong-key-value').send(body);
+    // Encoded spellings of the parameter's name: some authenticate, none may reach a log in clear.
+    for (const query of [`%61piKey=${key}`, `api%4Bey=${key}`, `apiKey[]=${key}`, `apiKey%3D${key}`]) {
+      await app.request.post(`/api/v1/contents?${query}`).send(body);
+    }
 
     expect(lines.length).toBeGreaterThanOrEqual(5);
     const text = logged();
@@ -95,6 +99,21 @@ describe('log sanitising', () => {
     expect(redactUrl('/a?apiKey=cms_abc&b=1')).toBe(`/a?apiKey=${REDACTED}&b=1`);
     expect(redactUrl('/a?b=1&apikey=cms_abc')).toBe(`/a?b=1&apikey=${REDACTED}`);
     expect(redactUrl('/a?b=1')).toBe('/a?b=1');
+    expect(redactUrl('/a?access_token=t1&password=p')).toBe(
+      `/a?access_token=${REDACTED}&password=${REDACTED}`,
+    );
+  });
+
+  test.each([
+    ['%61piKey=cms_k1', REDACTED],
+    ['api%4Bey=cms_k1', REDACTED],
+    ['apiKey[]=cms_k1', REDACTED],
+    ['apiKey%3Dcms_k1', REDACTED],
+    ['API_KEY=cms_k1', `API_KEY=${REDACTED}`],
+    ['api+key=cms_k1', REDACTED],
+    ['%zzapiKey=cms_k1', '%zzapiKey=cms_k1'],
+  ])('redactUrl judges the decoded name: %s', (query, expected) => {
+    expect(redactUrl(`/a?b=1&${query}`)).toBe(`/a?b=1&${expected}`);
   });
 
   test('sanitizeMessage keeps one useful line, without statements, keys or tokens', () => {

@@ -1,55 +1,33 @@
 import { readFileSync } from 'node:fs';
 import { expect, test } from '@jest/globals';
+import { renderOperationTable, withOperationTable } from '../../scripts/operationTable.ts';
 import { contract } from '../../src/http/contract.ts';
-import { handlers, missingOperationIds } from '../../src/operations/registry.ts';
+import { handlers } from '../../src/operations/registry.ts';
 
 /*
- * The README's operation table is the public statement of what this version implements: it must
- * list every operation of the contract, with its method and path, and call an operation
- * "implemented" exactly when the registry has its handler.
+ * The README's operation table is the public statement of what this version implements. `npm run
+ * gen` writes it from the contract and the handler registry; this only checks that it is current.
  */
 
-function readmeTable(): Map<string, { route: string; status: string }> {
+test('the README operation table is what `npm run gen` writes from the contract and the registry', () => {
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const section =
-    /<!-- operation-status:start -->([\s\S]*?)<!-- operation-status:end -->/.exec(readme)?.[1] ?? '';
-  const rows = new Map<string, { route: string; status: string }>();
-  for (const line of section.split('\n')) {
-    const cells = /^\| `(\w+)` \| (\w+) `([^`]+)` \| ([\w ]+) \|$/.exec(line.trim());
-    if (cells) rows.set(cells[1] as string, { route: `${cells[2]} ${cells[3]}`, status: cells[4] as string });
-  }
-  return rows;
-}
-
-test('the README lists every operation of the contract with its true status', () => {
-  const table = readmeTable();
-  const expected = new Map(
-    contract.operations.map((operation) => [
-      operation.operationId,
-      {
-        route: `${operation.method.toUpperCase()} ${operation.path}`,
-        status: operation.operationId in handlers ? 'implemented' : 'not yet',
-      },
-    ]),
-  );
-  expect(table).toEqual(expected);
+  const table = renderOperationTable(contract.operations, (id) => id in handlers);
+  expect(readme).toBe(withOperationTable(readme, table));
 });
 
-test('the operations still without a handler are exactly those the README marks "not yet"', () => {
-  const notYet = [...readmeTable()].filter(([, row]) => row.status === 'not yet').map(([id]) => id);
-  expect(missingOperationIds()).toEqual(notYet);
-  expect(notYet).toEqual([
-    'listUsers',
-    'createUser',
-    'loginUser',
-    'resetUserPassword',
-    'getUserAvatar',
-    'listAdministrators',
-    'updateAdministrator',
-    'resetAdministratorPassword',
-    'loginAdministrator',
-    'getCaptcha',
-    'checkCaptcha',
-    'restartSystem',
+test('the table marks an operation implemented exactly when the registry has its handler', () => {
+  const operations = [
+    { operationId: 'ping', method: 'get', path: '/api/v1/ping' },
+    { operationId: 'createUser', method: 'post', path: '/api/v1/users' },
+  ] as const;
+  expect(renderOperationTable(operations, (id) => id === 'ping').split('\n')).toEqual([
+    '| operationId | method and path | status |',
+    '|---|---|---|',
+    '| `ping` | GET `/api/v1/ping` | implemented |',
+    '| `createUser` | POST `/api/v1/users` | not yet |',
   ]);
+  expect(
+    withOperationTable('a\n<!-- operation-status:start -->\nold\n<!-- operation-status:end -->\nb', 'new'),
+  ).toBe('a\n<!-- operation-status:start -->\nnew\n<!-- operation-status:end -->\nb');
+  expect(() => withOperationTable('no markers', 'new')).toThrow('markers');
 });

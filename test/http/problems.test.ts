@@ -152,7 +152,9 @@ describe('requests the contract refuses', () => {
   test('path parameters are coerced, and a non-integer one is a 400', async () => {
     const response = await app.request.get('/api/v1/channels/abc/1').set('X-SS-API-KEY', key);
     expectProblem(response, 400, 'validation', 'Bad Request');
-    expect(response.body.errors).toEqual([{ path: '/path/siteId', message: 'must be integer' }]);
+    expect(response.body.errors).toEqual([
+      { path: '/path/siteId', message: 'must be an integer written in plain digits' },
+    ]);
     // Coerced "999" reaches the handler as a number and names a site that does not exist.
     expectProblem(
       await app.request.get('/api/v1/channels/999/999').set('X-SS-API-KEY', key),

@@ -71,7 +71,7 @@ describe('importDocument refuses a bad file as a whole', () => {
         { id: 3, channelId: 10, titel: 'typo', hits: 'many', groupNames: 'a,b', addDate: '2024-13-01' },
         { channelId: 10, checkedLevel: 7, top: 'yes', linkUrl: 5 },
       ],
-      users: [{ userName: 'bad name', password: '' }],
+      users: [{ userName: 'bad name', password: 'letters' }],
       apiKeys: [{ title: 'Short', key: 'too-short', scopes: ['Contents', 'Everything'] }],
     });
     expect(errors).toEqual([
@@ -88,7 +88,7 @@ describe('importDocument refuses a bad file as a whole', () => {
       "contents[2]: field 'top' must be true or false",
       "contents[2]: field 'linkUrl' must be a string or null",
       "users[0]: field 'userName' must be 1 to 64 characters without spaces, ', :, / or \\",
-      "users[0]: field 'password' must not be empty",
+      "users[0]: field 'password' must be at least 6 characters with a letter and a digit",
       "apiKeys[0]: field 'key' must be at least 32 characters",
       "apiKeys[0]: field 'scopes[1]' must be one of Contents, Channels, STL, Users, Administrators, Others",
     ]);

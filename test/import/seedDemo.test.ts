@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { Db } from '../../src/db/client.ts';
+import { md5Hex, verifyMd5Password } from '../../src/domain/accounts/passwords.ts';
+import { passwordProblem } from '../../src/domain/accounts/rules.ts';
 import { digestApiKey } from '../../src/domain/crypto/apiKeys.ts';
-import { md5Hex, verifyMd5Password } from '../../src/domain/crypto/passwords.ts';
 import { SCOPES } from '../../src/domain/principal.ts';
 import {
   DEMO_USER_NAMES,
@@ -39,6 +40,16 @@ describe('seedDemo', () => {
     expect(a.passwords.user).not.toBe(a.passwords.administrator);
     expect(a.apiKey).not.toBe(b.apiKey);
     expect(a.passwords.user).toMatch(/^[A-Za-z0-9_-]{16}$/);
+  });
+
+  test('every generated password meets the password rule (a seeding never fails on its own draw)', () => {
+    // One draw of 16 base64url characters in fifteen has no digit: 300 draws would all but surely hit one.
+    for (let i = 0; i < 150; i++) {
+      const { passwords } = generateDemoSecrets();
+      for (const password of [passwords.user, passwords.administrator]) {
+        expect(passwordProblem(password)).toBeUndefined();
+      }
+    }
   });
 
   test('creates the root demo site with a two-level channel tree', async () => {

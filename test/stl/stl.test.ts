@@ -1,31 +1,57 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import type { operations, Problem } from '../../client/src/index.ts';
 import { contract } from '../../src/http/contract.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { startClient, type TypedClient } from '../support/client.ts';
 import { loadStlFixture } from './fixture.ts';
 
 /* The template-tag reads over HTTP, on the database the run selects (SQLite or PostgreSQL). */
 
 let app: TestApp;
 let key: string;
+let typed: TypedClient;
 const now = new Date();
 
 beforeAll(async () => {
   app = await startTestApp();
   await loadStlFixture(app.db, now);
   key = await app.createApiKey(['STL']);
+  typed = await startClient(app, key);
 });
-afterAll(() => app.close());
+afterAll(async () => {
+  await typed.close();
+  await app.close();
+});
 
-const get = (path: string, query: Record<string, string | number | boolean> = {}) =>
+type Query<K extends keyof operations> = NonNullable<operations[K]['parameters']['query']>;
+
+/** A typed call's status, its data on success and its problem otherwise. */
+async function outcome<T>(call: Promise<{ data?: T; error?: Problem; response: Response }>) {
+  const { data, error, response } = await call;
+  return { status: response.status, contentType: response.headers.get('content-type'), data, problem: error };
+}
+const sites = (query: Query<'stlListSites'> = {}) =>
+  outcome(typed.client.GET('/api/v1/stl/sites', { params: { query } }));
+const site = (query: Query<'stlGetSite'> = {}) =>
+  outcome(typed.client.GET('/api/v1/stl/site', { params: { query } }));
+const channel = (query: Query<'stlGetChannel'> = {}) =>
+  outcome(typed.client.GET('/api/v1/stl/channel', { params: { query } }));
+const contents = (query: Query<'stlListContents'> = {}) =>
+  outcome(typed.client.GET('/api/v1/stl/contents', { params: { query } }));
+const content = (query: Query<'stlGetContent'>) =>
+  outcome(typed.client.GET('/api/v1/stl/content', { params: { query } }));
+/** For queries the contract's types forbid on purpose. */
+const untyped = (path: string, query: Record<string, string | number>) =>
   app.request.get(`/api/v1/stl/${path}`).query(query).set('X-SS-API-KEY', key);
-const ids = (response: { body: { value: { id: number }[] } }) => response.body.value.map((item) => item.id);
+const ids = (result: { data?: { value: { id: number }[] } | undefined }) =>
+  (result.data?.value ?? []).map((item) => item.id);
 
 describe('stl/sites and stl/site', () => {
   test('every site, by taxis then id, root included; siteId and siteDir do not filter', async () => {
-    const response = await get('sites', { siteId: 2, siteDir: 'main' });
+    const response = await sites({ siteId: 2, siteDir: 'main' });
     expect(response.status).toBe(200);
     expect(ids(response)).toEqual([3, 1, 2]);
-    expect(response.body.value[1]).toMatchObject({
+    expect(response.data?.value[1]).toMatchObject({
       id: 1,
       siteDir: 'main',
       siteName: 'Main site',
@@ -37,7 +63,7 @@ describe('stl/sites and stl/site', () => {
   });
 
   test('attributes: every field, each in the type SPEC 2.5 gives it', async () => {
-    const { attributes } = (await get('site', { siteId: 1 })).body.value;
+    const attributes = (await site({ siteId: 1 })).data?.value.attributes ?? {};
     const { components } = contract.document as {
       components: { schemas: { SiteAttributes: { required: string[] } } };
     };
@@ -66,35 +92,37 @@ describe('stl/sites and stl/site', () => {
     [{ siteDir: '/EN\\News/' }, 2],
     [{ siteId: 3, siteDir: 'main' }, 3],
   ])('site choice %j → site %d', async (query, id) => {
-    const response = await get('site', query);
+    const response = await site(query);
     expect(response.status).toBe(200);
-    expect(response.body.value.id).toBe(id);
+    expect(response.data?.value.id).toBe(id);
   });
 
   test.each([
     [{ siteId: 99 }, 'Site 99 does not exist'],
     [{ siteDir: 'nowhere' }, "No site has the directory 'nowhere'"],
   ])('an unknown site %j is a 404', async (query, detail) => {
-    const response = await get('site', query);
+    const response = await site(query);
     expect(response.status).toBe(404);
-    expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(response.body).toMatchObject({ type: 'https://cms.example/problems/not-found', detail });
+    expect(response.contentType).toMatch(/^application\/problem\+json/);
+    expect(response.problem).toMatchObject({ type: 'https://cms.example/problems/not-found', detail });
   });
 
   test('without a root site the first site by taxis is chosen; without any site, 404', async () => {
     const other = await startTestApp();
     try {
       const otherKey = await other.createApiKey(['STL']);
-      const site = () => other.request.get('/api/v1/stl/site').set('X-SS-API-KEY', otherKey);
+      const otherTyped = await startClient(other, otherKey);
+      const site = () => outcome(otherTyped.client.GET('/api/v1/stl/site'));
       expect((await site()).status).toBe(404);
-      expect((await site()).body.detail).toBe('No site exists');
+      expect((await site()).problem?.detail).toBe('No site exists');
       await other.db.site.createMany({
         data: [
           { id: 5, siteDir: 'b', siteName: 'B', taxis: 2 },
           { id: 6, siteDir: 'a', siteName: 'A', taxis: 1 },
         ],
       });
-      expect((await site()).body.value.id).toBe(6);
+      expect((await site()).data?.value.id).toBe(6);
+      await otherTyped.close();
     } finally {
       await other.close();
     }
@@ -103,7 +131,7 @@ describe('stl/sites and stl/site', () => {
 
 describe('stl/channel', () => {
   test('form B, with the settings twice (additional and attributes)', async () => {
-    const response = await get('channel', { channelId: 14 });
+    const response = await channel({ channelId: 14 });
     expect(response.status).toBe(200);
     const settings = {
       isChannelAddable: false,
@@ -122,7 +150,7 @@ describe('stl/channel', () => {
       transIsAutomatic: true,
       isPreviewContents: false,
     };
-    expect(response.body.value).toEqual(
+    expect(response.data?.value).toEqual(
       expect.objectContaining({
         id: 14,
         channelName: 'Products',
@@ -143,7 +171,7 @@ describe('stl/channel', () => {
   });
 
   test('tree fields, group names and the count of approved contents outside the recycle bin', async () => {
-    const { value } = (await get('channel', { channelIndex: 'news' })).body;
+    const value = (await channel({ channelIndex: 'news' })).data?.value;
     expect(value).toMatchObject({
       id: 11,
       parentsPath: '1',
@@ -155,7 +183,7 @@ describe('stl/channel', () => {
       // 101, 102 and 110: 103 is pending and 107 recycled.
       contentNum: 3,
     });
-    expect((await get('channel', { channelId: 13 })).body.value).toMatchObject({
+    expect((await channel({ channelId: 13 })).data?.value).toMatchObject({
       parentsPath: '1,11,12',
       parentsCount: 3,
       isLastNode: true,
@@ -172,9 +200,9 @@ describe('stl/channel', () => {
     [{ siteDir: 'en/news', channelIndex: 'news' }, 21],
     [{ siteId: 2 }, 2],
   ])('channel choice %j → channel %d', async (query, id) => {
-    const response = await get('channel', query);
+    const response = await channel(query);
     expect(response.status).toBe(200);
-    expect(response.body.value.id).toBe(id);
+    expect(response.data?.value.id).toBe(id);
   });
 
   test.each([
@@ -184,14 +212,14 @@ describe('stl/channel', () => {
     [{ siteId: 9, channelId: 11 }, 'Site 9 does not exist'],
     [{ siteId: 3, channelIndex: 'news' }, "No channel with index 'news' exists in site 3"],
   ])('an unknown channel %j is a 404', async (query, detail) => {
-    const response = await get('channel', query);
+    const response = await channel(query);
     expect(response.status).toBe(404);
-    expect(response.body.detail).toBe(detail);
+    expect(response.problem?.detail).toBe(detail);
   });
 });
 
 describe('stl/contents', () => {
-  test.each([
+  test.each<[Query<'stlListContents'>, number[]]>([
     // Default order: top desc, taxis desc, id desc.
     [{ channelId: 11 }, [101, 110, 102]],
     [{ channelId: 11, scope: 'Self' }, [101, 110, 102]],
@@ -204,12 +232,12 @@ describe('stl/contents', () => {
     [{ channelName: 'News', scope: 'Descendant' }, [105, 104]],
     [{}, [108]],
   ])('scope %j', async (query, expected) => {
-    const response = await get('contents', query);
+    const response = await contents(query);
     expect(response.status).toBe(200);
     expect(ids(response)).toEqual(expected);
   });
 
-  test.each([
+  test.each<[Query<'stlListContents'>['order'], number[]]>([
     ['Default', [106, 101, 110, 102, 108, 105, 104]],
     ['Back', [106, 101, 108, 105, 104, 102, 110]],
     ['AddDate', [110, 106, 105, 102, 104, 101, 108]],
@@ -217,16 +245,16 @@ describe('stl/contents', () => {
     ['LastModifiedDate', [110, 104, 101, 106, 105, 102, 108]],
     ['Hits', [106, 102, 104, 101, 105, 108, 110]],
   ])('order %s', async (order, expected) => {
-    expect(ids(await get('contents', { scope: 'All', order }))).toEqual(expected);
+    expect(ids(await contents({ scope: 'All', order }))).toEqual(expected);
   });
 
   test('order Random: the same contents, each once', async () => {
-    const response = await get('contents', { scope: 'All', order: 'Random' });
+    const response = await contents({ scope: 'All', order: 'Random' });
     expect(response.status).toBe(200);
     expect(ids(response).sort()).toEqual([101, 102, 104, 105, 106, 108, 110]);
   });
 
-  test.each([
+  test.each<[Query<'stlListContents'>, number[]]>([
     [{ startNum: 2, totalNum: 3 }, [101, 110, 102]],
     [{ startNum: 6 }, [105, 104]],
     [{ startNum: 8 }, []],
@@ -250,14 +278,14 @@ describe('stl/contents', () => {
     [{ since: '2024-04-01' }, [106, 110, 105]],
     [{ since: '100y' }, [106, 101, 110, 102, 108, 105, 104]],
   ])('tag attributes %j (scope All)', async (query, expected) => {
-    const response = await get('contents', { scope: 'All', ...query });
+    const response = await contents({ scope: 'All', ...query });
     expect(response.status).toBe(200);
     expect(ids(response)).toEqual(expected);
   });
 
   test('form B of a content: flags as booleans, lists comma-joined, the rest in settingsXml', async () => {
-    const [content] = (await get('contents', { channelId: 12 })).body.value;
-    expect(content).toEqual({
+    const [first] = (await contents({ channelId: 12 })).data?.value ?? [];
+    expect(first).toEqual({
       id: 104,
       channelId: 12,
       siteId: 1,
@@ -293,11 +321,11 @@ describe('stl/contents', () => {
     ],
     [{ totalNum: 1001 }, '/query/totalNum', 'totalNum must be at most 1000 (0 = all, up to 1000)'],
   ])('%j is a 400 naming the parameter', async (query, location, detail) => {
-    const response = await get('contents', query);
+    const response = await contents(query);
     expect(response.status).toBe(400);
-    expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(response.body.detail).toBe(detail);
-    expect(response.body.errors).toEqual([expect.objectContaining({ path: location })]);
+    expect(response.contentType).toMatch(/^application\/problem\+json/);
+    expect(response.problem?.detail).toBe(detail);
+    expect(response.problem?.errors).toEqual([expect.objectContaining({ path: location })]);
   });
 
   test.each([
@@ -311,14 +339,14 @@ describe('stl/contents', () => {
     [{ since: '7days' }, 'since'],
     [{ channelId: 'news' }, 'channelId'],
   ])('the contract refuses %j with a 400 naming %s', async (query, name) => {
-    const response = await get('contents', query);
+    const response = await untyped('contents', query);
     expect(response.status).toBe(400);
-    expect(JSON.stringify(response.body)).toContain(name);
+    expect(JSON.stringify(response.body.errors)).toContain(name);
   });
 
   test('an unknown site or channel is a 404', async () => {
-    expect((await get('contents', { siteId: 9 })).status).toBe(404);
-    expect((await get('contents', { channelIndex: 'nope' })).status).toBe(404);
+    expect((await contents({ siteId: 9 })).status).toBe(404);
+    expect((await contents({ channelIndex: 'nope' })).status).toBe(404);
   });
 });
 
@@ -329,9 +357,9 @@ describe('stl/content', () => {
     [{ contentId: 108, channelId: 1 }, 108],
     [{ contentId: 109, siteDir: 'en/news' }, 109],
   ])('%j → content %d in form B', async (query, id) => {
-    const response = await get('content', query);
+    const response = await content(query);
     expect(response.status).toBe(200);
-    expect(response.body.value).toMatchObject({ id, isChecked: true });
+    expect(response.data?.value).toMatchObject({ id, isChecked: true });
   });
 
   test.each([
@@ -343,13 +371,13 @@ describe('stl/content', () => {
     [{ contentId: 104, channelIndex: 'nope' }, "No channel with index 'nope' exists in site 1"],
     [{ contentId: 104, siteId: 9 }, 'Site 9 does not exist'],
   ])('%j is a 404', async (query, detail) => {
-    const response = await get('content', query);
+    const response = await content(query);
     expect(response.status).toBe(404);
-    expect(response.body).toMatchObject({ status: 404, detail });
+    expect(response.problem).toMatchObject({ status: 404, detail });
   });
 
   test('contentId is required', async () => {
-    const response = await get('content', {});
+    const response = await untyped('content', {});
     expect(response.status).toBe(400);
     expect(JSON.stringify(response.body.errors)).toContain('contentId');
   });

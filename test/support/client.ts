@@ -1,6 +1,6 @@
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type CmsClient, type CmsCredentials, createCmsClient } from '../../client/src/index.ts';
+import { createHttpServer } from '../../src/http/server.ts';
 import type { TestApp } from './app.ts';
 
 /*
@@ -21,7 +21,7 @@ export interface TypedClient {
 }
 
 export async function startClient(app: TestApp, apiKey?: string): Promise<TypedClient> {
-  const server = createServer(app.app);
+  const server = createHttpServer(app.app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());

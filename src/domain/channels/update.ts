@@ -5,13 +5,14 @@ import { resolveAlias } from '../aliases.ts';
 import { assertNoProblems, conflict, type FieldProblem, notFound } from '../errors.ts';
 import { joinList } from '../lists.ts';
 import { requireSite } from '../records.ts';
+import { linkUrlProblem } from '../safeText.ts';
 import type { ChannelFormA } from './forms.ts';
 import { filePathProblem } from './paths.ts';
 import { channelWithChildren } from './read.ts';
 
 export type UpdateChannelRequest = components['schemas']['UpdateChannelRequest'];
 
-const TEXT_FIELDS = ['imageUrl', 'content', 'linkUrl', 'linkType', 'description'] as const;
+const TEXT_FIELDS = ['imageUrl', 'content', 'linkType', 'description'] as const;
 const PATH_FIELDS = ['filePath', 'channelFilePathRule', 'contentFilePathRule'] as const;
 const TEMPLATE_FIELDS = ['channelTemplateId', 'contentTemplateId'] as const;
 
@@ -36,6 +37,11 @@ function changesOf(body: UpdateChannelRequest): Partial<Channel> {
     else changes[field] = value;
   }
   for (const field of TEXT_FIELDS) if (body[field] !== undefined) changes[field] = body[field];
+  if (body.linkUrl !== undefined) {
+    const problem = linkUrlProblem(body.linkUrl);
+    if (problem) problems.push({ field: 'linkUrl', message: problem });
+    else changes.linkUrl = body.linkUrl;
+  }
   if (body.keywords !== undefined) changes.keywords = joinList(body.keywords);
   if (body.groupNames !== undefined) changes.groupNames = joinList(body.groupNames);
   for (const field of TEMPLATE_FIELDS) if (body[field] !== undefined) changes[field] = body[field];

@@ -1,77 +1,61 @@
+import type { Content } from '../../db/models.ts';
+import { Prisma } from '../../generated/prisma/sqlite/client.ts';
+import { type FieldKind, fieldKind, schemaProperties } from '../contractSchemas.ts';
+
 /*
  * The content fields a list request may filter (`wheres`) and sort (`orders`) by: the fields of the
- * content record as form A names them, plus the stored fields only the update body names. Each maps
- * to a column of the Content table and a kind that decides how a `value` string is read.
+ * content record as form A names them, plus the stored fields only the update body names. Nothing
+ * here lists them: the names and kinds come from the contract's Content and UpdateContentRequest
+ * schemas, the columns from the model. A field is a column when the model has a column of its
+ * name (or of the name CONTENT_FIELD_COLUMNS gives); the kind decides how a `value` string is read.
  */
 
-export type ColumnKind = 'integer' | 'boolean' | 'date' | 'text' | 'list';
+export type ColumnKind = Exclude<FieldKind, 'other'>;
 
 export interface ContentColumn {
   /** Column of the Content table. */
-  column: string;
+  column: keyof Content;
   kind: ColumnKind;
   /** The column may hold NULL: negative operators must then keep the NULL rows. */
   nullable: boolean;
 }
 
-const integer = (column: string): ContentColumn => ({ column, kind: 'integer', nullable: false });
-const boolean = (column: string): ContentColumn => ({ column, kind: 'boolean', nullable: false });
-const date = (column: string, nullable = false): ContentColumn => ({ column, kind: 'date', nullable });
-const text = (column: string, nullable = false): ContentColumn => ({ column, kind: 'text', nullable });
-const list = (column: string): ContentColumn => ({ column, kind: 'list', nullable: false });
+/** The API fields whose column has another name: form A's `content` is the stored `body`. */
+export const CONTENT_FIELD_COLUMNS: Readonly<Record<string, keyof Content>> = { content: 'body' };
 
-const CATALOGUE: Record<string, ContentColumn> = {
-  id: integer('id'),
-  guid: text('guid'),
-  siteId: integer('siteId'),
-  channelId: integer('channelId'),
-  adminId: integer('adminId'),
-  lastEditAdminId: integer('lastEditAdminId'),
-  userId: integer('userId'),
-  taxis: integer('taxis'),
-  groupNames: list('groupNames'),
-  tagNames: list('tagNames'),
-  sourceId: integer('sourceId'),
-  referenceId: integer('referenceId'),
-  templateId: integer('templateId'),
-  checked: boolean('checked'),
-  checkedLevel: integer('checkedLevel'),
-  hits: integer('hits'),
-  hitsByDay: integer('hitsByDay'),
-  hitsByWeek: integer('hitsByWeek'),
-  hitsByMonth: integer('hitsByMonth'),
-  downloads: integer('downloads'),
-  imageUrlCount: integer('imageUrlCount'),
-  videoUrlCount: integer('videoUrlCount'),
-  fileUrlCount: integer('fileUrlCount'),
-  content: text('body'),
-  body: text('body'),
-  title: text('title'),
-  subTitle: text('subTitle'),
-  imageUrl: text('imageUrl'),
-  videoUrl: text('videoUrl'),
-  fileUrl: text('fileUrl'),
-  summary: text('summary'),
-  author: text('author'),
-  source: text('source'),
-  top: boolean('top'),
-  recommend: boolean('recommend'),
-  hot: boolean('hot'),
-  color: boolean('color'),
-  linkType: text('linkType'),
-  linkUrl: text('linkUrl', true),
-  addUserName: text('addUserName'),
-  lastEditUserName: text('lastEditUserName'),
-  writingUserName: text('writingUserName'),
-  addDate: date('addDate'),
-  createdDate: date('createdDate'),
-  lastModifiedDate: date('lastModifiedDate'),
-  lastEditDate: date('lastEditDate'),
-  lastHitsDate: date('lastHitsDate', true),
-};
+type NullableColumn = { [K in keyof Content]: null extends Content[K] ? K : never }[keyof Content];
+/** The model's nullable columns; the compiler refuses a list that misses one or names another. */
+const NULLABLE_COLUMNS = [
+  'linkUrl',
+  'lastHitsDate',
+  'recycledDate',
+] as const satisfies readonly NullableColumn[];
+type Unlisted = Exclude<NullableColumn, (typeof NULLABLE_COLUMNS)[number]>;
+const everyNullableListed: [Unlisted] extends [never] ? true : Unlisted = true;
+void everyNullableListed;
 
-export const CONTENT_COLUMN_NAMES: readonly string[] = Object.keys(CATALOGUE);
+const MODEL_COLUMNS = new Set<string>(Object.values(Prisma.ContentScalarFieldEnum));
+
+function buildCatalogue(): ReadonlyMap<string, ContentColumn> {
+  const catalogue = new Map<string, ContentColumn>();
+  // Form A first: its types are the record's (the update body types some ignored fields loosely).
+  for (const schema of ['Content', 'UpdateContentRequest']) {
+    for (const [field, property] of schemaProperties(schema)) {
+      const column = CONTENT_FIELD_COLUMNS[field] ?? field;
+      if (catalogue.has(field) || !MODEL_COLUMNS.has(column)) continue;
+      const kind = fieldKind(property);
+      if (kind === 'other') throw new Error(`${schema}.${field}: no column kind for its schema`);
+      const nullable = (NULLABLE_COLUMNS as readonly string[]).includes(column);
+      catalogue.set(field, { column: column as keyof Content, kind, nullable });
+    }
+  }
+  return catalogue;
+}
+
+const CATALOGUE = buildCatalogue();
+
+export const CONTENT_COLUMN_NAMES: readonly string[] = [...CATALOGUE.keys()];
 
 export function contentColumn(name: string): ContentColumn | undefined {
-  return Object.hasOwn(CATALOGUE, name) ? CATALOGUE[name] : undefined;
+  return CATALOGUE.get(name);
 }

@@ -3,6 +3,7 @@ import type { components } from '../../generated/openapi.ts';
 import { formatDateTime } from '../dates.ts';
 import { readJsonObject } from '../jsonObject.ts';
 import { splitList } from '../lists.ts';
+import { storedCheckedLevel } from './review.ts';
 
 /*
  * The two shapes of a content record in the contract. Form A (get, update, list) is the record
@@ -14,6 +15,8 @@ import { splitList } from '../lists.ts';
 export type ContentFormA = components['schemas']['Content'];
 export type ContentFormB = components['schemas']['ContentFormB'];
 export type ContentFormBDeleted = components['schemas']['ContentFormBDeleted'];
+/** The fields both form B views share (the contract composes both from them). */
+type ContentFormBFields = components['schemas']['ContentFormBFields'];
 
 export function toContentFormA(row: Content): ContentFormA {
   return {
@@ -31,7 +34,7 @@ export function toContentFormA(row: Content): ContentFormA {
     referenceId: row.referenceId,
     templateId: row.templateId,
     checked: row.checked,
-    checkedLevel: row.checkedLevel,
+    checkedLevel: storedCheckedLevel(row.checkedLevel),
     hits: row.hits,
     downloads: row.downloads,
     imageUrlCount: row.imageUrlCount,
@@ -87,7 +90,7 @@ export function settingsQueryText(pairs: [string, string][]): string {
 
 const trueFalse = (value: boolean): 'True' | 'False' => (value ? 'True' : 'False');
 
-function formBBase(row: Content) {
+function formBBase(row: Content): ContentFormBFields {
   return {
     id: row.id,
     channelId: row.channelId,
@@ -102,7 +105,7 @@ function formBBase(row: Content) {
     tags: splitList(row.tagNames).join(','),
     sourceId: row.sourceId,
     referenceId: row.referenceId,
-    checkedLevel: row.checkedLevel,
+    checkedLevel: storedCheckedLevel(row.checkedLevel),
     hits: row.hits,
     title: row.title,
     linkUrl: row.linkUrl ?? '',

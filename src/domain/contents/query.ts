@@ -71,6 +71,13 @@ const OPERATOR_NAMES = '=, !=, >, >=, <, <=, In, NotIn, Like, NotLike';
 
 type Scalar = number | boolean | string | Date;
 
+/** Bounds the contract documents (Where.value), so a request is refused before any SQL is built. */
+const MAX_PATTERN_LENGTH = 1000;
+const MAX_IN_ITEMS = 1000;
+
+const INT32_MIN = -2147483648;
+const INT32_MAX = 2147483647;
+
 /** Escape LIKE's own wildcards so that a literal value matches only itself. */
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (character) => `\\${character}`);
@@ -104,6 +111,9 @@ function readValue(value: WhereRule['value'], column: ContentColumn, name: strin
       if (typeof value === 'boolean' || (typeof value === 'string' && !/^-?\d+$/.test(value.trim())))
         throw invalid(`must be an integer for column '${name}'`);
       if (!Number.isSafeInteger(number)) throw invalid(`must be an integer for column '${name}'`);
+      // Every integer column is int32: PostgreSQL refuses a wider value (SQLite would compare it).
+      if (number < INT32_MIN || number > INT32_MAX)
+        throw invalid(`must be an integer from ${INT32_MIN} to ${INT32_MAX} for column '${name}'`);
       return number;
     }
     case 'boolean': {
@@ -141,6 +151,9 @@ function compileWhere(rule: WhereRule, provider: DbProvider): Sql {
 
   if (operator === 'like' || operator === 'notlike') {
     if (!isText) throw invalid(`operator '${rule.operator}' applies to text columns only, not '${name}'`);
+    // A long pattern costs time on every row it is tried against (and blocks SQLite's one thread).
+    if (String(rule.value).length > MAX_PATTERN_LENGTH)
+      throw invalid(`a ${rule.operator} pattern must be at most ${MAX_PATTERN_LENGTH} characters`);
     const match = likeSql(expression, String(rule.value), provider);
     return operator === 'like' ? match : sql`NOT (${match})`;
   }
@@ -149,6 +162,8 @@ function compileWhere(rule: WhereRule, provider: DbProvider): Sql {
     const items = String(rule.value)
       .split(',')
       .map((item) => item.trim());
+    if (items.length > MAX_IN_ITEMS)
+      throw invalid(`an ${rule.operator} list must hold at most ${MAX_IN_ITEMS} items`);
     if (column.kind === 'list') {
       const has = anyOf(items.filter((item) => item !== '').map((item) => listHas(raw, item, provider)));
       return operator === 'in' ? has : sql`NOT ${has}`;

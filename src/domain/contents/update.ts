@@ -6,6 +6,7 @@ import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
 import { joinList } from '../lists.ts';
 import { requireSite } from '../records.ts';
+import { linkUrlProblem } from '../safeText.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
 import { type ContentFormA, toContentFormA } from './forms.ts';
 import { requestedReviewState } from './review.ts';
@@ -30,6 +31,27 @@ const INTEGER_FIELDS = ['taxis', 'sourceId', 'referenceId', 'templateId'] as con
 const COUNT_FIELDS = ['hits', 'hitsByDay', 'hitsByWeek', 'hitsByMonth'] as const;
 const FLAG_FIELDS = ['top', 'recommend', 'hot', 'color'] as const;
 const DATE_FIELDS = ['addDate', 'lastEditDate', 'lastHitsDate'] as const;
+
+/**
+ * Every field of the update body this module reads (the lists above and the fields handled one by
+ * one below). The contract describes each other field as ignored; test/domain/recordFields checks
+ * that together they are the body's fields, so a new update field cannot go unhandled.
+ */
+export const HANDLED_UPDATE_FIELDS = [
+  ...TEXT_FIELDS,
+  ...INTEGER_FIELDS,
+  ...COUNT_FIELDS,
+  ...FLAG_FIELDS,
+  ...DATE_FIELDS,
+  'body',
+  'content',
+  'linkUrl',
+  'groupNames',
+  'tagNames',
+  'isChecked',
+  'checked',
+  'checkedLevel',
+] as const satisfies readonly (keyof UpdateContentRequest)[];
 
 function approvalWord(
   value: string | boolean | undefined,
@@ -61,7 +83,11 @@ function changesOf(body: UpdateContentRequest, siteLevel: number): Partial<Conte
     problems,
   );
   if (text !== undefined) set('body', text);
-  if (body.linkUrl !== undefined) set('linkUrl', body.linkUrl);
+  if (body.linkUrl !== undefined) {
+    const problem = body.linkUrl === null ? undefined : linkUrlProblem(body.linkUrl);
+    if (problem) problems.push({ field: 'linkUrl', message: problem });
+    else set('linkUrl', body.linkUrl);
+  }
   for (const field of INTEGER_FIELDS) if (body[field] !== undefined) set(field, body[field]);
   for (const field of COUNT_FIELDS) {
     const value = body[field];

@@ -1,5 +1,5 @@
 import { type Db, providerOfClient } from '../../db/client.ts';
-import { hashPlainPassword, type StoredPassword } from '../crypto/passwords.ts';
+import { hashPlainPassword, type StoredPassword } from '../accounts/passwords.ts';
 import { invalid } from '../errors.ts';
 import { type ParsedDocument, parseDocument, TABLES, type Table } from './document.ts';
 import { chunks, ImportProblems } from './fields.ts';

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/sqlite/client.ts';
+import type { StoredPassword } from '../accounts/passwords.ts';
+import { type AccountKind, UNIQUE_ACCOUNT_FIELDS, type UniqueAccountField } from '../accounts/rules.ts';
 import { type ReviewState, reviewStateOfDecision, reviewStateOfLevel } from '../contents/review.ts';
-import type { StoredPassword } from '../crypto/passwords.ts';
 import type { Parsed, ParsedDocument } from './document.ts';
 import { type ImportProblems, idCounter, type RecordRef, UniqueCheck } from './fields.ts';
 import type { StructurePlan } from './planStructure.ts';
@@ -88,17 +89,13 @@ export function planContents(
   return rows;
 }
 
-interface AccountRecord {
-  id?: number | undefined;
-  userName: string;
-  email: string | null;
-  mobile: string | null;
-  openId?: string | null;
-  password: string;
-}
+type AccountRecord = { id?: number | undefined; password: string } & Partial<
+  Record<UniqueAccountField, string | null>
+>;
 
-/** Users and administrators alike: every identifying value is unique within its table. */
+/** Users and administrators alike: every identifying value is unique within its kind. */
 function planAccounts<T extends AccountRecord>(
+  kind: AccountKind,
   records: readonly Parsed<T>[],
   existing: ExistingAccounts,
   maxId: number,
@@ -107,19 +104,20 @@ function planAccounts<T extends AccountRecord>(
   checkReferences: (ref: RecordRef, value: T) => boolean = () => true,
 ) {
   const ids = new UniqueCheck<number>('id', (id) => existing.ids.has(id), problems);
-  const userNames = new UniqueCheck<string>('userName', (name) => existing.userNames.has(name), problems);
-  const emails = new UniqueCheck<string>('email', (email) => existing.emails.has(email), problems);
-  const mobiles = new UniqueCheck<string>('mobile', (mobile) => existing.mobiles.has(mobile), problems);
-  const openIds = new UniqueCheck<string>('openId', (openId) => existing.openIds.has(openId), problems);
+  const fields: readonly UniqueAccountField[] = UNIQUE_ACCOUNT_FIELDS[kind];
+  const unique = fields.map(
+    (field) =>
+      [
+        field,
+        new UniqueCheck<string>(field, (value) => existing.values[field].has(value), problems),
+      ] as const,
+  );
   const nextId = idCounter([maxId, ...records.map((record) => record.value.id)]);
   const rows: (Omit<T, 'password' | 'id'> & StoredPassword & { id: number })[] = [];
   for (const { ref, value } of records) {
     const checks = [
       ids.claim(ref, value.id),
-      userNames.claim(ref, value.userName, `'${value.userName}'`),
-      emails.claim(ref, value.email, `'${value.email}'`),
-      mobiles.claim(ref, value.mobile, `'${value.mobile}'`),
-      openIds.claim(ref, value.openId, `'${value.openId}'`),
+      ...unique.map(([field, check]) => check.claim(ref, value[field], `'${value[field]}'`)),
       checkReferences(ref, value),
     ];
     const stored = passwords.get(value);
@@ -138,7 +136,7 @@ export function planUsers(
   passwords: Passwords,
   now: Date,
 ): Prisma.UserCreateManyInput[] {
-  return planAccounts(doc.users, state.users, state.maxIds.users, problems, passwords).map((row) =>
+  return planAccounts('users', doc.users, state.users, state.maxIds.users, problems, passwords).map((row) =>
     datesOrNow(row, ['createDate', 'lastResetPasswordDate', 'lastActivityDate'], now),
   );
 }
@@ -161,6 +159,7 @@ export function planAdministrators(
     return missing.length === 0;
   };
   return planAccounts(
+    'administrators',
     doc.administrators,
     state.administrators,
     state.maxIds.administrators,

@@ -1,8 +1,10 @@
 import { z } from 'zod';
+import { identifier, passwordProblem, userNameProblem } from '../accounts/rules.ts';
 import { filePathProblem } from '../channels/paths.ts';
 import { isValidCheckedLevel } from '../contents/review.ts';
 import { digestApiKey } from '../crypto/apiKeys.ts';
 import { SCOPES } from '../principal.ts';
+import { linkUrlProblem } from '../safeText.ts';
 import {
   count,
   dateTime,
@@ -32,11 +34,13 @@ const filePath = text
     if (problem) context.addIssue({ code: 'custom', message: problem });
   })
   .default('');
+/** A link: relative, or http(s), mailto or tel; never a script-bearing scheme (as the API requires). */
+const checkLink = (value: string | null, context: z.RefinementCtx) => {
+  const problem = value === null ? undefined : linkUrlProblem(value);
+  if (problem) context.addIssue({ code: 'custom', message: problem });
+};
 /** E-mail, mobile and openId: "" means none, kept as NULL so uniqueness applies to real values only. */
-const optionalUnique = text
-  .trim()
-  .optional()
-  .transform((value) => (value ? value : null));
+const optionalUnique = text.optional().transform(identifier);
 
 export const siteSchema = recordSchema({
   id: recordId.optional(),
@@ -93,7 +97,7 @@ export const channelSchema = recordSchema({
   filePath,
   channelFilePathRule: filePath,
   contentFilePathRule: filePath,
-  linkUrl: optionalText(),
+  linkUrl: text.superRefine(checkLink).default(''),
   keywords: optionalText(),
   description: optionalText(),
   contentModelPluginId: optionalText(),
@@ -156,7 +160,7 @@ export const contentSchema = recordSchema({
   hot: flag.default(false),
   color: flag.default(false),
   linkType: optionalText('None'),
-  linkUrl: nullableText.default(null),
+  linkUrl: nullableText.superRefine(checkLink).default(null),
   addUserName: optionalText(),
   lastEditUserName: optionalText(),
   writingUserName: optionalText(),
@@ -166,11 +170,15 @@ export const contentSchema = recordSchema({
   lastEditDate: dateTime.optional(),
 });
 
-/** DESIGN "Users and administrators": 1-64 characters, no whitespace, quote, colon or path separator. */
-const userName = text.regex(/^[^\s':/\\]{1,64}$/, {
-  error: "must be 1 to 64 characters without spaces, ', :, / or \\",
-});
-const password = text.min(1, { error: 'must not be empty' });
+/** A field checked by one of the account rules (src/domain/accounts), which gives the message. */
+const ruled = (problemOf: (value: string) => string | undefined) =>
+  text.superRefine((value, context) => {
+    const problem = problemOf(value);
+    if (problem) context.addIssue({ code: 'custom', message: problem });
+  });
+const userName = ruled(userNameProblem);
+/** Imported passwords are new passwords in plain text: the password rule applies. */
+const password = ruled((value) => passwordProblem(value));
 
 export const userSchema = recordSchema({
   id: recordId.optional(),

@@ -1,4 +1,5 @@
 import type { Prisma } from '../../generated/prisma/sqlite/client.ts';
+import { type AccountKind, UNIQUE_ACCOUNT_FIELDS, type UniqueAccountField } from '../accounts/rules.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
 import type { ParsedDocument, Table } from './document.ts';
 import { chunks } from './fields.ts';
@@ -31,12 +32,10 @@ export interface ExistingChannel {
   childrenCount: number;
 }
 
+/** The ids and identifying values (UNIQUE_ACCOUNT_FIELDS) the database holds for a kind of account. */
 export interface ExistingAccounts {
   ids: Set<number>;
-  userNames: Set<string>;
-  emails: Set<string>;
-  mobiles: Set<string>;
-  openIds: Set<string>;
+  values: Record<UniqueAccountField, Set<string>>;
 }
 
 export interface DbState {
@@ -63,21 +62,32 @@ async function collect<T, R>(values: readonly T[], query: (slice: T[]) => Promis
   return rows;
 }
 
-type AccountRow = {
-  id: number;
-  userName: string;
-  email: string | null;
-  mobile: string | null;
-  openId?: string | null;
-};
+type AccountRow = { id: number } & Partial<Record<UniqueAccountField, string | null>>;
 
-function accountsOf(rows: readonly AccountRow[]): ExistingAccounts {
+function accountsOf(kind: AccountKind, rows: readonly AccountRow[]): ExistingAccounts {
+  const fields: readonly UniqueAccountField[] = UNIQUE_ACCOUNT_FIELDS[kind];
+  const values = Object.fromEntries(
+    (['userName', 'email', 'mobile', 'openId'] as const).map((field) => [
+      field,
+      new Set(fields.includes(field) ? defined(rows.map((row) => row[field])) : []),
+    ]),
+  ) as Record<UniqueAccountField, Set<string>>;
+  return { ids: new Set(rows.map((row) => row.id)), values };
+}
+
+/** Where the accounts holding any id or identifying value of `records` are found. */
+function accountWhere(
+  kind: AccountKind,
+  records: readonly {
+    value: { id?: number | undefined } & Partial<Record<UniqueAccountField, string | null>>;
+  }[],
+) {
+  const fields: readonly UniqueAccountField[] = UNIQUE_ACCOUNT_FIELDS[kind];
   return {
-    ids: new Set(rows.map((row) => row.id)),
-    userNames: new Set(rows.map((row) => row.userName)),
-    emails: new Set(defined(rows.map((row) => row.email))),
-    mobiles: new Set(defined(rows.map((row) => row.mobile))),
-    openIds: new Set(defined(rows.map((row) => row.openId))),
+    OR: [
+      { id: { in: defined(records.map((record) => record.value.id)) } },
+      ...fields.map((field) => ({ [field]: { in: defined(records.map((record) => record.value[field])) } })),
+    ],
   };
 }
 
@@ -131,28 +141,13 @@ export async function loadState(tx: Tx, doc: ParsedDocument): Promise<DbState> {
 
   const userRows = await collect(doc.users, (slice) =>
     tx.user.findMany({
-      where: {
-        OR: [
-          { id: { in: defined(slice.map((user) => user.value.id)) } },
-          { userName: { in: slice.map((user) => user.value.userName) } },
-          { email: { in: defined(slice.map((user) => user.value.email)) } },
-          { mobile: { in: defined(slice.map((user) => user.value.mobile)) } },
-          { openId: { in: defined(slice.map((user) => user.value.openId)) } },
-        ],
-      },
+      where: accountWhere('users', slice),
       select: { id: true, userName: true, email: true, mobile: true, openId: true },
     }),
   );
   const administratorRows = await collect(doc.administrators, (slice) =>
     tx.administrator.findMany({
-      where: {
-        OR: [
-          { id: { in: defined(slice.map((admin) => admin.value.id)) } },
-          { userName: { in: slice.map((admin) => admin.value.userName) } },
-          { email: { in: defined(slice.map((admin) => admin.value.email)) } },
-          { mobile: { in: defined(slice.map((admin) => admin.value.mobile)) } },
-        ],
-      },
+      where: accountWhere('administrators', slice),
       select: { id: true, userName: true, email: true, mobile: true },
     }),
   );
@@ -182,8 +177,8 @@ export async function loadState(tx: Tx, doc: ParsedDocument): Promise<DbState> {
     channelGuids: new Set(channelGuids.map((row) => row.guid)),
     contentIds: new Set(contentIds.map((row) => row.id)),
     contentGuids: new Set(contentGuids.map((row) => row.guid)),
-    users: accountsOf(userRows),
-    administrators: accountsOf(administratorRows),
+    users: accountsOf('users', userRows),
+    administrators: accountsOf('administrators', administratorRows),
     apiKeyIds: new Set(apiKeyRows.map((row) => row.id)),
     apiKeyDigests: new Set(apiKeyRows.map((row) => row.digest)),
     maxIds: {

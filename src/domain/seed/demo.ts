@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/client.ts';
 import { withMigrationLock } from '../../db/migrate/lock.ts';
+import { passwordProblem } from '../accounts/rules.ts';
 import { generateApiKey } from '../crypto/apiKeys.ts';
 import { formatDateTime } from '../dates.ts';
 import { importDocument } from '../import/index.ts';
@@ -29,9 +30,15 @@ export interface DemoSecrets {
   apiKey: string;
 }
 
-/** 96 random bits, written in letters, digits, - and _. */
+/**
+ * 96 random bits, written in letters, digits, - and _, drawn again until the password rule holds
+ * (one draw in fifteen has no digit).
+ */
 function randomPassword(): string {
-  return randomBytes(12).toString('base64url');
+  for (;;) {
+    const password = randomBytes(12).toString('base64url');
+    if (passwordProblem(password) === undefined) return password;
+  }
 }
 
 export function generateDemoSecrets(): DemoSecrets {
