@@ -1,8 +1,9 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
+import { parseScopes } from '../domain/apiKeys/scopes.ts';
 import { digestApiKey } from '../domain/crypto/apiKeys.ts';
 import { unauthenticated } from '../domain/errors.ts';
-import { isScope, type Principal, type Scope } from '../domain/principal.ts';
+import type { Principal } from '../domain/principal.ts';
 import type { BackgroundTasks } from './background.ts';
 import { describeError } from './logging.ts';
 
@@ -10,15 +11,6 @@ import { describeError } from './logging.ts';
 export const LAST_USED_RESOLUTION_MS = 60_000;
 
 export type Authenticated = Exclude<Principal, { kind: 'anonymous' }>;
-
-export function parseScopes(joined: string): Set<Scope> {
-  return new Set(
-    joined
-      .split(',')
-      .map((name) => name.trim())
-      .filter(isScope),
-  );
-}
 
 /** Looks API keys up by digest and records their use. One per app. */
 export class ApiKeyAuthenticator {

@@ -1,0 +1,158 @@
+import type { Db } from '../../db/client.ts';
+import type { components } from '../../generated/openapi.ts';
+import { grantedScopes } from '../access.ts';
+import { digestApiKey, generateApiKey } from '../crypto/apiKeys.ts';
+import { formatDateTime, parseDateTime } from '../dates.ts';
+import { forbidden, invalidFields, notFound } from '../errors.ts';
+import type { Principal, Scope } from '../principal.ts';
+import { issueApiKey } from './issueApiKey.ts';
+import { joinScopes, parseScopes } from './scopes.ts';
+
+/*
+ * Management of API keys: list, create, change, delete, reset. The key itself exists only in the
+ * answers of create and reset; the database keeps its SHA-256 digest, so no other answer (and no
+ * log line) can contain it.
+ *
+ * The `ApiKeys` scope must not be a way to more power: an API key may create or grant only scopes
+ * it carries itself, and may change, delete or reset only keys whose scopes it carries (resetting
+ * a stronger key would hand its caller that key). An administrator's token carries every scope.
+ */
+
+export type ApiKeyRecord = components['schemas']['ApiKey'];
+export type IssuedApiKeyRecord = components['schemas']['IssuedApiKey'];
+type CreateRequest = components['schemas']['CreateApiKeyRequest'];
+type UpdateRequest = components['schemas']['UpdateApiKeyRequest'];
+
+interface ApiKeyRow {
+  id: number;
+  title: string;
+  scopes: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  rateLimitPerMinute: number | null;
+}
+
+/** Every column but the digest: what a record is made of, so the digest is never even read. */
+const RECORD_COLUMNS = {
+  id: true,
+  title: true,
+  scopes: true,
+  createdAt: true,
+  lastUsedAt: true,
+  expiresAt: true,
+  revokedAt: true,
+  rateLimitPerMinute: true,
+} as const;
+
+const dateOrNull = (date: Date | null) => (date === null ? null : formatDateTime(date));
+
+function toRecord(row: ApiKeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    title: row.title,
+    scopes: [...parseScopes(row.scopes)],
+    createdAt: formatDateTime(row.createdAt),
+    lastUsedAt: dateOrNull(row.lastUsedAt),
+    expiresAt: dateOrNull(row.expiresAt),
+    revokedAt: dateOrNull(row.revokedAt),
+    rateLimitPerMinute: row.rateLimitPerMinute,
+  };
+}
+
+/** Throws `forbidden` unless the principal carries every one of these scopes. */
+function assertCarries(principal: Principal, scopes: Iterable<Scope>, what: string): void {
+  const granted = grantedScopes(principal);
+  const missing = [...scopes].filter((scope) => !granted.has(scope));
+  if (missing.length === 0) return;
+  const names = missing.map((scope) => `'${scope}'`).join(', ');
+  throw forbidden(`${what} needs the ${names} scope, which these credentials do not carry`);
+}
+
+/** The expiry of a request: undefined when absent, null to remove, else a date in the future. */
+function expiryOf(text: string | null | undefined, now: Date): Date | null | undefined {
+  if (text === undefined || text === null) return text;
+  const date = parseDateTime(text);
+  if (date === undefined) {
+    throw invalidFields([{ field: 'expiresAt', message: 'is not a date on the calendar' }]);
+  }
+  if (date.getTime() <= now.getTime()) {
+    throw invalidFields([{ field: 'expiresAt', message: 'must be in the future' }]);
+  }
+  return date;
+}
+
+async function existing(db: Db, id: number): Promise<ApiKeyRow> {
+  const row = await db.apiKey.findUnique({ where: { id }, select: RECORD_COLUMNS });
+  if (row === null) throw notFound(`API key ${id} does not exist`);
+  return row;
+}
+
+export async function listApiKeys(db: Db): Promise<ApiKeyRecord[]> {
+  const rows = await db.apiKey.findMany({ select: RECORD_COLUMNS, orderBy: { id: 'asc' } });
+  return rows.map(toRecord);
+}
+
+export async function createApiKey(
+  db: Db,
+  principal: Principal,
+  request: CreateRequest,
+  now = new Date(),
+): Promise<IssuedApiKeyRecord> {
+  assertCarries(principal, request.scopes, 'Granting these scopes');
+  const expiresAt = expiryOf(request.expiresAt, now);
+  const { id, key } = await issueApiKey(db, {
+    title: request.title,
+    scopes: request.scopes,
+    expiresAt,
+    rateLimitPerMinute: request.rateLimitPerMinute,
+  });
+  return { key, apiKey: toRecord(await existing(db, id)) };
+}
+
+export async function updateApiKey(
+  db: Db,
+  principal: Principal,
+  id: number,
+  request: UpdateRequest,
+  now = new Date(),
+): Promise<ApiKeyRecord> {
+  const current = await existing(db, id);
+  assertCarries(principal, parseScopes(current.scopes), `Changing API key ${id}`);
+  if (request.scopes !== undefined) assertCarries(principal, request.scopes, 'Granting these scopes');
+  const expiresAt = expiryOf(request.expiresAt, now);
+  const row = await db.apiKey.update({
+    where: { id },
+    data: {
+      title: request.title,
+      scopes: request.scopes === undefined ? undefined : joinScopes(request.scopes),
+      expiresAt,
+      rateLimitPerMinute: request.rateLimitPerMinute,
+    },
+    select: RECORD_COLUMNS,
+  });
+  return toRecord(row);
+}
+
+export async function deleteApiKey(db: Db, principal: Principal, id: number): Promise<ApiKeyRecord> {
+  const current = await existing(db, id);
+  assertCarries(principal, parseScopes(current.scopes), `Deleting API key ${id}`);
+  // deleteMany: a concurrent delete between the read and here is a 404, not a Prisma error.
+  const { count } = await db.apiKey.deleteMany({ where: { id } });
+  if (count === 0) throw notFound(`API key ${id} does not exist`);
+  return toRecord(current);
+}
+
+/**
+ * A new secret for the key. The old one stops at once: authentication looks every request's key
+ * up by digest, and the old digest is gone.
+ */
+export async function resetApiKey(db: Db, principal: Principal, id: number): Promise<IssuedApiKeyRecord> {
+  const current = await existing(db, id);
+  assertCarries(principal, parseScopes(current.scopes), `Resetting API key ${id}`);
+  const key = generateApiKey();
+  const { count } = await db.apiKey.updateMany({ where: { id }, data: { digest: digestApiKey(key) } });
+  if (count === 0) throw notFound(`API key ${id} does not exist`);
+  return { key, apiKey: toRecord(current) };
+}
