@@ -2696,7 +2696,10 @@ export interface components {
              */
             lastUsedAt: components["schemas"]["DateTime"] | null;
             expiresAt: components["schemas"]["ApiKeyExpiry"];
-            /** @description When the key was revoked (by an import of the original system); `null` if not. */
+            /**
+             * @description When the key was revoked (a revoked key is refused); `null` if not. This API deletes
+             *     keys rather than revoking them.
+             */
             revokedAt: components["schemas"]["DateTime"] | null;
             rateLimitPerMinute: components["schemas"]["ApiKeyRateLimit"];
         };
@@ -2806,10 +2809,10 @@ export interface components {
             };
         };
         /**
-         * @description The client (its API key or token, or its address when it sends none) made more requests
-         *     this minute than the service allows (`RATE_LIMIT_PER_MINUTE`, 1200 by default); try again
-         *     after `Retry-After` seconds. Every limited response also carries the IETF `RateLimit` and
-         *     `RateLimit-Policy` headers.
+         * @description Too many requests this minute; try again after `Retry-After` seconds. API keys and access
+         *     tokens are unlimited unless a key has a `rateLimitPerMinute` of its own; requests without
+         *     valid credentials are limited per address (`RATE_LIMIT_PER_MINUTE`, 600 by default). Every
+         *     counted response also carries the IETF `RateLimit` and `RateLimit-Policy` headers.
          */
         TooManyRequests: {
             headers: {
@@ -2822,8 +2825,8 @@ export interface components {
                  *       "type": "https://cms.example/problems/rate-limited",
                  *       "title": "Too Many Requests",
                  *       "status": 429,
-                 *       "detail": "Too many requests: at most 1200 a minute per client; retry in 30 s",
-                 *       "message": "Too many requests: at most 1200 a minute per client; retry in 30 s"
+                 *       "detail": "Too many requests: at most 600 a minute for this address; retry in 30 s",
+                 *       "message": "Too many requests: at most 600 a minute for this address; retry in 30 s"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
