@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import pino from 'pino';
-import type { CmsClient, components } from '../../client/src/index.ts';
+import {
+  type CmsClient,
+  type CmsCredentials,
+  type components,
+  createCmsClient,
+} from '../../client/src/index.ts';
 import { digestApiKey } from '../../src/domain/crypto/apiKeys.ts';
 import { signAccessToken } from '../../src/domain/crypto/tokens.ts';
 import { formatDateTime } from '../../src/domain/dates.ts';
@@ -19,6 +24,39 @@ type ApiKey = components['schemas']['ApiKey'];
 const lines: string[] = [];
 /** Every secret the tests used or received: none may appear in a log line or a list answer. */
 const secrets: string[] = [];
+/** Every response the tests got: status line, headers and body, as received. */
+const responses: { url: string; status: number; text: string }[] = [];
+
+/** A typed client whose every response is recorded for the secrets scan. */
+function as(credentials: CmsCredentials): CmsClient {
+  return createCmsClient({
+    baseUrl: typed.baseUrl,
+    ...credentials,
+    fetch: async (request) => {
+      const response = await fetch(request);
+      const headers = [...response.headers].map(([name, value]) => `${name}: ${value}`).join('\n');
+      responses.push({
+        url: request.url,
+        status: response.status,
+        text: `${headers}\n\n${await response.clone().text()}`,
+      });
+      return response;
+    },
+  });
+}
+
+/** Records a supertest response for the secrets scan. */
+function recorded<R extends { status: number; text: string; headers: Record<string, string> }>(
+  url: string,
+  response: R,
+): R {
+  responses.push({
+    url,
+    status: response.status,
+    text: `${JSON.stringify(response.headers)}\n\n${response.text}`,
+  });
+  return response;
+}
 
 let app: TestApp;
 let typed: TypedClient;
@@ -46,8 +84,8 @@ beforeAll(async () => {
   ).token;
   secrets.push(managerKey, adminToken);
   typed = await startClient(app, managerKey);
-  manager = typed.client;
-  admin = typed.clientAs({ bearerToken: adminToken });
+  manager = as({ apiKey: managerKey });
+  admin = as({ bearerToken: adminToken });
 });
 afterAll(async () => {
   await typed.close();
@@ -64,7 +102,7 @@ const remove = (id: number, client: CmsClient = admin) =>
 const reset = (id: number, client: CmsClient = admin) =>
   client.POST('/api/v1/apiKeys/{id}/actions/reset', { params: { path: { id } } });
 /** A call that needs the STL scope, to see whether a key works. */
-const useKey = (apiKey: string) => typed.clientAs({ apiKey }).GET('/api/v1/stl/sites');
+const useKey = (apiKey: string) => as({ apiKey }).GET('/api/v1/stl/sites');
 
 const inAYear = () => formatDateTime(new Date(Date.now() + 365 * 86_400_000));
 
@@ -149,7 +187,11 @@ describe('create', () => {
       /expiresAt.*is not a date on the calendar/,
     );
     const post = (body: object) =>
-      app.request.post('/api/v1/apiKeys').set('Authorization', `Bearer ${adminToken}`).send(body);
+      app.request
+        .post('/api/v1/apiKeys')
+        .set('Authorization', `Bearer ${adminToken}`)
+        .send(body)
+        .then((response) => recorded('/api/v1/apiKeys', response));
     for (const body of [
       { title: '', scopes: ['STL'] },
       { title: 'x', scopes: ['Everything'] },
@@ -164,7 +206,7 @@ describe('create', () => {
   });
 
   test('401 without credentials or with an unknown key; 403 for a key without ApiKeys', async () => {
-    const anonymous = typed.clientAs({});
+    const anonymous = as({});
     expectProblem(
       await create({ title: 'x', scopes: ['STL'] }, anonymous),
       401,
@@ -172,7 +214,7 @@ describe('create', () => {
       /needs an API key/,
     );
     expectProblem(
-      await create({ title: 'x', scopes: ['STL'] }, typed.clientAs({ apiKey: 'cms_unknown' })),
+      await create({ title: 'x', scopes: ['STL'] }, as({ apiKey: 'cms_unknown' })),
       401,
       'unauthorized',
       'The API key is not valid',
@@ -180,7 +222,7 @@ describe('create', () => {
     const stlOnly = await app.createApiKey(['STL'], { title: 'stl only' });
     secrets.push(stlOnly);
     expectProblem(
-      await create({ title: 'x', scopes: ['STL'] }, typed.clientAs({ apiKey: stlOnly })),
+      await create({ title: 'x', scopes: ['STL'] }, as({ apiKey: stlOnly })),
       403,
       'forbidden',
       "The credentials do not carry the 'ApiKeys' scope this operation needs",
@@ -202,11 +244,11 @@ describe('list', () => {
 
   test('a key with ApiKeys may list; 401 and 403 otherwise', async () => {
     expect((await list(manager)).response.status).toBe(200);
-    expectProblem(await list(typed.clientAs({})), 401, 'unauthorized', /needs an API key/);
+    expectProblem(await list(as({})), 401, 'unauthorized', /needs an API key/);
     const contentsOnly = await app.createApiKey(['Contents']);
     secrets.push(contentsOnly);
     expectProblem(
-      await list(typed.clientAs({ apiKey: contentsOnly })),
+      await list(as({ apiKey: contentsOnly })),
       403,
       'forbidden',
       "The credentials do not carry the 'ApiKeys' scope this operation needs",
@@ -310,18 +352,17 @@ describe('update', () => {
       /expiresAt/,
     );
     const post = (path: string, body: object) =>
-      app.request.post(path).set('Authorization', `Bearer ${adminToken}`).send(body);
+      app.request
+        .post(path)
+        .set('Authorization', `Bearer ${adminToken}`)
+        .send(body)
+        .then((response) => recorded(path, response));
     expect((await post(`/api/v1/apiKeys/${managerId}/actions/update`, { digest: 'x' })).status).toBe(400);
     expect(
       (await post(`/api/v1/apiKeys/${managerId}/actions/update`, { rateLimitPerMinute: -1 })).status,
     ).toBe(400);
     expect((await post('/api/v1/apiKeys/abc/actions/update', { title: 'x' })).status).toBe(400);
-    expectProblem(
-      await update(managerId, { title: 'x' }, typed.clientAs({})),
-      401,
-      'unauthorized',
-      /needs an API key/,
-    );
+    expectProblem(await update(managerId, { title: 'x' }, as({})), 401, 'unauthorized', /needs an API key/);
   });
 });
 
@@ -355,12 +396,7 @@ describe('delete', () => {
       'forbidden',
       `Deleting API key ${strong.apiKey.id} needs the 'Users' scope, which these credentials do not carry`,
     );
-    expectProblem(
-      await remove(strong.apiKey.id, typed.clientAs({})),
-      401,
-      'unauthorized',
-      /needs an API key/,
-    );
+    expectProblem(await remove(strong.apiKey.id, as({})), 401, 'unauthorized', /needs an API key/);
     expect(await app.db.apiKey.findUnique({ where: { id: strong.apiKey.id } })).not.toBeNull();
   });
 });
@@ -399,17 +435,48 @@ describe('reset', () => {
     const row = await app.db.apiKey.findUniqueOrThrow({ where: { id: strong.apiKey.id } });
     expect(row.digest).toBe(digestApiKey(strong.key));
     expectProblem(await reset(999_998), 404, 'not-found', 'API key 999998 does not exist');
-    expectProblem(await reset(strong.apiKey.id, typed.clientAs({})), 401, 'unauthorized', /needs an API key/);
+    expectProblem(await reset(strong.apiKey.id, as({})), 401, 'unauthorized', /needs an API key/);
   });
 });
 
 describe('secrets', () => {
+  test('a key sent as the apiKey query parameter is not logged or answered', async () => {
+    const response = recorded(
+      '/api/v1/apiKeys?apiKey=…',
+      await app.request.get(`/api/v1/apiKeys?apiKey=${encodeURIComponent(managerKey)}`),
+    );
+    expect(response.status).toBe(200);
+  });
+
+  test('a key appears only in the answer that issued it; none appears in any other answer', () => {
+    expect(responses.length).toBeGreaterThan(40);
+    let issued = 0;
+    for (const { url, status, text } of responses) {
+      const issuing =
+        status < 300 && /\/api\/v1\/apiKeys(\/\d+\/actions\/reset)?$/.test(url) && /"key":/.test(text);
+      let scanned = text;
+      if (issuing) {
+        const body = JSON.parse(text.slice(text.indexOf('\n\n') + 2)) as { key: string };
+        expect(secrets).toContain(body.key);
+        // The key is in its own field, and only there (not in headers, not in the record).
+        scanned = text.replace(`"key":"${body.key}"`, '');
+        issued++;
+      }
+      for (const secret of secrets)
+        expect({ url, leaked: scanned.includes(secret) }).toEqual({ url, leaked: false });
+    }
+    expect(issued).toBeGreaterThan(8);
+  });
+
   test('no key or token used or answered appears in any log line', async () => {
     await backgroundSettled();
     expect(secrets.length).toBeGreaterThan(15);
-    // Requests were logged (so the scan looked at something real).
-    expect(lines.some((line) => line.includes('/api/v1/apiKeys'))).toBe(true);
+    // Requests were logged, with and without errors (so the scan looked at something real).
+    expect(lines.some((line) => line.includes('/api/v1/apiKeys?apiKey='))).toBe(true);
+    expect(lines.some((line) => line.includes('"statusCode":403'))).toBe(true);
     const logged = lines.join('\n');
     for (const secret of secrets) expect(logged).not.toContain(secret);
+    // Nor any digest of a key (the database's copy).
+    for (const secret of secrets) expect(logged).not.toContain(digestApiKey(secret));
   });
 });
