@@ -3,7 +3,7 @@ import type { components } from '../../generated/openapi.ts';
 import { grantedScopes } from '../access.ts';
 import { digestApiKey, generateApiKey } from '../crypto/apiKeys.ts';
 import { formatDateTime, parseDateTime } from '../dates.ts';
-import { forbidden, invalidFields, notFound } from '../errors.ts';
+import { conflict, forbidden, invalidFields, notFound } from '../errors.ts';
 import type { Principal, Scope } from '../principal.ts';
 import { issueApiKey } from './issueApiKey.ts';
 import { joinScopes, parseScopes } from './scopes.ts';
@@ -89,6 +89,25 @@ async function existing(db: Db, id: number): Promise<ApiKeyRow> {
   return row;
 }
 
+/*
+ * The scopes a caller was checked against are part of each write's condition: if another request
+ * changed them (or deleted the key) between the check and the write, nothing is written, so a
+ * caller never changes a key that has just become stronger than itself.
+ */
+async function explainMiss(db: Db, id: number): Promise<never> {
+  await existing(db, id);
+  throw conflict(`API key ${id} was changed by another request meanwhile; try again`);
+}
+
+async function writeChecked(
+  db: Db,
+  current: ApiKeyRow,
+  data: Parameters<Db['apiKey']['updateMany']>[0]['data'],
+): Promise<void> {
+  const { count } = await db.apiKey.updateMany({ where: { id: current.id, scopes: current.scopes }, data });
+  if (count === 0) await explainMiss(db, current.id);
+}
+
 export async function listApiKeys(db: Db): Promise<ApiKeyRecord[]> {
   const rows = await db.apiKey.findMany({ select: RECORD_COLUMNS, orderBy: { id: 'asc' } });
   return rows.map(toRecord);
@@ -122,25 +141,20 @@ export async function updateApiKey(
   assertCarries(principal, parseScopes(current.scopes), `Changing API key ${id}`);
   if (request.scopes !== undefined) assertCarries(principal, request.scopes, 'Granting these scopes');
   const expiresAt = expiryOf(request.expiresAt, now);
-  const row = await db.apiKey.update({
-    where: { id },
-    data: {
-      title: request.title,
-      scopes: request.scopes === undefined ? undefined : joinScopes(request.scopes),
-      expiresAt,
-      rateLimitPerMinute: request.rateLimitPerMinute,
-    },
-    select: RECORD_COLUMNS,
+  await writeChecked(db, current, {
+    title: request.title,
+    scopes: request.scopes === undefined ? undefined : joinScopes(request.scopes),
+    expiresAt,
+    rateLimitPerMinute: request.rateLimitPerMinute,
   });
-  return toRecord(row);
+  return toRecord(await existing(db, id));
 }
 
 export async function deleteApiKey(db: Db, principal: Principal, id: number): Promise<ApiKeyRecord> {
   const current = await existing(db, id);
   assertCarries(principal, parseScopes(current.scopes), `Deleting API key ${id}`);
-  // deleteMany: a concurrent delete between the read and here is a 404, not a Prisma error.
-  const { count } = await db.apiKey.deleteMany({ where: { id } });
-  if (count === 0) throw notFound(`API key ${id} does not exist`);
+  const { count } = await db.apiKey.deleteMany({ where: { id, scopes: current.scopes } });
+  if (count === 0) await explainMiss(db, id);
   return toRecord(current);
 }
 
@@ -152,7 +166,6 @@ export async function resetApiKey(db: Db, principal: Principal, id: number): Pro
   const current = await existing(db, id);
   assertCarries(principal, parseScopes(current.scopes), `Resetting API key ${id}`);
   const key = generateApiKey();
-  const { count } = await db.apiKey.updateMany({ where: { id }, data: { digest: digestApiKey(key) } });
-  if (count === 0) throw notFound(`API key ${id} does not exist`);
+  await writeChecked(db, current, { digest: digestApiKey(key) });
   return { key, apiKey: toRecord(current) };
 }
