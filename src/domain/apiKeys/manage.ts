@@ -1,4 +1,5 @@
 import type { Db } from '../../db/client.ts';
+import type { ApiKey } from '../../db/models.ts';
 import type { components } from '../../generated/openapi.ts';
 import { grantedScopes } from '../access.ts';
 import { digestApiKey, generateApiKey } from '../crypto/apiKeys.ts';
@@ -23,18 +24,13 @@ export type IssuedApiKeyRecord = components['schemas']['IssuedApiKey'];
 type CreateRequest = components['schemas']['CreateApiKeyRequest'];
 type UpdateRequest = components['schemas']['UpdateApiKeyRequest'];
 
-interface ApiKeyRow {
-  id: number;
-  title: string;
-  scopes: string;
-  createdAt: Date;
-  lastUsedAt: Date | null;
-  expiresAt: Date | null;
-  revokedAt: Date | null;
-  rateLimitPerMinute: number | null;
-}
+/** A key's row without its digest: the digest is never even read here. */
+type ApiKeyRow = Omit<ApiKey, 'digest'>;
 
-/** Every column but the digest: what a record is made of, so the digest is never even read. */
+/**
+ * The columns a record is made of. Checked against the contract's ApiKey schema (a field missing
+ * or extra on either side does not compile), and the row type comes from the model.
+ */
 const RECORD_COLUMNS = {
   id: true,
   title: true,
@@ -44,7 +40,7 @@ const RECORD_COLUMNS = {
   expiresAt: true,
   revokedAt: true,
   rateLimitPerMinute: true,
-} as const;
+} as const satisfies Record<keyof ApiKeyRecord, true>;
 
 const dateOrNull = (date: Date | null) => (date === null ? null : formatDateTime(date));
 
