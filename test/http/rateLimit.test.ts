@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { createRedis } from '../../src/db/redis.ts';
 import { digestApiKey } from '../../src/domain/crypto/apiKeys.ts';
 import { signAccessToken } from '../../src/domain/crypto/tokens.ts';
+import { KnownCredentials } from '../../src/http/auth.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 
 /*
@@ -226,5 +227,30 @@ const redisUrl = process.env.TEST_REDIS_URL;
       (await contents(second, key)).status,
     ];
     expect(statuses).toEqual([404, 404, 404, 429]);
+  });
+});
+
+describe('KnownCredentials', () => {
+  const budget = (counter: string) => ({ counter, limitPerMinute: 5 });
+
+  test('remembers a budget for its lifetime, refreshed by each add', () => {
+    const known = new KnownCredentials(10, 1_000);
+    known.add('a', budget('apiKey:1'), 0);
+    expect(known.budgetOf('a', 999)).toEqual(budget('apiKey:1'));
+    known.add('a', { counter: 'apiKey:1', limitPerMinute: null }, 500);
+    expect(known.budgetOf('a', 1_499)).toEqual({ counter: 'apiKey:1', limitPerMinute: null });
+    expect(known.budgetOf('a', 1_500)).toBeUndefined();
+  });
+
+  test('forgets on request, and the oldest beyond its capacity', () => {
+    const known = new KnownCredentials(2, 1_000);
+    known.add('a', budget('apiKey:1'), 0);
+    known.add('b', budget('apiKey:2'), 0);
+    known.add('c', budget('apiKey:3'), 0);
+    expect(known.budgetOf('a', 1)).toBeUndefined();
+    expect(known.budgetOf('b', 1)).toEqual(budget('apiKey:2'));
+    known.forget('b');
+    expect(known.budgetOf('b', 1)).toBeUndefined();
+    expect(known.budgetOf('c', 1)).toEqual(budget('apiKey:3'));
   });
 });
