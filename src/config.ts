@@ -19,7 +19,11 @@ export interface Config {
   nodeEnv: string;
   /** Largest `perPage` a list accepts before answering 400. */
   maxPerPage: number;
-  /** Requests per client per minute on /api/v1 (ping excepted); 0 turns limiting off. */
+  /**
+   * Requests a minute per address, on /api/v1 (ping excepted), for requests without known-good
+   * credentials; 0 turns that limit off. Keys and tokens are unlimited unless a key has its own
+   * limit (src/http/rateLimit.ts).
+   */
   rateLimitPerMinute: number;
   /** Redis for state every node must share (rate-limit counters); undefined on a single node. */
   redisUrl: string | undefined;
@@ -99,7 +103,7 @@ const schema = z.object({
     .default('info'),
   NODE_ENV: z.string().default('development'),
   MAX_PER_PAGE: integer('MAX_PER_PAGE', 1, 100_000, 1000),
-  RATE_LIMIT_PER_MINUTE: integer('RATE_LIMIT_PER_MINUTE', 0, 1_000_000, 1200),
+  RATE_LIMIT_PER_MINUTE: integer('RATE_LIMIT_PER_MINUTE', 0, 1_000_000, 600),
   REDIS_URL: z
     .string()
     .optional()

@@ -738,6 +738,121 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/apiKeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description Every API key, ordered by `id`, wrapped in `value`. The keys themselves are never shown
+         *     (only their digests are stored): each entry has the title, scopes, dates and rate limit.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create API key
+         * @description Issues a new random key and answers it **once**, with its record: only its SHA-256 digest
+         *     is stored, so it cannot be shown again (reset it if it is lost). An API key may grant only
+         *     scopes it carries itself (403 otherwise); an administrator's token may grant any.
+         *     400 when `expiresAt` is not in the future.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/apiKeys/{id}/actions/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the API key.
+                 * @example 2
+                 */
+                id: components["parameters"]["ApiKeyId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Update API key
+         * @description Partial update of a key's title, scopes, expiry and rate limit: only the fields present
+         *     change; `null` removes the expiry or the rate limit (unlimited). Answers the record; the
+         *     key itself does not change (see reset). An API key may change only keys whose scopes it
+         *     carries itself, and grant only those (403 otherwise). 400 when `expiresAt` is not in the
+         *     future; 404 when the key does not exist.
+         */
+        post: operations["updateApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/apiKeys/{id}/actions/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the API key.
+                 * @example 2
+                 */
+                id: components["parameters"]["ApiKeyId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete API key
+         * @description Deletes the key: it stops working at once, on every node. Answers the deleted record. An
+         *     API key may delete only keys whose scopes it carries itself (403 otherwise); 404 when the
+         *     key does not exist.
+         */
+        post: operations["deleteApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/apiKeys/{id}/actions/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the API key.
+                 * @example 2
+                 */
+                id: components["parameters"]["ApiKeyId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset API key
+         * @description Gives the key a new random secret and answers it **once**, with the record (title, scopes,
+         *     expiry and rate limit stay). The old secret stops working at once, on every node. An API
+         *     key may reset only keys whose scopes it carries itself (403 otherwise); 404 when the key
+         *     does not exist.
+         */
+        post: operations["resetApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/captcha/{name}": {
         parameters: {
             query?: never;
@@ -2564,6 +2679,80 @@ export interface components {
             /** @description Whether the restart was signalled. */
             value: boolean;
         };
+        /**
+         * @description A scope an API key may carry; `ApiKeys` is the management of keys themselves.
+         * @example Contents
+         * @enum {string}
+         */
+        ApiKeyScope: "Contents" | "Channels" | "STL" | "Users" | "Administrators" | "Others" | "ApiKeys";
+        /**
+         * @description The scopes the key carries (each at most once; the order is not kept).
+         * @example [
+         *       "Contents",
+         *       "Channels",
+         *       "STL"
+         *     ]
+         */
+        ApiKeyScopes: components["schemas"]["ApiKeyScope"][];
+        /**
+         * @description What the key is for, shown in the list.
+         * @example Site back end
+         */
+        ApiKeyTitle: string;
+        /**
+         * Format: int32
+         * @description Requests a minute this key may make (on every node together); `null` means unlimited,
+         *     the default for keys.
+         * @example 120
+         */
+        ApiKeyRateLimit: number | null;
+        /** @description When the key stops working; `null` for never. Must be in the future. */
+        ApiKeyExpiry: components["schemas"]["DateTime"] | null;
+        /** @description An API key's record. The key itself is never part of it. */
+        ApiKey: {
+            /** Format: int32 */
+            id: number;
+            title: string;
+            scopes: components["schemas"]["ApiKeyScope"][];
+            createdAt: components["schemas"]["DateTime"];
+            /**
+             * @description When the key was last used, to the minute (it is written at most once a minute);
+             *     `null` if never.
+             */
+            lastUsedAt: components["schemas"]["DateTime"] | null;
+            expiresAt: components["schemas"]["ApiKeyExpiry"];
+            /**
+             * @description When the key was revoked (a revoked key is refused); `null` if not. This API deletes
+             *     keys rather than revoking them.
+             */
+            revokedAt: components["schemas"]["DateTime"] | null;
+            rateLimitPerMinute: components["schemas"]["ApiKeyRateLimit"];
+        };
+        ListApiKeysResponse: {
+            value: components["schemas"]["ApiKey"][];
+        };
+        /** @description A key just created or reset, with its record. The key is shown only this once. */
+        IssuedApiKey: {
+            /**
+             * @description The key itself, for the `X-SS-API-KEY` header or the `apiKey` parameter.
+             * @example cms_3q2-7wEvX1dBfZg0kY8mJt9cR5uHn4pLa6sQe1oVi2w
+             */
+            key: string;
+            apiKey: components["schemas"]["ApiKey"];
+        };
+        CreateApiKeyRequest: {
+            title: components["schemas"]["ApiKeyTitle"];
+            scopes: components["schemas"]["ApiKeyScopes"];
+            expiresAt?: components["schemas"]["ApiKeyExpiry"];
+            rateLimitPerMinute?: components["schemas"]["ApiKeyRateLimit"];
+        };
+        /** @description A partial update; only the fields present change. Any other field is a 400. */
+        UpdateApiKeyRequest: {
+            title?: components["schemas"]["ApiKeyTitle"];
+            scopes?: components["schemas"]["ApiKeyScopes"];
+            expiresAt?: components["schemas"]["ApiKeyExpiry"];
+            rateLimitPerMinute?: components["schemas"]["ApiKeyRateLimit"];
+        };
     };
     responses: {
         /** @description The request breaks the contract or a business rule; `detail` says which. */
@@ -2645,10 +2834,10 @@ export interface components {
             };
         };
         /**
-         * @description The client (its API key or token, or its address when it sends none) made more requests
-         *     this minute than the service allows (`RATE_LIMIT_PER_MINUTE`, 1200 by default); try again
-         *     after `Retry-After` seconds. Every limited response also carries the IETF `RateLimit` and
-         *     `RateLimit-Policy` headers.
+         * @description Too many requests this minute; try again after `Retry-After` seconds. API keys and access
+         *     tokens are unlimited unless a key has a `rateLimitPerMinute` of its own; requests without
+         *     valid credentials are limited per address (`RATE_LIMIT_PER_MINUTE`, 600 by default). Every
+         *     counted response also carries the IETF `RateLimit` and `RateLimit-Policy` headers.
          */
         TooManyRequests: {
             headers: {
@@ -2661,8 +2850,8 @@ export interface components {
                  *       "type": "https://cms.example/problems/rate-limited",
                  *       "title": "Too Many Requests",
                  *       "status": 429,
-                 *       "detail": "Too many requests: at most 1200 a minute per client; retry in 30 s",
-                 *       "message": "Too many requests: at most 1200 a minute per client; retry in 30 s"
+                 *       "detail": "Too many requests: at most 600 a minute for this address; retry in 30 s",
+                 *       "message": "Too many requests: at most 600 a minute for this address; retry in 30 s"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -2853,6 +3042,11 @@ export interface components {
          * @example 3
          */
         AdministratorId: number;
+        /**
+         * @description Id of the API key.
+         * @example 2
+         */
+        ApiKeyId: number;
         /**
          * @description Name of the captcha, chosen by the client per form (e.g. `login`, `register`).
          * @example login
@@ -4431,6 +4625,258 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["LoginFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The API keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "value": [
+                     *         {
+                     *           "id": 1,
+                     *           "title": "Site back end",
+                     *           "scopes": [
+                     *             "Contents",
+                     *             "Channels",
+                     *             "STL"
+                     *           ],
+                     *           "createdAt": "2024-01-15 09:00:00",
+                     *           "lastUsedAt": "2024-05-03 08:12:00",
+                     *           "expiresAt": null,
+                     *           "revokedAt": null,
+                     *           "rateLimitPerMinute": null
+                     *         },
+                     *         {
+                     *           "id": 2,
+                     *           "title": "Partner feed",
+                     *           "scopes": [
+                     *             "STL"
+                     *           ],
+                     *           "createdAt": "2024-03-02 10:00:00",
+                     *           "lastUsedAt": null,
+                     *           "expiresAt": "2025-03-02 00:00:00",
+                     *           "revokedAt": null,
+                     *           "rateLimitPerMinute": 120
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ListApiKeysResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The new key (shown this once) and its record. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "key": "cms_3q2-7wEvX1dBfZg0kY8mJt9cR5uHn4pLa6sQe1oVi2w",
+                     *       "apiKey": {
+                     *         "id": 2,
+                     *         "title": "Partner feed",
+                     *         "scopes": [
+                     *           "STL"
+                     *         ],
+                     *         "createdAt": "2024-03-02 10:00:00",
+                     *         "lastUsedAt": null,
+                     *         "expiresAt": "2025-03-02 00:00:00",
+                     *         "revokedAt": null,
+                     *         "rateLimitPerMinute": 120
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["IssuedApiKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the API key.
+                 * @example 2
+                 */
+                id: components["parameters"]["ApiKeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated record. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 2,
+                     *       "title": "Partner feed",
+                     *       "scopes": [
+                     *         "STL"
+                     *       ],
+                     *       "createdAt": "2024-03-02 10:00:00",
+                     *       "lastUsedAt": "2024-05-03 08:12:00",
+                     *       "expiresAt": "2025-03-02 00:00:00",
+                     *       "revokedAt": null,
+                     *       "rateLimitPerMinute": 300
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the API key.
+                 * @example 2
+                 */
+                id: components["parameters"]["ApiKeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deleted record. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 2,
+                     *       "title": "Partner feed",
+                     *       "scopes": [
+                     *         "STL"
+                     *       ],
+                     *       "createdAt": "2024-03-02 10:00:00",
+                     *       "lastUsedAt": null,
+                     *       "expiresAt": "2025-03-02 00:00:00",
+                     *       "revokedAt": null,
+                     *       "rateLimitPerMinute": 120
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    resetApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the API key.
+                 * @example 2
+                 */
+                id: components["parameters"]["ApiKeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new key (shown this once) and its record. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "key": "cms_Vb9x0QeT4mWn7sKd2hRj5yLc8fGa1uPo3iZt6eNq0kM",
+                     *       "apiKey": {
+                     *         "id": 2,
+                     *         "title": "Partner feed",
+                     *         "scopes": [
+                     *           "STL"
+                     *         ],
+                     *         "createdAt": "2024-03-02 10:00:00",
+                     *         "lastUsedAt": "2024-05-03 08:12:00",
+                     *         "expiresAt": "2025-03-02 00:00:00",
+                     *         "revokedAt": null,
+                     *         "rateLimitPerMinute": 120
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["IssuedApiKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];

@@ -1,4 +1,9 @@
 import { contract } from '../http/contract.ts';
+import { createApiKey } from './apiKeys/createApiKey.ts';
+import { deleteApiKey } from './apiKeys/deleteApiKey.ts';
+import { listApiKeys } from './apiKeys/listApiKeys.ts';
+import { resetApiKey } from './apiKeys/resetApiKey.ts';
+import { updateApiKey } from './apiKeys/updateApiKey.ts';
 import { getChannel } from './channels/getChannel.ts';
 import { updateChannel } from './channels/updateChannel.ts';
 import { deleteContent } from './contents/deleteContent.ts';
@@ -40,6 +45,12 @@ export const handlers: Registry = {
   stlListContents,
   stlGetContent,
   stlSqlContents,
+  // apiKeys
+  listApiKeys,
+  createApiKey,
+  updateApiKey,
+  deleteApiKey,
+  resetApiKey,
   // system
   ping,
   healthz,

@@ -22,7 +22,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       nodeEnv: 'development',
       maxPerPage: 1000,
-      rateLimitPerMinute: 1200,
+      rateLimitPerMinute: 600,
       redisUrl: undefined,
       redisKeyPrefix: 'cms:',
       seedDemo: true,
