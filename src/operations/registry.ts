@@ -1,4 +1,6 @@
 import { contract } from '../http/contract.ts';
+import { checkCaptcha } from './captcha/checkCaptcha.ts';
+import { getCaptcha } from './captcha/getCaptcha.ts';
 import { getChannel } from './channels/getChannel.ts';
 import { updateChannel } from './channels/updateChannel.ts';
 import { deleteContent } from './contents/deleteContent.ts';
@@ -14,6 +16,7 @@ import { healthz } from './system/healthz.ts';
 import { ping } from './system/ping.ts';
 import { readyz } from './system/readyz.ts';
 import type { Handler, OperationId } from './types.ts';
+import { getUserAvatar } from './users/getUserAvatar.ts';
 
 /*
  * Every implemented operation, one line each, grouped by the contract's tags. The mapped type ties
@@ -38,6 +41,11 @@ export const handlers: Registry = {
   stlGetChannel,
   stlListContents,
   stlGetContent,
+  // users
+  getUserAvatar,
+  // captcha
+  getCaptcha,
+  checkCaptcha,
   // system
   ping,
   healthz,
