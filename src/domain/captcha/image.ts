@@ -6,8 +6,8 @@ import { GLYPH_HEIGHT, GLYPH_WIDTH, glyphCell } from './glyphs.ts';
  * Draws a code as a small PNG that a person reads easily and a naive OCR does not: each glyph of
  * the project's own bitmap font (./glyphs.ts) is scaled, sheared, shifted and coloured at random,
  * on a speckled background crossed by lines of the glyphs' own darkness. pngjs only encodes the
- * pixels (pure JavaScript, no native code). No package draws a PNG captcha without a native
- * canvas, hence this small renderer.
+ * pixels (pure JavaScript, no native code). The registry's captcha packages draw SVG or GIF, or
+ * need a native canvas that downloads a binary at install, hence this small renderer.
  */
 
 export const CAPTCHA_WIDTH = 120;
