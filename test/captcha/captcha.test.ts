@@ -27,7 +27,7 @@ let http: TypedClient;
 
 beforeAll(async () => {
   harness = captchaHarness({ checksPerMinute: 1000 });
-  redis = testRedis();
+  redis = await testRedis();
   app = await startTestApp({
     handlers: harness.handlers,
     logger: harness.logger,

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import type { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
-import { createRedis } from '../../src/db/redis.ts';
+import { connectRedis } from '../../src/db/redis.ts';
 import type { CaptchaOptions } from '../../src/domain/captcha/captcha.ts';
 import { newCaptchaCode } from '../../src/domain/captcha/code.ts';
 import { createCheckCaptcha } from '../../src/operations/captcha/checkCaptcha.ts';
@@ -65,10 +65,14 @@ export function captchaHarness(options: Pick<CaptchaOptions, 'checksPerMinute'> 
   };
 }
 
-/** A Redis client for the run's TEST_REDIS_URL, or undefined (the shared state is then the database). */
-export function testRedis(): Redis | undefined {
+/**
+ * A Redis client for the run's TEST_REDIS_URL, connected (a first command that has to connect on a
+ * busy machine may time out, and the fail policy would then rest the store), or undefined: the
+ * shared state is then the database.
+ */
+export async function testRedis(): Promise<Redis | undefined> {
   const url = process.env.TEST_REDIS_URL;
-  return url ? createRedis(url) : undefined;
+  return url ? connectRedis(url) : undefined;
 }
 
 /** The `ss-captcha` cookie's value from a response's Set-Cookie headers. */

@@ -22,7 +22,7 @@ let bPort: number;
 
 beforeAll(async () => {
   harness = captchaHarness();
-  redis = testRedis();
+  redis = await testRedis();
   a = await startTestApp({ handlers: harness.handlers, logger: harness.logger, ...(redis && { redis }) });
   bPort = await freePort();
   b = startService({
