@@ -619,8 +619,10 @@ export interface paths {
         /**
          * Get a user's avatar address
          * @description Public. The address of the user's avatar image, wrapped in `value`: the user's
-         *     `avatarUrl`, or the service's default avatar when the user has none. 404 when the user
-         *     does not exist.
+         *     `avatarUrl` as stored (an absolute URL or a path on the site), or, when the user has none,
+         *     the service's default avatar `/assets/images/default-avatar.png`. 404 when no user has
+         *     this id (locked or unapproved users still have an avatar); 400 when the id is not a
+         *     positive 32-bit integer. Nothing else about the user is revealed.
          */
         get: operations["getUserAvatar"];
         put?: never;
@@ -868,10 +870,14 @@ export interface paths {
         };
         /**
          * Get a captcha image
-         * @description Public. A fresh captcha image (PNG) showing a 4-character code. The answer also sets the
-         *     cookie `ss-captcha` (HttpOnly, SameSite=Lax, path `/api/v1/captcha`, 10 minutes): a signed
-         *     token of the captcha's name and code that check captcha reads. Each image replaces the
-         *     previous one. Never cached.
+         * @description Public. A fresh captcha image: a 120×40 PNG showing a code of 4 characters drawn from
+         *     `ABCDEFGHJKMNPQRSTUVWXYZ23456789` (no `0`/`O`, `1`/`I`/`L`), on a noisy background.
+         *     The answer also sets the cookie `ss-captcha` (HttpOnly, SameSite=Lax, path
+         *     `/api/v1/captcha`, 10 minutes): a token signed by the service (HMAC-SHA-256, a key
+         *     derived from `CMS_SECRET`) holding a random captcha id, the captcha's name, its expiry and
+         *     a keyed hash of the code — never the code itself, which cannot be recovered from the
+         *     cookie. Check captcha reads it, on any node. A new image replaces the previous one (one
+         *     captcha per client at a time). `Cache-Control: no-store`: never cached.
          */
         get: operations["getCaptcha"];
         put?: never;
@@ -895,9 +901,10 @@ export interface paths {
             };
             cookie?: {
                 /**
-                 * @description The signed token that get captcha set with the image: it binds the captcha's name and code.
-                 *     Browsers send it by themselves; other clients send back what they received.
-                 * @example v1.Zm9vYmFy.c2lnbmF0dXJl
+                 * @description The signed token that get captcha set with the image: it binds the captcha's id, name,
+                 *     expiry and a keyed hash of its code (never the code). Browsers send it by themselves;
+                 *     other clients send back what they received.
+                 * @example v1.eyJpZCI6Ii4uLiJ9.c2lnbmF0dXJl
                  */
                 "ss-captcha"?: components["parameters"]["CaptchaCookie"];
             };
@@ -906,10 +913,17 @@ export interface paths {
         put?: never;
         /**
          * Check a captcha answer
-         * @description Public. Compares `captcha` (case-insensitively) with the code of the last image of that
-         *     name, read from the `ss-captcha` cookie, and answers `{ "value": true }` on a match.
-         *     A missing, expired or already checked cookie, or a wrong answer, is `{ "value": false }`.
-         *     Each image can be checked once, right or wrong: after a check, fetch a new image.
+         * @description Public. Compares `captcha` (case-insensitively, surrounding spaces ignored) with the code
+         *     of the image that set the `ss-captcha` cookie, and answers `{ "value": true }` on a
+         *     match. Anything else is a 400 problem of type `captcha-invalid`: no cookie, a cookie that
+         *     is not one the service signed (or was altered), a cookie of another captcha name, an
+         *     image older than 10 minutes, an image already checked, or a wrong answer.
+         *
+         *     Each image can be checked once, right or wrong, on any node of the service (the used
+         *     captcha ids are kept in the shared state: Redis or the database): after a check, fetch
+         *     a new image. When that record cannot be reached the answer is a 503, never a second use.
+         *     Checks are limited to 10 a minute per client address (a 429 with `Retry-After` beyond),
+         *     on top of the service's general rate limit.
          */
         post: operations["checkCaptcha"];
         delete?: never;
@@ -2666,14 +2680,17 @@ export interface components {
         };
         CheckCaptchaRequest: {
             /**
-             * @description The code the person read from the image (compared case-insensitively).
-             * @example K7pQ
+             * @description The code the person read from the image (compared case-insensitively, surrounding spaces ignored).
+             * @example K7PQ
              */
             captcha: string;
         };
         CheckCaptchaResponse: {
-            /** @description true when the answer matches an unexpired, unchecked image. */
-            value: boolean;
+            /**
+             * @description Always true (any other outcome is a 400 problem).
+             * @constant
+             */
+            value: true;
         };
         RestartSystemResponse: {
             /** @description Whether the restart was signalled. */
@@ -2918,9 +2935,10 @@ export interface components {
     };
     parameters: {
         /**
-         * @description The signed token that get captcha set with the image: it binds the captcha's name and code.
-         *     Browsers send it by themselves; other clients send back what they received.
-         * @example v1.Zm9vYmFy.c2lnbmF0dXJl
+         * @description The signed token that get captcha set with the image: it binds the captcha's id, name,
+         *     expiry and a keyed hash of its code (never the code). Browsers send it by themselves;
+         *     other clients send back what they received.
+         * @example v1.eyJpZCI6Ii4uLiJ9.c2lnbmF0dXJl
          */
         CaptchaCookie: string;
         /**
@@ -4358,8 +4376,48 @@ export interface operations {
                     "application/json": components["schemas"]["GetUserAvatarResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            404: components["responses"]["NotFound"];
+            /** @description The id is not a positive 32-bit integer. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://cms.example/problems/validation",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "The request does not match the contract: /path/id must be >= 1",
+                     *       "message": "The request does not match the contract: /path/id must be >= 1",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/path/id",
+                     *           "message": "must be >= 1"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No user has this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://cms.example/problems/not-found",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "User 12 does not exist",
+                     *       "message": "User 12 does not exist"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -4901,8 +4959,8 @@ export interface operations {
             200: {
                 headers: {
                     /**
-                     * @description `ss-captcha=<signed token>; Path=/api/v1/captcha; Max-Age=600; HttpOnly; SameSite=Lax`
-                     * @example ss-captcha=v1.Zm9vYmFy.c2lnbmF0dXJl; Path=/api/v1/captcha; Max-Age=600; HttpOnly; SameSite=Lax
+                     * @description `ss-captcha=<signed token>; Max-Age=600; Path=/api/v1/captcha; Expires=<in 10 minutes>; HttpOnly; SameSite=Lax`
+                     * @example ss-captcha=v1.eyJpZCI6Ii4uLiJ9.c2lnbmF0dXJl; Max-Age=600; Path=/api/v1/captcha; Expires=Mon, 23 Nov 2026 12:50:00 GMT; HttpOnly; SameSite=Lax
                      */
                     "Set-Cookie"?: string;
                     /**
@@ -4916,7 +4974,30 @@ export interface operations {
                     "image/png": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The name is not 1 to 64 letters, digits, `_` or `-`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://cms.example/problems/validation",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "The request does not match the contract: /path/name must match pattern \"^[A-Za-z0-9_-]{1,64}$\"",
+                     *       "message": "The request does not match the contract: /path/name must match pattern \"^[A-Za-z0-9_-]{1,64}$\"",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/path/name",
+                     *           "message": "must match pattern \"^[A-Za-z0-9_-]{1,64}$\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -4935,9 +5016,10 @@ export interface operations {
             };
             cookie?: {
                 /**
-                 * @description The signed token that get captcha set with the image: it binds the captcha's name and code.
-                 *     Browsers send it by themselves; other clients send back what they received.
-                 * @example v1.Zm9vYmFy.c2lnbmF0dXJl
+                 * @description The signed token that get captcha set with the image: it binds the captcha's id, name,
+                 *     expiry and a keyed hash of its code (never the code). Browsers send it by themselves;
+                 *     other clients send back what they received.
+                 * @example v1.eyJpZCI6Ii4uLiJ9.c2lnbmF0dXJl
                  */
                 "ss-captcha"?: components["parameters"]["CaptchaCookie"];
             };
@@ -4946,24 +5028,61 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "captcha": "K7pQ"
+                 *       "captcha": "K7PQ"
                  *     }
                  */
                 "application/json": components["schemas"]["CheckCaptchaRequest"];
             };
         };
         responses: {
-            /** @description Whether the answer matches. */
+            /** @description The answer matches the image, which is now used. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "value": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["CheckCaptchaResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            429: components["responses"]["TooManyRequests"];
+            /**
+             * @description A wrong, expired, already checked or missing captcha (type `captcha-invalid`; `detail`
+             *     says which, never the code), or a request that breaks the contract (type `validation`).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description More than 10 captcha checks this minute from this address (or the service's general
+             *     limit); retry after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://cms.example/problems/rate-limited",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too many captcha checks: at most 10 a minute per address; retry in 42 s",
+                     *       "message": "Too many captcha checks: at most 10 a minute per address; retry in 42 s"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
         };

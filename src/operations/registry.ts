@@ -4,6 +4,8 @@ import { deleteApiKey } from './apiKeys/deleteApiKey.ts';
 import { listApiKeys } from './apiKeys/listApiKeys.ts';
 import { resetApiKey } from './apiKeys/resetApiKey.ts';
 import { updateApiKey } from './apiKeys/updateApiKey.ts';
+import { checkCaptcha } from './captcha/checkCaptcha.ts';
+import { getCaptcha } from './captcha/getCaptcha.ts';
 import { getChannel } from './channels/getChannel.ts';
 import { updateChannel } from './channels/updateChannel.ts';
 import { deleteContent } from './contents/deleteContent.ts';
@@ -20,6 +22,7 @@ import { healthz } from './system/healthz.ts';
 import { ping } from './system/ping.ts';
 import { readyz } from './system/readyz.ts';
 import type { Handler, OperationId } from './types.ts';
+import { getUserAvatar } from './users/getUserAvatar.ts';
 
 /*
  * Every implemented operation, one line each, grouped by the contract's tags. The mapped type ties
@@ -51,6 +54,11 @@ export const handlers: Registry = {
   updateApiKey,
   deleteApiKey,
   resetApiKey,
+  // users
+  getUserAvatar,
+  // captcha
+  getCaptcha,
+  checkCaptcha,
   // system
   ping,
   healthz,
