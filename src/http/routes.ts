@@ -126,6 +126,7 @@ function dispatch(handler: ErasedHandler, operation: ContractOperation, services
       config: services.config,
       state: services.state,
       log: req.log ?? services.logger,
+      clientAddress: req.ip ?? 'unknown',
       reply,
     });
     send(res, operation, output, checked);

@@ -1,4 +1,9 @@
 import { contract } from '../http/contract.ts';
+import { listAdministrators } from './administrators/listAdministrators.ts';
+import { loginAdministrator } from './administrators/loginAdministrator.ts';
+import { logoutAdministrator } from './administrators/logoutAdministrator.ts';
+import { resetAdministratorPassword } from './administrators/resetAdministratorPassword.ts';
+import { updateAdministrator } from './administrators/updateAdministrator.ts';
 import { getChannel } from './channels/getChannel.ts';
 import { updateChannel } from './channels/updateChannel.ts';
 import { deleteContent } from './contents/deleteContent.ts';
@@ -14,6 +19,11 @@ import { healthz } from './system/healthz.ts';
 import { ping } from './system/ping.ts';
 import { readyz } from './system/readyz.ts';
 import type { Handler, OperationId } from './types.ts';
+import { createUser } from './users/createUser.ts';
+import { listUsers } from './users/listUsers.ts';
+import { loginUser } from './users/loginUser.ts';
+import { logoutUser } from './users/logoutUser.ts';
+import { resetUserPassword } from './users/resetUserPassword.ts';
 
 /*
  * Every implemented operation, one line each, grouped by the contract's tags. The mapped type ties
@@ -38,6 +48,18 @@ export const handlers: Registry = {
   stlGetChannel,
   stlListContents,
   stlGetContent,
+  // users
+  listUsers,
+  createUser,
+  loginUser,
+  logoutUser,
+  resetUserPassword,
+  // administrators
+  listAdministrators,
+  updateAdministrator,
+  resetAdministratorPassword,
+  loginAdministrator,
+  logoutAdministrator,
   // system
   ping,
   healthz,

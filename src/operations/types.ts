@@ -97,6 +97,11 @@ export interface OperationContext<K extends OperationId = OperationId> {
   /** State every node shares: counters with expiry, single-use marks, signals (src/state/port.ts). */
   state: SharedState;
   log: Logger;
+  /**
+   * The caller's address as the rate limiter sees it (express `req.ip`, so behind the proxies the
+   * service is told to trust): for limits per address that an operation keeps itself (logins).
+   */
+  clientAddress: string;
   /** Builds a full reply, typed by this operation's declared responses. */
   reply(init: ReplyInit<K>): Reply<K>;
 }
