@@ -1,0 +1,45 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import type { Redis } from 'ioredis';
+import { createRedis } from '../../src/db/redis.ts';
+import { md5Hex } from '../../src/domain/accounts/passwords.ts';
+import { ATTEMPTS_PER_WINDOW } from '../../src/domain/logins/policy.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
+
+/*
+ * The login rate limits are counted in the shared state: two nodes sharing one Redis count the
+ * attempts on one account together. (Run with TEST_REDIS_URL; skipped otherwise.)
+ */
+
+const redisUrl = process.env.TEST_REDIS_URL;
+
+(redisUrl ? describe : describe.skip)('login attempts on several nodes sharing Redis', () => {
+  let first: TestApp;
+  let second: TestApp;
+  let redisA: Redis;
+  let redisB: Redis;
+  beforeAll(async () => {
+    redisA = createRedis(redisUrl as string);
+    redisB = createRedis(redisUrl as string);
+    const config = { redisKeyPrefix: `cms-test-${randomUUID()}:` };
+    first = await startTestApp({ config, redis: redisA });
+    second = await startTestApp({ config, redis: redisB });
+  });
+  afterAll(async () => {
+    await first.close();
+    await second.close();
+    await redisA.quit();
+    await redisB.quit();
+  });
+
+  test('attempts alternating between the nodes reach one limit', async () => {
+    const attempt = (node: TestApp) =>
+      node.request
+        .post('/api/v1/administrators/actions/login')
+        .send({ account: 'ghost', password: md5Hex('Guess-1-pass') });
+    const statuses: number[] = [];
+    for (let i = 0; i <= ATTEMPTS_PER_WINDOW; i += 1)
+      statuses.push((await attempt(i % 2 ? second : first)).status);
+    expect(statuses).toEqual([...Array(ATTEMPTS_PER_WINDOW).fill(401), 429]);
+  });
+});
