@@ -35,7 +35,9 @@ export function attemptKeys(attempt: Attempt): string[] {
  * fuller window ends (for Retry-After).
  */
 export async function countAttempt(state: SharedState, attempt: Attempt, now: Date = new Date()) {
-  const counters = await Promise.all(attemptKeys(attempt).map((key) => state.increment(key, ATTEMPT_WINDOW_MS)));
+  const counters = await Promise.all(
+    attemptKeys(attempt).map((key) => state.increment(key, ATTEMPT_WINDOW_MS)),
+  );
   const over = counters.filter((counter) => counter.count > ATTEMPTS_PER_WINDOW);
   if (over.length === 0) return undefined;
   const resetAt = Math.max(...over.map((counter) => counter.resetAt.getTime()));
