@@ -43,7 +43,7 @@ export async function updateAdministrator(
 
   const lock =
     request.isLockedOut === undefined ? undefined : String(request.isLockedOut).toLowerCase() === 'true';
-  const data: Prisma.AdministratorUpdateInput = {
+  const data: Prisma.AdministratorUpdateManyMutationInput = {
     userName: request.userName,
     displayName: request.displayName,
     creatorUserName: request.creatorUserName,
@@ -59,6 +59,9 @@ export async function updateAdministrator(
     ...(lock === false ? { lockedUntil: null, countOfFailedLogin: 0 } : {}),
     ...(lock === true || newPassword !== undefined ? { tokenVersion: { increment: 1 } } : {}),
   };
-  const row = await db.administrator.update({ where: { id }, data });
+  // updateMany: an administrator deleted meanwhile is a 404, not a failed update.
+  const { count } = await db.administrator.updateMany({ where: { id }, data });
+  const row = count === 0 ? null : await db.administrator.findUnique({ where: { id } });
+  if (row === null) throw notFound(`Administrator ${id} does not exist`);
   return { value: toAdministrator(row) };
 }
