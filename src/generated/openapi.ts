@@ -2892,13 +2892,13 @@ export interface components {
         CaptchaName: string;
         /**
          * @description 1-based page number (default 1). Never refused: a value below 1 reads as 1, and anything
-         *     that is not an integer in plain digits reads as the default.
+         *     that is not an integer in plain digits (empty included) reads as the default.
          * @example 1
          */
         Page: number | string;
         /**
          * @description Page size (default 20). Never refused: values are clamped to 1…1000, and anything that is
-         *     not an integer in plain digits reads as the default.
+         *     not an integer in plain digits (empty included) reads as the default.
          * @example 20
          */
         PerPage: number | string;
@@ -3934,13 +3934,13 @@ export interface operations {
             query?: {
                 /**
                  * @description 1-based page number (default 1). Never refused: a value below 1 reads as 1, and anything
-                 *     that is not an integer in plain digits reads as the default.
+                 *     that is not an integer in plain digits (empty included) reads as the default.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
                 /**
                  * @description Page size (default 20). Never refused: values are clamped to 1…1000, and anything that is
-                 *     not an integer in plain digits reads as the default.
+                 *     not an integer in plain digits (empty included) reads as the default.
                  * @example 20
                  */
                 perPage?: components["parameters"]["PerPage"];
@@ -4241,13 +4241,13 @@ export interface operations {
             query?: {
                 /**
                  * @description 1-based page number (default 1). Never refused: a value below 1 reads as 1, and anything
-                 *     that is not an integer in plain digits reads as the default.
+                 *     that is not an integer in plain digits (empty included) reads as the default.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
                 /**
                  * @description Page size (default 20). Never refused: values are clamped to 1…1000, and anything that is
-                 *     not an integer in plain digits reads as the default.
+                 *     not an integer in plain digits (empty included) reads as the default.
                  * @example 20
                  */
                 perPage?: components["parameters"]["PerPage"];

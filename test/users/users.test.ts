@@ -173,6 +173,8 @@ describe('GET /api/v1/users (list)', () => {
     expect(await list({ page: 'abc', perPage: 'x1' })).toEqual({ count: ids.length, ids: ids.slice(0, 20) });
     expect(await list({ page: '99999999999999999999', perPage: 1 })).toEqual({ count: ids.length, ids: [] });
     expect(await list({ perPage: '1000000' })).toEqual({ count: ids.length, ids });
+    expect(await list({ page: '', perPage: '1.5' })).toEqual({ count: ids.length, ids: ids.slice(0, 20) });
+    expect(await list({ page: 1, perPage: '9'.repeat(70) })).toEqual({ count: ids.length, ids });
   });
 
   test('the typed client reads users without password material', async () => {
