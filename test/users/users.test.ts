@@ -284,6 +284,14 @@ describe('POST /api/v1/users/actions/login', () => {
     expect(limited.response.status).toBe(429);
     expect(Number(limited.response.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(limited.error?.type).toBe(`${PROBLEM_TYPE_BASE}rate-limited`);
+    // Password changes count in the same buckets: the account is over its limit for them too.
+    await app.state.reset(ADDRESS_COUNTER);
+    const change = await typed.client.POST('/api/v1/users/actions/resetPassword', {
+      body: { account: userName, password: md5Hex(password), newPassword: 'Summer2024' },
+    });
+    expect(change.response.status).toBe(429);
+    expect(Number(change.response.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await login(userName, 'Summer2024', typed.clientAs({}))).response.status).toBe(429);
   });
 
   test('more than 10 attempts a minute from one address are a 429, whatever the accounts', async () => {
