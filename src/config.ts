@@ -30,6 +30,10 @@ export interface Config {
    * default SQLite file (a try-out); a configured database gets it only when asked (SEED_DEMO=true).
    */
   seedDemo: boolean;
+  /** Rows stl/sqlContents answers at most; the cursor stops there. */
+  stlSqlMaxRows: number;
+  /** Time a stl/sqlContents query may run, in milliseconds, before it is stopped (400). */
+  stlSqlTimeoutMs: number;
 }
 
 /** Raised with every problem at once, so that an operator fixes the environment in one go. */
@@ -114,6 +118,8 @@ const schema = z.object({
       error: (issue) => `SEED_DEMO must be true or false (got '${String(issue.input)}')`,
     })
     .optional(),
+  STL_SQL_MAX_ROWS: integer('STL_SQL_MAX_ROWS', 1, 100_000, 1000),
+  STL_SQL_TIMEOUT_MS: integer('STL_SQL_TIMEOUT_MS', 100, 60_000, 2000),
 });
 
 type EnvName = keyof typeof schema.shape;
@@ -142,6 +148,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisKeyPrefix: vars.REDIS_KEY_PREFIX,
     seedDemo:
       vars.SEED_DEMO === undefined ? vars.DATABASE_URL === DEFAULT_DATABASE_URL : vars.SEED_DEMO === 'true',
+    stlSqlMaxRows: vars.STL_SQL_MAX_ROWS,
+    stlSqlTimeoutMs: vars.STL_SQL_TIMEOUT_MS,
   };
 }
 

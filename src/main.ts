@@ -4,6 +4,7 @@ import { type Config, ConfigError, ensureTokenSecret, loadConfig } from './confi
 import { createDb, type Db, prepareDatabase } from './db/client.ts';
 import { applyMigrations, MigrationError } from './db/migrate/index.ts';
 import { connectRedis } from './db/redis.ts';
+import { closeSandboxes } from './db/sandbox/index.ts';
 import { DomainError } from './domain/errors.ts';
 import { type DemoSecrets, describeDemoSecrets, seedDemoWhenEmpty } from './domain/seed/demo.ts';
 import { backgroundTasksOf, createApp } from './http/app.ts';
@@ -109,6 +110,7 @@ async function main(): Promise<void> {
     clearTimeout(deadline);
     await backgroundTasksOf(app).settled();
     await state.close();
+    await closeSandboxes();
     await db.$disconnect();
     await redis?.quit();
     logger.info('stopped');

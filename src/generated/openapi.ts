@@ -466,22 +466,51 @@ export interface paths {
         /**
          * Run a read-only query (template tag)
          * @description Runs one SQL `SELECT` in a read-only sandbox and answers its rows, wrapped in `value`.
+         *     A query reaches the database only when three independent walls agree (README, "SQL sandbox"):
          *
-         *     - Exactly one `SELECT` statement (checked with a real SQL parser): no other statement
-         *       kind, no second statement, no function or relation outside the allow-list (400 with the
-         *       reason otherwise).
-         *     - Reachable relations are public views shaped like the original system's tables:
-         *       `siteserver_Site` (columns `id`, `siteName`, `siteDir`, `tableName`, `isRoot` as
-         *       `"True"`/`"False"`, `parentId`, `taxis`, `settingsXml` as `&`-joined `key=value` pairs),
-         *       `siteserver_Channel` (the scalar fields of channel form B) and the sites' content tables
-         *       (`siteserver_Content` by default: approved, non-recycled contents, with the scalar
-         *       fields of content form B). Tables of users, administrators, API keys or tokens are
-         *       unreachable.
-         *     - Runs on a read-only connection or transaction with a statement timeout (5 seconds by
-         *       default; exceeding it is a 400) and a row cap (1000 rows by default; further rows are
-         *       not returned — page with `LIMIT`/`OFFSET`).
-         *     - Row keys are camelCase; values are strings, numbers, booleans or null.
-         *     - A `connectionString` parameter is refused with a 400.
+         *     - **Parser wall.** The text is read by a SQL parser of the database's dialect (SQLite or
+         *       PostgreSQL). Exactly one `SELECT` (joins, `WHERE`, `GROUP BY`, `ORDER BY`,
+         *       `LIMIT`/`OFFSET`, aggregates, sub-selects, `UNION` and read-only CTEs allowed) whose every
+         *       relation is a public view below and whose every function is on an allow-list of string,
+         *       math, date and aggregate functions. Refused: any other statement, a second statement,
+         *       comments, quoted identifiers, parameters, escape or dollar-quoted strings, non-ASCII
+         *       characters outside string literals, schema-qualified names, table functions, casts to
+         *       anything but plain scalar types, `SELECT … INTO`, `FOR UPDATE`.
+         *     - **Database wall.** PostgreSQL: a read-only transaction under a role that may read the
+         *       public views only (a private table fails with "permission denied"), always rolled back.
+         *       SQLite: a separate read-only connection (`query_only`) whose statement's bytecode may open
+         *       only the tables the views read.
+         *     - **Limits wall.** At most 10,000 characters; at most `STL_SQL_MAX_ROWS` rows (1000 by
+         *       default; further rows are not read — page with `LIMIT`/`OFFSET`); at most
+         *       `STL_SQL_TIMEOUT_MS` milliseconds (2000 by default), after which the query is stopped and
+         *       the answer is a 400.
+         *
+         *     Every refusal is a 400 whose `detail` names the reason; nothing is written.
+         *
+         *     Public views (names and columns are compared without regard to case):
+         *
+         *     - `siteserver_Site`: `id`, `siteName`, `siteDir`, `tableName`, `isRoot` (`"True"`/`"False"`),
+         *       `parentId`, `taxis`, `settingsXml` (the site's stored attributes as `key=value` pairs
+         *       joined with `&`, by key; `%`, `&` and `=` inside keys and values are written `%25`, `%26`,
+         *       `%3D`).
+         *     - `siteserver_Channel`: `id`, `channelName`, `siteId`, `contentModelPluginId`,
+         *       `contentRelatedPluginIds`, `parentId`, `parentsPath`, `parentsCount`, `childrenCount`,
+         *       `indexName`, `groupNameCollection`, `taxis`, `addDate`, `imageUrl`, `content`, `filePath`,
+         *       `channelFilePathRule`, `contentFilePathRule`, `linkUrl`, `linkType`, `channelTemplateId`,
+         *       `contentTemplateId`, `keywords`, `description`.
+         *     - `siteserver_Content` (approved contents outside the recycle bin, of every site): `id`,
+         *       `channelId`, `siteId`, `addUserName`, `lastEditUserName`, `lastEditDate`, `addDate`,
+         *       `taxis`, `groupNameCollection`, `tags`, `sourceId`, `referenceId`, `checkedLevel`, `hits`,
+         *       `isChecked`, `isTop`, `isRecommend`, `isHot`, `isColor` (`"True"`/`"False"`), `title`,
+         *       `subTitle`, `imageUrl`, `videoUrl`, `fileUrl`, `linkUrl`, `content`, `summary`, `author`,
+         *       `source`.
+         *
+         *     Dates are UTC text `yyyy-MM-dd HH:mm:ss`. Row keys are the views' camelCase column names;
+         *     any other column name (an alias, an expression) comes back in lower case on both databases
+         *     (PostgreSQL folds unquoted names), so name computed columns with an alias
+         *     (`count(*) AS total`). Values are strings, numbers, booleans (a PostgreSQL comparison; SQLite
+         *     answers 1 or 0) or null. Parameters other than
+         *     `queryString` (such as `connectionString` or `databaseType`) are refused with a 400.
          */
         get: operations["stlSqlContents"];
         put?: never;
@@ -896,6 +925,14 @@ export interface components {
          */
         BooleanWord: string | boolean;
         /**
+         * Format: int32
+         * @description Review level: -99 draft, 0 pending, 1…5 passed that review stage, -1…-5 rejected at that
+         *     stage. The same codes everywhere, so a record read can be sent back as it is.
+         * @example 1
+         * @enum {integer}
+         */
+        CheckedLevel: -99 | -5 | -4 | -3 | -2 | -1 | 0 | 1 | 2 | 3 | 4 | 5;
+        /**
          * @description A comma-separated string of names (items are trimmed, empty items dropped) or an array of
          *     names; at most 100 names of at most 255 characters.
          */
@@ -993,13 +1030,7 @@ export interface components {
              * @example true
              */
             checked: boolean;
-            /**
-             * Format: int32
-             * @description Review level: -99 draft, 0 pending, 1…5 passed that review stage, -1…-5 rejected at that
-             *     stage.
-             * @example 1
-             */
-            checkedLevel: number;
+            checkedLevel: components["schemas"]["CheckedLevel"];
             /**
              * Format: int32
              * @description Number of views.
@@ -1152,11 +1183,7 @@ export interface components {
              * @example 0
              */
             referenceId: number;
-            /**
-             * Format: int32
-             * @example 1
-             */
-            checkedLevel: number;
+            checkedLevel: components["schemas"]["CheckedLevel"];
             /**
              * Format: int32
              * @example 318
@@ -1372,13 +1399,11 @@ export interface components {
             /** Format: int32 */
             referenceId?: number;
             /**
-             * Format: int32
              * @description Review level (-99 draft, 0 pending, 1…5 passed that stage, -1…-5 rejected at that
              *     stage); `checked` is recomputed from it. When `isChecked` (or `checked`) is sent too,
              *     they must agree (400 otherwise).
-             * @enum {integer}
              */
-            checkedLevel?: -99 | -5 | -4 | -3 | -2 | -1 | 0 | 1 | 2 | 3 | 4 | 5;
+            checkedLevel?: components["schemas"]["CheckedLevel"];
             /** Format: int32 */
             hits?: number;
             /** Format: int32 */
@@ -3873,12 +3898,13 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The SQL `SELECT` statement.
+                 * @description The SQL `SELECT` statement, at most 10,000 characters; one final `;` is allowed. No
+                 *     default. SQL is full of characters that URLs reserve (`*`, `(`, `'`, `,` ...); they may
+                 *     be sent percent-encoded or as they are (`allowReserved`), as `encodeURIComponent`
+                 *     leaves some of them.
                  * @example SELECT id, siteName, siteDir, tableName, isRoot, parentId, taxis, settingsXml FROM siteserver_Site ORDER BY taxis, id
                  */
                 queryString: string;
-                /** @description Refused. Queries run only against the service's own database; any value is a 400. */
-                connectionString?: string;
             };
             header?: never;
             path?: never;
@@ -3903,7 +3929,7 @@ export interface operations {
                      *           "isRoot": "True",
                      *           "parentId": 0,
                      *           "taxis": 0,
-                     *           "settingsXml": "charset=utf-8&pageSize=30&webUrl=%2F"
+                     *           "settingsXml": "charset=utf-8&pageSize=30&webUrl=/"
                      *         },
                      *         {
                      *           "id": 2,
@@ -3913,7 +3939,7 @@ export interface operations {
                      *           "isRoot": "False",
                      *           "parentId": 0,
                      *           "taxis": 1,
-                     *           "settingsXml": "charset=utf-8&pageSize=20&webUrl=%2Fcareers"
+                     *           "settingsXml": "charset=utf-8&pageSize=20&webUrl=/careers"
                      *         }
                      *       ]
                      *     }

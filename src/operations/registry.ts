@@ -15,6 +15,7 @@ import { stlGetContent } from './stl/stlGetContent.ts';
 import { stlGetSite } from './stl/stlGetSite.ts';
 import { stlListContents } from './stl/stlListContents.ts';
 import { stlListSites } from './stl/stlListSites.ts';
+import { stlSqlContents } from './stl/stlSqlContents.ts';
 import { healthz } from './system/healthz.ts';
 import { ping } from './system/ping.ts';
 import { readyz } from './system/readyz.ts';
@@ -48,6 +49,7 @@ export const handlers: Registry = {
   stlGetChannel,
   stlListContents,
   stlGetContent,
+  stlSqlContents,
   // users
   listUsers,
   createUser,

@@ -26,6 +26,8 @@ describe('loadConfig', () => {
       redisUrl: undefined,
       redisKeyPrefix: 'cms:',
       seedDemo: true,
+      stlSqlMaxRows: 1000,
+      stlSqlTimeoutMs: 2000,
     });
   });
 
@@ -44,6 +46,8 @@ describe('loadConfig', () => {
         REDIS_URL: 'redis://:pw@cache:6379/2',
         REDIS_KEY_PREFIX: 'cms-staging:',
         SEED_DEMO: 'true',
+        STL_SQL_MAX_ROWS: '50',
+        STL_SQL_TIMEOUT_MS: '500',
       }),
     ).toEqual({
       port: 8080,
@@ -57,6 +61,8 @@ describe('loadConfig', () => {
       redisUrl: 'redis://:pw@cache:6379/2',
       redisKeyPrefix: 'cms-staging:',
       seedDemo: true,
+      stlSqlMaxRows: 50,
+      stlSqlTimeoutMs: 500,
     });
     expect(loadConfig({ DATABASE_URL: 'postgres://h/d' }).databaseUrl).toBe('postgres://h/d');
   });
@@ -105,6 +111,10 @@ describe('loadConfig', () => {
       "RATE_LIMIT_PER_MINUTE must be an integer from 0 to 1000000 (got 'many')",
     ],
     [{ REDIS_URL: 'http://:secret@cache' }, 'REDIS_URL must start with redis:// or rediss://'],
+    [{ STL_SQL_MAX_ROWS: '0' }, "STL_SQL_MAX_ROWS must be an integer from 1 to 100000 (got '0')"],
+    [{ STL_SQL_MAX_ROWS: 'all' }, "STL_SQL_MAX_ROWS must be an integer from 1 to 100000 (got 'all')"],
+    [{ STL_SQL_TIMEOUT_MS: '50' }, "STL_SQL_TIMEOUT_MS must be an integer from 100 to 60000 (got '50')"],
+    [{ STL_SQL_TIMEOUT_MS: '2s' }, "STL_SQL_TIMEOUT_MS must be an integer from 100 to 60000 (got '2s')"],
   ])('%j is refused: %s', (env, message) => {
     expect(problemsOf(env)).toEqual([message]);
   });
