@@ -1,4 +1,4 @@
-import { contract } from '../http/contract.ts';
+import { contract } from '../contract.ts';
 import { listAdministrators } from './administrators/listAdministrators.ts';
 import { loginAdministrator } from './administrators/loginAdministrator.ts';
 import { logoutAdministrator } from './administrators/logoutAdministrator.ts';

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import supertest from 'supertest';
+import { CONTRACT_FILE, contract } from '../../src/contract.ts';
 import { invalidFields } from '../../src/domain/errors.ts';
 import type { Principal } from '../../src/domain/principal.ts';
-import { CONTRACT_FILE, contract } from '../../src/http/contract.ts';
 import { PROBLEM_TYPE_BASE } from '../../src/http/problem.ts';
 import { handlers } from '../../src/operations/registry.ts';
 import type { OperationInput } from '../../src/operations/types.ts';
