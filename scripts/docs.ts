@@ -4,12 +4,12 @@
  * Redoc's scripts are inlined and no web font is asked for, so the page needs no network; telemetry
  * is off in redocly.yaml. The file is built, not kept in git.
  */
-import { spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PROJECT_ROOT } from '../src/db/migrate/model.ts';
+import { runTool } from './tools.ts';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-export const DOCS_OUTPUT = join(ROOT, 'docs', 'index.html');
+export const DOCS_OUTPUT = join(PROJECT_ROOT, 'docs', 'index.html');
 
 const ARGS = [
   'build-docs',
@@ -23,23 +23,7 @@ const ARGS = [
 ];
 
 export function buildDocs(): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(join(ROOT, 'node_modules', '.bin', 'redocly'), ARGS, {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk;
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      output += chunk;
-    });
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0 ? resolve() : reject(new Error(`redocly build-docs exited with ${code}\n${output.trim()}`)),
-    );
-  });
+  return runTool('redocly', ARGS);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -6,7 +6,6 @@
  * `npm run gen:check`: generates into a scratch copy and exits 1, listing every file that differs
  * from the working tree (CI fails when committed output is stale or hand-edited).
  */
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import {
@@ -18,10 +17,10 @@ import {
 } from '../src/db/migrate/model.ts';
 import { buildDocs } from './docs.ts';
 import { renderOperationTable, withOperationTable } from './operationTable.ts';
+import { runTool as run } from './tools.ts';
 
 const GENERATED = join('src', 'generated');
 const CONTRACT = join(PROJECT_ROOT, 'openapi', 'cms.yaml');
-const BIN = join(PROJECT_ROOT, 'node_modules', '.bin');
 const README = join(PROJECT_ROOT, 'README.md');
 
 /**
@@ -35,28 +34,6 @@ async function expectedReadme(): Promise<string> {
   ]);
   const table = renderOperationTable(contract.operations, (id) => id in handlers);
   return withOperationTable(await readFile(README, 'utf8'), table);
-}
-
-function run(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(join(BIN, command), args, {
-      cwd: PROJECT_ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk;
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      output += chunk;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code === 0) resolve();
-      else reject(new Error(`${command} ${args.join(' ')} exited with ${code}\n${output.trim()}`));
-    });
-  });
 }
 
 /** Writes every generated file under `root`, which mirrors the project's layout. */

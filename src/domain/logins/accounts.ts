@@ -47,6 +47,28 @@ function lockoutEnd(now: Date): Date {
   return new Date(now.getTime() + LOCKOUT_MINUTES * 60_000);
 }
 
+/*
+ * The writes are the same for both tables; only the Prisma delegate differs (its types do not
+ * unify), so the data of each write is made once here and each store only sends it.
+ */
+const countFailure = { countOfFailedLogin: { increment: 1 } };
+const lockout = (failures: number, now: Date) =>
+  failures % LOCKOUT_FAILURES === 0 ? { lockedUntil: lockoutEnd(now) } : undefined;
+const loginSucceeded = (now: Date) => ({
+  countOfFailedLogin: 0,
+  lockedUntil: null,
+  countOfLogin: { increment: 1 },
+  lastActivityDate: now,
+});
+const passwordChanged = (stored: StoredPassword, now: Date) => ({
+  ...stored,
+  countOfFailedLogin: 0,
+  lockedUntil: null,
+  lastActivityDate: now,
+  tokenVersion: { increment: 1 },
+});
+const tokensRevoked = { tokenVersion: { increment: 1 } };
+
 export function userAccounts(db: Db): AccountStore<User> {
   return {
     kind: 'users',
@@ -54,39 +76,22 @@ export function userAccounts(db: Db): AccountStore<User> {
     blocked: (row) => row.locked || !row.checked,
     lockedUntil: (row) => row.lockedUntil,
     async failed(id, now) {
-      const { countOfFailedLogin } = await db.user.update({
+      const row = await db.user.update({
         where: { id },
-        data: { countOfFailedLogin: { increment: 1 } },
+        data: countFailure,
         select: { countOfFailedLogin: true },
       });
-      if (countOfFailedLogin % LOCKOUT_FAILURES === 0) {
-        await db.user.update({ where: { id }, data: { lockedUntil: lockoutEnd(now) } });
-      }
+      const locked = lockout(row.countOfFailedLogin, now);
+      if (locked) await db.user.update({ where: { id }, data: locked });
     },
-    succeeded: (id, now) =>
-      db.user.update({
-        where: { id },
-        data: {
-          countOfFailedLogin: 0,
-          lockedUntil: null,
-          countOfLogin: { increment: 1 },
-          lastActivityDate: now,
-        },
-      }),
+    succeeded: (id, now) => db.user.update({ where: { id }, data: loginSucceeded(now) }),
     changePassword: (id, stored, now) =>
       db.user.update({
         where: { id },
-        data: {
-          ...stored,
-          countOfFailedLogin: 0,
-          lockedUntil: null,
-          lastResetPasswordDate: now,
-          lastActivityDate: now,
-          tokenVersion: { increment: 1 },
-        },
+        data: { ...passwordChanged(stored, now), lastResetPasswordDate: now },
       }),
     async revokeTokens(id) {
-      await db.user.updateMany({ where: { id }, data: { tokenVersion: { increment: 1 } } });
+      await db.user.updateMany({ where: { id }, data: tokensRevoked });
     },
   };
 }
@@ -98,38 +103,19 @@ export function administratorAccounts(db: Db): AccountStore<Administrator> {
     blocked: (row) => row.isLockedOut,
     lockedUntil: (row) => row.lockedUntil,
     async failed(id, now) {
-      const { countOfFailedLogin } = await db.administrator.update({
+      const row = await db.administrator.update({
         where: { id },
-        data: { countOfFailedLogin: { increment: 1 } },
+        data: countFailure,
         select: { countOfFailedLogin: true },
       });
-      if (countOfFailedLogin % LOCKOUT_FAILURES === 0) {
-        await db.administrator.update({ where: { id }, data: { lockedUntil: lockoutEnd(now) } });
-      }
+      const locked = lockout(row.countOfFailedLogin, now);
+      if (locked) await db.administrator.update({ where: { id }, data: locked });
     },
-    succeeded: (id, now) =>
-      db.administrator.update({
-        where: { id },
-        data: {
-          countOfFailedLogin: 0,
-          lockedUntil: null,
-          countOfLogin: { increment: 1 },
-          lastActivityDate: now,
-        },
-      }),
+    succeeded: (id, now) => db.administrator.update({ where: { id }, data: loginSucceeded(now) }),
     changePassword: (id, stored, now) =>
-      db.administrator.update({
-        where: { id },
-        data: {
-          ...stored,
-          countOfFailedLogin: 0,
-          lockedUntil: null,
-          lastActivityDate: now,
-          tokenVersion: { increment: 1 },
-        },
-      }),
+      db.administrator.update({ where: { id }, data: passwordChanged(stored, now) }),
     async revokeTokens(id) {
-      await db.administrator.updateMany({ where: { id }, data: { tokenVersion: { increment: 1 } } });
+      await db.administrator.updateMany({ where: { id }, data: tokensRevoked });
     },
   };
 }
