@@ -9,6 +9,7 @@ import {
   Reply,
   type ReplyCookie,
   type ReplyInit,
+  type RestartWorkers,
 } from '../operations/types.ts';
 import type { SharedState } from '../state/port.ts';
 import { principalOf } from './auth.ts';
@@ -20,6 +21,7 @@ export interface Services {
   config: Config;
   state: SharedState;
   logger: Logger;
+  restart: RestartWorkers;
 }
 
 /*
@@ -126,6 +128,7 @@ function dispatch(handler: ErasedHandler, operation: ContractOperation, services
       config: services.config,
       state: services.state,
       log: req.log ?? services.logger,
+      restart: services.restart,
       reply,
     });
     send(res, operation, output, checked);

@@ -13,6 +13,7 @@ import { stlListSites } from './stl/stlListSites.ts';
 import { healthz } from './system/healthz.ts';
 import { ping } from './system/ping.ts';
 import { readyz } from './system/readyz.ts';
+import { restartSystem } from './system/restartSystem.ts';
 import type { Handler, OperationId } from './types.ts';
 
 /*
@@ -42,6 +43,7 @@ export const handlers: Registry = {
   ping,
   healthz,
   readyz,
+  restartSystem,
 };
 
 /** operationIds of the contract that no handler implements yet (their requests get a 404 problem). */
