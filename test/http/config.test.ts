@@ -26,6 +26,7 @@ describe('loadConfig', () => {
       redisUrl: undefined,
       redisKeyPrefix: 'cms:',
       seedDemo: true,
+      workers: 2,
     });
   });
 
@@ -44,6 +45,7 @@ describe('loadConfig', () => {
         REDIS_URL: 'redis://:pw@cache:6379/2',
         REDIS_KEY_PREFIX: 'cms-staging:',
         SEED_DEMO: 'true',
+        WORKERS: '4',
       }),
     ).toEqual({
       port: 8080,
@@ -57,6 +59,7 @@ describe('loadConfig', () => {
       redisUrl: 'redis://:pw@cache:6379/2',
       redisKeyPrefix: 'cms-staging:',
       seedDemo: true,
+      workers: 4,
     });
     expect(loadConfig({ DATABASE_URL: 'postgres://h/d' }).databaseUrl).toBe('postgres://h/d');
   });
@@ -71,6 +74,13 @@ describe('loadConfig', () => {
       true,
     );
     expect(loadConfig({ SEED_DEMO: '' }).seedDemo).toBe(true);
+  });
+
+  test('WORKERS=0 means a single process without supervisor; 1 is one supervised worker', () => {
+    expect(loadConfig({ WORKERS: '0' }).workers).toBe(0);
+    expect(loadConfig({ WORKERS: '1' }).workers).toBe(1);
+    expect(loadConfig({ WORKERS: '64' }).workers).toBe(64);
+    expect(loadConfig({ WORKERS: '' }).workers).toBe(2);
   });
 
   test('an empty variable counts as unset', () => {
@@ -105,6 +115,9 @@ describe('loadConfig', () => {
       "RATE_LIMIT_PER_MINUTE must be an integer from 0 to 1000000 (got 'many')",
     ],
     [{ REDIS_URL: 'http://:secret@cache' }, 'REDIS_URL must start with redis:// or rediss://'],
+    [{ WORKERS: '65' }, "WORKERS must be an integer from 0 to 64 (got '65')"],
+    [{ WORKERS: '-1' }, "WORKERS must be an integer from 0 to 64 (got '-1')"],
+    [{ WORKERS: 'auto' }, "WORKERS must be an integer from 0 to 64 (got 'auto')"],
   ])('%j is refused: %s', (env, message) => {
     expect(problemsOf(env)).toEqual([message]);
   });
