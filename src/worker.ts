@@ -69,6 +69,20 @@ async function restartCapability(state: SharedState): Promise<RestartWorkers> {
 
 export async function serve(config: Config, logger: Logger): Promise<void> {
   const underSupervisor = cluster.isWorker;
+  // The supervisor may ask a worker to stop while it is still starting (it is being stopped
+  // itself): the request is kept and honoured as soon as there is a server to close.
+  let stop = (_reason: string) => {
+    stopRequested = true;
+  };
+  let stopRequested = false;
+  if (underSupervisor) {
+    process.on('message', (message: unknown) => {
+      if (isStopMessage(message)) stop('stop');
+    });
+    // Ctrl-C reaches the whole process group; the supervisor decides when its workers stop.
+    process.on('SIGINT', () => undefined);
+    process.on('SIGTERM', () => stop('SIGTERM'));
+  }
   const handle = createDb(config.databaseUrl, { statementTimeoutMs: STATEMENT_TIMEOUT_MS });
   const { db, provider } = handle;
   await prepareDatabase(handle);
@@ -109,20 +123,14 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
     logger.info('stopped');
     process.exit(0);
   }
-  const stop = (reason: string) => {
+  stop = (reason: string) => {
     shutdown(reason).catch((error: unknown) => {
       logger.error({ err: describeError(error) }, 'shutdown failed');
       process.exit(1);
     });
   };
-  if (underSupervisor) {
-    process.on('message', (message: unknown) => {
-      if (isStopMessage(message)) stop('stop');
-    });
-    // Ctrl-C reaches the whole process group; the supervisor decides when its workers stop.
-    process.on('SIGINT', () => undefined);
-    process.on('SIGTERM', () => stop('SIGTERM'));
-  } else {
+  if (!underSupervisor) {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => stop(signal));
   }
+  if (stopRequested) stop('stop');
 }
