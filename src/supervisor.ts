@@ -219,6 +219,7 @@ export function supervise(options: SupervisorOptions): void {
 
   const initial = Array.from({ length: options.workers }, startWorker);
   Promise.allSettled(initial).then((results) => {
+    if (stopping) return; // A signal came first: stop() is under way.
     const failed = results.find((result) => result.status === 'rejected');
     if (failed === undefined) {
       logger.info({ workers: pids() }, 'workers ready');

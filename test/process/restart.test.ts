@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { afterEach, describe, expect, test } from '@jest/globals';
 import { createEmptyDatabase, type EmptyDatabase, testServerUrl } from '../support/database.ts';
@@ -268,9 +269,14 @@ describe(`the supervisor on ${provider}`, () => {
     expect(refused).toBe('ECONNREFUSED');
   });
 
-  test('a restart requested on one node rolls the workers of the other nodes on the same database', async () => {
-    const a = await startSeeded({ WORKERS: '1' });
-    const b = await serve({ DATABASE_URL: (database as EmptyDatabase).url, WORKERS: '1' });
+  // The signal travels through the shared state: the database, or Redis when CI provides one.
+  const redisUrl = process.env.TEST_REDIS_URL;
+  const through = redisUrl === undefined ? 'the database' : 'Redis';
+  test(`a restart requested on one node rolls the workers of the other nodes (signal through ${through})`, async () => {
+    const shared: Record<string, string> =
+      redisUrl === undefined ? {} : { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `cms-test-${randomUUID()}:` };
+    const a = await startSeeded({ WORKERS: '1', ...shared });
+    const b = await serve({ DATABASE_URL: (database as EmptyDatabase).url, WORKERS: '1', ...shared });
     await b.service.waitFor(/"msg":"workers ready"/, 60_000);
     const before = [...workersOf(a.service, 'workers ready'), ...workersOf(b.service, 'workers ready')];
 
