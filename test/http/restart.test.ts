@@ -3,15 +3,18 @@ import { signAccessToken } from '../../src/domain/crypto/tokens.ts';
 import { SCOPES } from '../../src/domain/principal.ts';
 import { PROBLEM_TYPE_BASE } from '../../src/http/problem.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { startClient, type TypedClient } from '../support/client.ts';
 
 /*
  * restartSystem over HTTP, in a process without a supervisor: the capability the app reaches is a
  * recorder (the real one, IPC to the supervisor, is proven by test/process/restart.test.ts).
+ * Requests the contract allows go through the typed client; the rest through supertest.
  */
 
 const PATH = '/api/v1/actions/restart';
 
 let app: TestApp;
+let typed: TypedClient;
 let calls = 0;
 /** What the recorder answers: whether the "supervisor" accepted the restart. */
 let accepts = true;
@@ -23,17 +26,24 @@ beforeAll(async () => {
       return accepts;
     },
   });
+  typed = await startClient(app);
 });
-afterAll(() => app.close());
+afterAll(async () => {
+  await typed.close();
+  await app.close();
+});
+
+const restart = (credentials: { apiKey: string } | { bearerToken: string } | Record<string, never>) =>
+  typed.clientAs(credentials).POST('/api/v1/actions/restart');
 
 describe('POST /api/v1/actions/restart', () => {
   test('a key with the Others scope asks for the restart once and gets {value: true}', async () => {
     const key = await app.createApiKey(['Others']);
     const before = calls;
-    const response = await app.request.post(PATH).set('X-SS-API-KEY', key);
+    const { data, response } = await restart({ apiKey: key });
     expect(response.status).toBe(200);
-    expect(response.headers['content-type']).toMatch(/^application\/json/);
-    expect(response.body).toEqual({ value: true });
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(data).toEqual({ value: true });
     expect(calls).toBe(before + 1);
   });
 
@@ -51,9 +61,9 @@ describe('POST /api/v1/actions/restart', () => {
       app.config.cmsSecret,
       { expiresIn: 600 },
     );
-    const byToken = await app.request.post(PATH).set('Authorization', `Bearer ${token}`);
-    expect(byToken.status).toBe(200);
-    expect(byToken.body).toEqual({ value: true });
+    const byToken = await restart({ bearerToken: token });
+    expect(byToken.response.status).toBe(200);
+    expect(byToken.data).toEqual({ value: true });
     expect(calls).toBe(before + 2);
   });
 
@@ -61,9 +71,9 @@ describe('POST /api/v1/actions/restart', () => {
     const key = await app.createApiKey(['Others']);
     accepts = false;
     try {
-      const response = await app.request.post(PATH).set('X-SS-API-KEY', key);
+      const { data, response } = await restart({ apiKey: key });
       expect(response.status).toBe(200);
-      expect(response.body).toEqual({ value: false });
+      expect(data).toEqual({ value: false });
     } finally {
       accepts = true;
     }
@@ -71,21 +81,22 @@ describe('POST /api/v1/actions/restart', () => {
 
   test('without credentials: 401, and no restart is asked for', async () => {
     const before = calls;
-    const response = await app.request.post(PATH);
+    const { error, response } = await restart({});
     expect(response.status).toBe(401);
-    expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(response.body).toMatchObject({ type: `${PROBLEM_TYPE_BASE}unauthorized`, status: 401 });
-    const unknown = await app.request.post(PATH).set('X-SS-API-KEY', 'cms_not-a-key-of-this-service');
-    expect(unknown.status).toBe(401);
+    expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(error).toMatchObject({ type: `${PROBLEM_TYPE_BASE}unauthorized`, status: 401 });
+    const unknown = await restart({ apiKey: 'cms_not-a-key-of-this-service' });
+    expect(unknown.response.status).toBe(401);
+    expect(unknown.error).toMatchObject({ detail: 'The API key is not valid' });
     expect(calls).toBe(before);
   });
 
   test('a key with every scope but Others: 403 naming the scope, and no restart is asked for', async () => {
     const key = await app.createApiKey(SCOPES.filter((scope) => scope !== 'Others'));
     const before = calls;
-    const response = await app.request.post(PATH).set('X-SS-API-KEY', key);
+    const { error, response } = await restart({ apiKey: key });
     expect(response.status).toBe(403);
-    expect(response.body).toMatchObject({
+    expect(error).toMatchObject({
       type: `${PROBLEM_TYPE_BASE}forbidden`,
       status: 403,
       detail: "The credentials do not carry the 'Others' scope this operation needs",
