@@ -74,6 +74,8 @@ export function supervise(options: SupervisorOptions): void {
   const since = new Map<Worker, number>();
   /** Asked to stop: their exit is expected. */
   const retiring = new Set<Worker>();
+  /** Workers that have listened, and so can take the stop message. */
+  const listened = new WeakSet<Worker>();
   const seen = new Map<string, number>();
   let crashes = 0;
   let replacing: NodeJS.Timeout | undefined;
@@ -91,6 +93,7 @@ export function supervise(options: SupervisorOptions): void {
       const onListening = () => {
         worker.off('exit', onExit);
         serving.add(worker);
+        listened.add(worker);
         since.set(worker, Date.now());
         logger.info({ worker: pidOf(worker) }, 'worker listening');
         resolve(worker);
@@ -120,7 +123,8 @@ export function supervise(options: SupervisorOptions): void {
         resolve();
       });
       const stop: StopMessage = { cms: 'stop' };
-      if (worker.isConnected()) worker.send(stop);
+      // One still starting may not listen for messages yet; SIGTERM stops it either way.
+      if (listened.has(worker) && worker.isConnected()) worker.send(stop);
       else worker.process.kill('SIGTERM');
     });
   }

@@ -36,6 +36,7 @@ interface LogLine {
   workers?: number[];
   code?: number | null;
   signal?: string | null;
+  delayMs?: number;
 }
 
 /** The supervisor's and workers' JSON log lines so far. */
@@ -197,7 +198,7 @@ describe(`the supervisor on ${provider}`, () => {
     }
   });
 
-  test('a worker killed with SIGKILL is replaced; SIGTERM then lets a request in flight finish and exits 0', async () => {
+  test('a worker killed with SIGKILL is replaced, after a longer pause when it happens again at once; SIGTERM then lets a request in flight finish and exits 0', async () => {
     const { service, port, key } = await startSeeded();
     const [victim, survivor] = workersOf(service, 'workers ready') as [number, number];
     process.kill(victim, 'SIGKILL');
@@ -213,9 +214,19 @@ describe(`the supervisor on ${provider}`, () => {
         .filter((line) => line.msg === 'worker listening')
         .map((line) => line.worker);
     await until(() => listening().length === 3, service);
-    const replacement = listening()[2] as number;
-    expect([victim, survivor]).not.toContain(replacement);
+    const first = listening()[2] as number;
+    expect([victim, survivor]).not.toContain(first);
+
+    // Killed again at once: a crash loop, so the pause before the next replacement doubles.
+    process.kill(first, 'SIGKILL');
+    await until(() => listening().length === 4, service);
+    const replacement = listening()[3] as number;
+    expect([victim, survivor, first]).not.toContain(replacement);
     expect(isAlive(replacement)).toBe(true);
+    const pauses = logLines(service)
+      .filter((line) => line.msg === 'replacing the worker')
+      .map((line) => line.delayMs);
+    expect(pauses).toEqual([500, 1000]);
 
     const load = traffic(port, key, 2);
     try {
