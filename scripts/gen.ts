@@ -16,6 +16,7 @@ import {
   readBaseModel,
   renderProviderSchema,
 } from '../src/db/migrate/model.ts';
+import { buildDocs } from './docs.ts';
 import { renderOperationTable, withOperationTable } from './operationTable.ts';
 
 const GENERATED = join('src', 'generated');
@@ -125,8 +126,10 @@ async function main(): Promise<number> {
   if (!process.argv.includes('--check')) {
     await generate(PROJECT_ROOT);
     await writeFile(README, await expectedReadme());
+    // The docs page the service serves at /docs (not in git: `npm ci` builds it too).
+    await buildDocs();
     console.log(
-      `generated ${PROVIDERS.map((p) => `prisma/${p}/schema.prisma`).join(', ')}, ${GENERATED}/ and the operation table of README.md`,
+      `generated ${PROVIDERS.map((p) => `prisma/${p}/schema.prisma`).join(', ')}, ${GENERATED}/, docs/index.html and the operation table of README.md`,
     );
     return 0;
   }

@@ -19,7 +19,11 @@ export interface Config {
   nodeEnv: string;
   /** Largest `perPage` a list accepts before answering 400. */
   maxPerPage: number;
-  /** Requests per client per minute on /api/v1 (ping excepted); 0 turns limiting off. */
+  /**
+   * Requests a minute per address, on /api/v1 (ping excepted), for requests without known-good
+   * credentials; 0 turns that limit off. Keys and tokens are unlimited unless a key has its own
+   * limit (src/http/rateLimit.ts).
+   */
   rateLimitPerMinute: number;
   /** Redis for state every node must share (rate-limit counters); undefined on a single node. */
   redisUrl: string | undefined;
@@ -36,6 +40,10 @@ export interface Config {
    * (for orchestrators that run one process per container and restart it themselves).
    */
   workers: number;
+  /** Rows stl/sqlContents answers at most; the cursor stops there. */
+  stlSqlMaxRows: number;
+  /** Time a stl/sqlContents query may run, in milliseconds, before it is stopped (400). */
+  stlSqlTimeoutMs: number;
 }
 
 /** Raised with every problem at once, so that an operator fixes the environment in one go. */
@@ -101,7 +109,7 @@ const schema = z.object({
     .default('info'),
   NODE_ENV: z.string().default('development'),
   MAX_PER_PAGE: integer('MAX_PER_PAGE', 1, 100_000, 1000),
-  RATE_LIMIT_PER_MINUTE: integer('RATE_LIMIT_PER_MINUTE', 0, 1_000_000, 1200),
+  RATE_LIMIT_PER_MINUTE: integer('RATE_LIMIT_PER_MINUTE', 0, 1_000_000, 600),
   REDIS_URL: z
     .string()
     .optional()
@@ -121,6 +129,8 @@ const schema = z.object({
       error: (issue) => `SEED_DEMO must be true or false (got '${String(issue.input)}')`,
     })
     .optional(),
+  STL_SQL_MAX_ROWS: integer('STL_SQL_MAX_ROWS', 1, 100_000, 1000),
+  STL_SQL_TIMEOUT_MS: integer('STL_SQL_TIMEOUT_MS', 100, 60_000, 2000),
 });
 
 type EnvName = keyof typeof schema.shape;
@@ -150,6 +160,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     seedDemo:
       vars.SEED_DEMO === undefined ? vars.DATABASE_URL === DEFAULT_DATABASE_URL : vars.SEED_DEMO === 'true',
     workers: vars.WORKERS,
+    stlSqlMaxRows: vars.STL_SQL_MAX_ROWS,
+    stlSqlTimeoutMs: vars.STL_SQL_TIMEOUT_MS,
   };
 }
 

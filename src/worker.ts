@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { type Config, ensureTokenSecret } from './config.ts';
 import { createDb, prepareDatabase } from './db/client.ts';
 import { connectRedis } from './db/redis.ts';
+import { closeSandboxes } from './db/sandbox/index.ts';
 import { backgroundTasksOf, createApp } from './http/app.ts';
 import { describeError } from './http/logging.ts';
 import { createHttpServer } from './http/server.ts';
@@ -118,6 +119,7 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
     clearTimeout(deadline);
     await backgroundTasksOf(app).settled();
     await state.close();
+    await closeSandboxes();
     await db.$disconnect();
     await redis?.quit();
     logger.info('stopped');

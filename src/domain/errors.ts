@@ -22,6 +22,8 @@ export const DOMAIN_ERROR_CODES = [
   'forbidden',
   /** A record the input names does not exist (404). */
   'not-found',
+  /** Too many attempts of a limited action, e.g. captcha checks per address (429); see RateLimited. */
+  'rate-limited',
 ] as const;
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];
 
@@ -55,6 +57,17 @@ export function invalidFields(fields: readonly FieldProblem[]): DomainError {
 /** Throws when any problem was collected; the usual end of a validation pass. */
 export function assertNoProblems(fields: readonly FieldProblem[]): void {
   if (fields.length > 0) throw invalidFields(fields);
+}
+
+/** A limited action tried too often; the client may try again after `retryAfterSeconds`. */
+export class RateLimited extends DomainError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super('rate-limited', message);
+    this.name = 'RateLimited';
+  }
 }
 
 export const invalid = (message: string, fields: readonly FieldProblem[] = []) =>

@@ -1,5 +1,14 @@
 /** Scope names, from the original system; a key with all of them is the bootstrap key. */
-export const SCOPES = ['Contents', 'Channels', 'STL', 'Users', 'Administrators', 'Others'] as const;
+export const SCOPES = [
+  'Contents',
+  'Channels',
+  'STL',
+  'Users',
+  'Administrators',
+  'Others',
+  /** Management of API keys (create, list, change, delete, reset). */
+  'ApiKeys',
+] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export function isScope(name: string): name is Scope {

@@ -466,22 +466,51 @@ export interface paths {
         /**
          * Run a read-only query (template tag)
          * @description Runs one SQL `SELECT` in a read-only sandbox and answers its rows, wrapped in `value`.
+         *     A query reaches the database only when three independent walls agree (README, "SQL sandbox"):
          *
-         *     - Exactly one `SELECT` statement (checked with a real SQL parser): no other statement
-         *       kind, no second statement, no function or relation outside the allow-list (400 with the
-         *       reason otherwise).
-         *     - Reachable relations are public views shaped like the original system's tables:
-         *       `siteserver_Site` (columns `id`, `siteName`, `siteDir`, `tableName`, `isRoot` as
-         *       `"True"`/`"False"`, `parentId`, `taxis`, `settingsXml` as `&`-joined `key=value` pairs),
-         *       `siteserver_Channel` (the scalar fields of channel form B) and the sites' content tables
-         *       (`siteserver_Content` by default: approved, non-recycled contents, with the scalar
-         *       fields of content form B). Tables of users, administrators, API keys or tokens are
-         *       unreachable.
-         *     - Runs on a read-only connection or transaction with a statement timeout (5 seconds by
-         *       default; exceeding it is a 400) and a row cap (1000 rows by default; further rows are
-         *       not returned — page with `LIMIT`/`OFFSET`).
-         *     - Row keys are camelCase; values are strings, numbers, booleans or null.
-         *     - A `connectionString` parameter is refused with a 400.
+         *     - **Parser wall.** The text is read by a SQL parser of the database's dialect (SQLite or
+         *       PostgreSQL). Exactly one `SELECT` (joins, `WHERE`, `GROUP BY`, `ORDER BY`,
+         *       `LIMIT`/`OFFSET`, aggregates, sub-selects, `UNION` and read-only CTEs allowed) whose every
+         *       relation is a public view below and whose every function is on an allow-list of string,
+         *       math, date and aggregate functions. Refused: any other statement, a second statement,
+         *       comments, quoted identifiers, parameters, escape or dollar-quoted strings, non-ASCII
+         *       characters outside string literals, schema-qualified names, table functions, casts to
+         *       anything but plain scalar types, `SELECT … INTO`, `FOR UPDATE`.
+         *     - **Database wall.** PostgreSQL: a read-only transaction under a role that may read the
+         *       public views only (a private table fails with "permission denied"), always rolled back.
+         *       SQLite: a separate read-only connection (`query_only`) whose statement's bytecode may open
+         *       only the tables the views read.
+         *     - **Limits wall.** At most 10,000 characters; at most `STL_SQL_MAX_ROWS` rows (1000 by
+         *       default; further rows are not read — page with `LIMIT`/`OFFSET`); at most
+         *       `STL_SQL_TIMEOUT_MS` milliseconds (2000 by default), after which the query is stopped and
+         *       the answer is a 400.
+         *
+         *     Every refusal is a 400 whose `detail` names the reason; nothing is written.
+         *
+         *     Public views (names and columns are compared without regard to case):
+         *
+         *     - `siteserver_Site`: `id`, `siteName`, `siteDir`, `tableName`, `isRoot` (`"True"`/`"False"`),
+         *       `parentId`, `taxis`, `settingsXml` (the site's stored attributes as `key=value` pairs
+         *       joined with `&`, by key; `%`, `&` and `=` inside keys and values are written `%25`, `%26`,
+         *       `%3D`).
+         *     - `siteserver_Channel`: `id`, `channelName`, `siteId`, `contentModelPluginId`,
+         *       `contentRelatedPluginIds`, `parentId`, `parentsPath`, `parentsCount`, `childrenCount`,
+         *       `indexName`, `groupNameCollection`, `taxis`, `addDate`, `imageUrl`, `content`, `filePath`,
+         *       `channelFilePathRule`, `contentFilePathRule`, `linkUrl`, `linkType`, `channelTemplateId`,
+         *       `contentTemplateId`, `keywords`, `description`.
+         *     - `siteserver_Content` (approved contents outside the recycle bin, of every site): `id`,
+         *       `channelId`, `siteId`, `addUserName`, `lastEditUserName`, `lastEditDate`, `addDate`,
+         *       `taxis`, `groupNameCollection`, `tags`, `sourceId`, `referenceId`, `checkedLevel`, `hits`,
+         *       `isChecked`, `isTop`, `isRecommend`, `isHot`, `isColor` (`"True"`/`"False"`), `title`,
+         *       `subTitle`, `imageUrl`, `videoUrl`, `fileUrl`, `linkUrl`, `content`, `summary`, `author`,
+         *       `source`.
+         *
+         *     Dates are UTC text `yyyy-MM-dd HH:mm:ss`. Row keys are the views' camelCase column names;
+         *     any other column name (an alias, an expression) comes back in lower case on both databases
+         *     (PostgreSQL folds unquoted names), so name computed columns with an alias
+         *     (`count(*) AS total`). Values are strings, numbers, booleans (a PostgreSQL comparison; SQLite
+         *     answers 1 or 0) or null. Parameters other than
+         *     `queryString` (such as `connectionString` or `databaseType`) are refused with a 400.
          */
         get: operations["stlSqlContents"];
         put?: never;
@@ -590,8 +619,10 @@ export interface paths {
         /**
          * Get a user's avatar address
          * @description Public. The address of the user's avatar image, wrapped in `value`: the user's
-         *     `avatarUrl`, or the service's default avatar when the user has none. 404 when the user
-         *     does not exist.
+         *     `avatarUrl` as stored (an absolute URL or a path on the site), or, when the user has none,
+         *     the service's default avatar `/assets/images/default-avatar.png`. 404 when no user has
+         *     this id (locked or unapproved users still have an avatar); 400 when the id is not a
+         *     positive 32-bit integer. Nothing else about the user is revealed.
          */
         get: operations["getUserAvatar"];
         put?: never;
@@ -709,6 +740,121 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/apiKeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description Every API key, ordered by `id`, wrapped in `value`. The keys themselves are never shown
+         *     (only their digests are stored): each entry has the title, scopes, dates and rate limit.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create API key
+         * @description Issues a new random key and answers it **once**, with its record: only its SHA-256 digest
+         *     is stored, so it cannot be shown again (reset it if it is lost). An API key may grant only
+         *     scopes it carries itself (403 otherwise); an administrator's token may grant any.
+         *     400 when `expiresAt` is not in the future.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/apiKeys/{id}/actions/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the API key.
+                 * @example 2
+                 */
+                id: components["parameters"]["ApiKeyId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Update API key
+         * @description Partial update of a key's title, scopes, expiry and rate limit: only the fields present
+         *     change; `null` removes the expiry or the rate limit (unlimited). Answers the record; the
+         *     key itself does not change (see reset). An API key may change only keys whose scopes it
+         *     carries itself, and grant only those (403 otherwise). 400 when `expiresAt` is not in the
+         *     future; 404 when the key does not exist.
+         */
+        post: operations["updateApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/apiKeys/{id}/actions/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the API key.
+                 * @example 2
+                 */
+                id: components["parameters"]["ApiKeyId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete API key
+         * @description Deletes the key: it stops working at once, on every node. Answers the deleted record. An
+         *     API key may delete only keys whose scopes it carries itself (403 otherwise); 404 when the
+         *     key does not exist.
+         */
+        post: operations["deleteApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/apiKeys/{id}/actions/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the API key.
+                 * @example 2
+                 */
+                id: components["parameters"]["ApiKeyId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset API key
+         * @description Gives the key a new random secret and answers it **once**, with the record (title, scopes,
+         *     expiry and rate limit stay). The old secret stops working at once, on every node. An API
+         *     key may reset only keys whose scopes it carries itself (403 otherwise); 404 when the key
+         *     does not exist.
+         */
+        post: operations["resetApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/captcha/{name}": {
         parameters: {
             query?: never;
@@ -724,10 +870,14 @@ export interface paths {
         };
         /**
          * Get a captcha image
-         * @description Public. A fresh captcha image (PNG) showing a 4-character code. The answer also sets the
-         *     cookie `ss-captcha` (HttpOnly, SameSite=Lax, path `/api/v1/captcha`, 10 minutes): a signed
-         *     token of the captcha's name and code that check captcha reads. Each image replaces the
-         *     previous one. Never cached.
+         * @description Public. A fresh captcha image: a 120×40 PNG showing a code of 4 characters drawn from
+         *     `ABCDEFGHJKMNPQRSTUVWXYZ23456789` (no `0`/`O`, `1`/`I`/`L`), on a noisy background.
+         *     The answer also sets the cookie `ss-captcha` (HttpOnly, SameSite=Lax, path
+         *     `/api/v1/captcha`, 10 minutes): a token signed by the service (HMAC-SHA-256, a key
+         *     derived from `CMS_SECRET`) holding a random captcha id, the captcha's name, its expiry and
+         *     a keyed hash of the code — never the code itself, which cannot be recovered from the
+         *     cookie. Check captcha reads it, on any node. A new image replaces the previous one (one
+         *     captcha per client at a time). `Cache-Control: no-store`: never cached.
          */
         get: operations["getCaptcha"];
         put?: never;
@@ -751,9 +901,10 @@ export interface paths {
             };
             cookie?: {
                 /**
-                 * @description The signed token that get captcha set with the image: it binds the captcha's name and code.
-                 *     Browsers send it by themselves; other clients send back what they received.
-                 * @example v1.Zm9vYmFy.c2lnbmF0dXJl
+                 * @description The signed token that get captcha set with the image: it binds the captcha's id, name,
+                 *     expiry and a keyed hash of its code (never the code). Browsers send it by themselves;
+                 *     other clients send back what they received.
+                 * @example v1.eyJpZCI6Ii4uLiJ9.c2lnbmF0dXJl
                  */
                 "ss-captcha"?: components["parameters"]["CaptchaCookie"];
             };
@@ -762,10 +913,17 @@ export interface paths {
         put?: never;
         /**
          * Check a captcha answer
-         * @description Public. Compares `captcha` (case-insensitively) with the code of the last image of that
-         *     name, read from the `ss-captcha` cookie, and answers `{ "value": true }` on a match.
-         *     A missing, expired or already checked cookie, or a wrong answer, is `{ "value": false }`.
-         *     Each image can be checked once, right or wrong: after a check, fetch a new image.
+         * @description Public. Compares `captcha` (case-insensitively, surrounding spaces ignored) with the code
+         *     of the image that set the `ss-captcha` cookie, and answers `{ "value": true }` on a
+         *     match. Anything else is a 400 problem of type `captcha-invalid`: no cookie, a cookie that
+         *     is not one the service signed (or was altered), a cookie of another captcha name, an
+         *     image older than 10 minutes, an image already checked, or a wrong answer.
+         *
+         *     Each image can be checked once, right or wrong, on any node of the service (the used
+         *     captcha ids are kept in the shared state: Redis or the database): after a check, fetch
+         *     a new image. When that record cannot be reached the answer is a 503, never a second use.
+         *     Checks are limited to 10 a minute per client address (a 429 with `Retry-After` beyond),
+         *     on top of the service's general rate limit.
          */
         post: operations["checkCaptcha"];
         delete?: never;
@@ -853,6 +1011,14 @@ export interface components {
          * @example true
          */
         BooleanWord: string | boolean;
+        /**
+         * Format: int32
+         * @description Review level: -99 draft, 0 pending, 1…5 passed that review stage, -1…-5 rejected at that
+         *     stage. The same codes everywhere, so a record read can be sent back as it is.
+         * @example 1
+         * @enum {integer}
+         */
+        CheckedLevel: -99 | -5 | -4 | -3 | -2 | -1 | 0 | 1 | 2 | 3 | 4 | 5;
         /**
          * @description A comma-separated string of names (items are trimmed, empty items dropped) or an array of
          *     names; at most 100 names of at most 255 characters.
@@ -951,13 +1117,7 @@ export interface components {
              * @example true
              */
             checked: boolean;
-            /**
-             * Format: int32
-             * @description Review level: -99 draft, 0 pending, 1…5 passed that review stage, -1…-5 rejected at that
-             *     stage.
-             * @example 1
-             */
-            checkedLevel: number;
+            checkedLevel: components["schemas"]["CheckedLevel"];
             /**
              * Format: int32
              * @description Number of views.
@@ -1110,11 +1270,7 @@ export interface components {
              * @example 0
              */
             referenceId: number;
-            /**
-             * Format: int32
-             * @example 1
-             */
-            checkedLevel: number;
+            checkedLevel: components["schemas"]["CheckedLevel"];
             /**
              * Format: int32
              * @example 318
@@ -1330,13 +1486,11 @@ export interface components {
             /** Format: int32 */
             referenceId?: number;
             /**
-             * Format: int32
              * @description Review level (-99 draft, 0 pending, 1…5 passed that stage, -1…-5 rejected at that
              *     stage); `checked` is recomputed from it. When `isChecked` (or `checked`) is sent too,
              *     they must agree (400 otherwise).
-             * @enum {integer}
              */
-            checkedLevel?: -99 | -5 | -4 | -3 | -2 | -1 | 0 | 1 | 2 | 3 | 4 | 5;
+            checkedLevel?: components["schemas"]["CheckedLevel"];
             /** Format: int32 */
             hits?: number;
             /** Format: int32 */
@@ -2534,14 +2688,17 @@ export interface components {
         };
         CheckCaptchaRequest: {
             /**
-             * @description The code the person read from the image (compared case-insensitively).
-             * @example K7pQ
+             * @description The code the person read from the image (compared case-insensitively, surrounding spaces ignored).
+             * @example K7PQ
              */
             captcha: string;
         };
         CheckCaptchaResponse: {
-            /** @description true when the answer matches an unexpired, unchecked image. */
-            value: boolean;
+            /**
+             * @description Always true (any other outcome is a 400 problem).
+             * @constant
+             */
+            value: true;
         };
         RestartSystemResponse: {
             /**
@@ -2549,6 +2706,80 @@ export interface components {
              *     nodes); false when the process has no supervisor (WORKERS=0).
              */
             value: boolean;
+        };
+        /**
+         * @description A scope an API key may carry; `ApiKeys` is the management of keys themselves.
+         * @example Contents
+         * @enum {string}
+         */
+        ApiKeyScope: "Contents" | "Channels" | "STL" | "Users" | "Administrators" | "Others" | "ApiKeys";
+        /**
+         * @description The scopes the key carries (each at most once; the order is not kept).
+         * @example [
+         *       "Contents",
+         *       "Channels",
+         *       "STL"
+         *     ]
+         */
+        ApiKeyScopes: components["schemas"]["ApiKeyScope"][];
+        /**
+         * @description What the key is for, shown in the list.
+         * @example Site back end
+         */
+        ApiKeyTitle: string;
+        /**
+         * Format: int32
+         * @description Requests a minute this key may make (on every node together); `null` means unlimited,
+         *     the default for keys.
+         * @example 120
+         */
+        ApiKeyRateLimit: number | null;
+        /** @description When the key stops working; `null` for never. Must be in the future. */
+        ApiKeyExpiry: components["schemas"]["DateTime"] | null;
+        /** @description An API key's record. The key itself is never part of it. */
+        ApiKey: {
+            /** Format: int32 */
+            id: number;
+            title: string;
+            scopes: components["schemas"]["ApiKeyScope"][];
+            createdAt: components["schemas"]["DateTime"];
+            /**
+             * @description When the key was last used, to the minute (it is written at most once a minute);
+             *     `null` if never.
+             */
+            lastUsedAt: components["schemas"]["DateTime"] | null;
+            expiresAt: components["schemas"]["ApiKeyExpiry"];
+            /**
+             * @description When the key was revoked (a revoked key is refused); `null` if not. This API deletes
+             *     keys rather than revoking them.
+             */
+            revokedAt: components["schemas"]["DateTime"] | null;
+            rateLimitPerMinute: components["schemas"]["ApiKeyRateLimit"];
+        };
+        ListApiKeysResponse: {
+            value: components["schemas"]["ApiKey"][];
+        };
+        /** @description A key just created or reset, with its record. The key is shown only this once. */
+        IssuedApiKey: {
+            /**
+             * @description The key itself, for the `X-SS-API-KEY` header or the `apiKey` parameter.
+             * @example cms_3q2-7wEvX1dBfZg0kY8mJt9cR5uHn4pLa6sQe1oVi2w
+             */
+            key: string;
+            apiKey: components["schemas"]["ApiKey"];
+        };
+        CreateApiKeyRequest: {
+            title: components["schemas"]["ApiKeyTitle"];
+            scopes: components["schemas"]["ApiKeyScopes"];
+            expiresAt?: components["schemas"]["ApiKeyExpiry"];
+            rateLimitPerMinute?: components["schemas"]["ApiKeyRateLimit"];
+        };
+        /** @description A partial update; only the fields present change. Any other field is a 400. */
+        UpdateApiKeyRequest: {
+            title?: components["schemas"]["ApiKeyTitle"];
+            scopes?: components["schemas"]["ApiKeyScopes"];
+            expiresAt?: components["schemas"]["ApiKeyExpiry"];
+            rateLimitPerMinute?: components["schemas"]["ApiKeyRateLimit"];
         };
     };
     responses: {
@@ -2631,10 +2862,10 @@ export interface components {
             };
         };
         /**
-         * @description The client (its API key or token, or its address when it sends none) made more requests
-         *     this minute than the service allows (`RATE_LIMIT_PER_MINUTE`, 1200 by default); try again
-         *     after `Retry-After` seconds. Every limited response also carries the IETF `RateLimit` and
-         *     `RateLimit-Policy` headers.
+         * @description Too many requests this minute; try again after `Retry-After` seconds. API keys and access
+         *     tokens are unlimited unless a key has a `rateLimitPerMinute` of its own; requests without
+         *     valid credentials are limited per address (`RATE_LIMIT_PER_MINUTE`, 600 by default). Every
+         *     counted response also carries the IETF `RateLimit` and `RateLimit-Policy` headers.
          */
         TooManyRequests: {
             headers: {
@@ -2647,8 +2878,8 @@ export interface components {
                  *       "type": "https://cms.example/problems/rate-limited",
                  *       "title": "Too Many Requests",
                  *       "status": 429,
-                 *       "detail": "Too many requests: at most 1200 a minute per client; retry in 30 s",
-                 *       "message": "Too many requests: at most 1200 a minute per client; retry in 30 s"
+                 *       "detail": "Too many requests: at most 600 a minute for this address; retry in 30 s",
+                 *       "message": "Too many requests: at most 600 a minute for this address; retry in 30 s"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -2715,9 +2946,10 @@ export interface components {
     };
     parameters: {
         /**
-         * @description The signed token that get captcha set with the image: it binds the captcha's name and code.
-         *     Browsers send it by themselves; other clients send back what they received.
-         * @example v1.Zm9vYmFy.c2lnbmF0dXJl
+         * @description The signed token that get captcha set with the image: it binds the captcha's id, name,
+         *     expiry and a keyed hash of its code (never the code). Browsers send it by themselves;
+         *     other clients send back what they received.
+         * @example v1.eyJpZCI6Ii4uLiJ9.c2lnbmF0dXJl
          */
         CaptchaCookie: string;
         /**
@@ -2839,6 +3071,11 @@ export interface components {
          * @example 3
          */
         AdministratorId: number;
+        /**
+         * @description Id of the API key.
+         * @example 2
+         */
+        ApiKeyId: number;
         /**
          * @description Name of the captcha, chosen by the client per form (e.g. `login`, `register`).
          * @example login
@@ -3825,12 +4062,13 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The SQL `SELECT` statement.
+                 * @description The SQL `SELECT` statement, at most 10,000 characters; one final `;` is allowed. No
+                 *     default. SQL is full of characters that URLs reserve (`*`, `(`, `'`, `,` ...); they may
+                 *     be sent percent-encoded or as they are (`allowReserved`), as `encodeURIComponent`
+                 *     leaves some of them.
                  * @example SELECT id, siteName, siteDir, tableName, isRoot, parentId, taxis, settingsXml FROM siteserver_Site ORDER BY taxis, id
                  */
                 queryString: string;
-                /** @description Refused. Queries run only against the service's own database; any value is a 400. */
-                connectionString?: string;
             };
             header?: never;
             path?: never;
@@ -3855,7 +4093,7 @@ export interface operations {
                      *           "isRoot": "True",
                      *           "parentId": 0,
                      *           "taxis": 0,
-                     *           "settingsXml": "charset=utf-8&pageSize=30&webUrl=%2F"
+                     *           "settingsXml": "charset=utf-8&pageSize=30&webUrl=/"
                      *         },
                      *         {
                      *           "id": 2,
@@ -3865,7 +4103,7 @@ export interface operations {
                      *           "isRoot": "False",
                      *           "parentId": 0,
                      *           "taxis": 1,
-                     *           "settingsXml": "charset=utf-8&pageSize=20&webUrl=%2Fcareers"
+                     *           "settingsXml": "charset=utf-8&pageSize=20&webUrl=/careers"
                      *         }
                      *       ]
                      *     }
@@ -4149,8 +4387,48 @@ export interface operations {
                     "application/json": components["schemas"]["GetUserAvatarResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            404: components["responses"]["NotFound"];
+            /** @description The id is not a positive 32-bit integer. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://cms.example/problems/validation",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "The request does not match the contract: /path/id must be >= 1",
+                     *       "message": "The request does not match the contract: /path/id must be >= 1",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/path/id",
+                     *           "message": "must be >= 1"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No user has this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://cms.example/problems/not-found",
+                     *       "title": "Not Found",
+                     *       "status": 404,
+                     *       "detail": "User 12 does not exist",
+                     *       "message": "User 12 does not exist"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -4421,6 +4699,258 @@ export interface operations {
             default: components["responses"]["UnexpectedError"];
         };
     };
+    listApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The API keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "value": [
+                     *         {
+                     *           "id": 1,
+                     *           "title": "Site back end",
+                     *           "scopes": [
+                     *             "Contents",
+                     *             "Channels",
+                     *             "STL"
+                     *           ],
+                     *           "createdAt": "2024-01-15 09:00:00",
+                     *           "lastUsedAt": "2024-05-03 08:12:00",
+                     *           "expiresAt": null,
+                     *           "revokedAt": null,
+                     *           "rateLimitPerMinute": null
+                     *         },
+                     *         {
+                     *           "id": 2,
+                     *           "title": "Partner feed",
+                     *           "scopes": [
+                     *             "STL"
+                     *           ],
+                     *           "createdAt": "2024-03-02 10:00:00",
+                     *           "lastUsedAt": null,
+                     *           "expiresAt": "2025-03-02 00:00:00",
+                     *           "revokedAt": null,
+                     *           "rateLimitPerMinute": 120
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ListApiKeysResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The new key (shown this once) and its record. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "key": "cms_3q2-7wEvX1dBfZg0kY8mJt9cR5uHn4pLa6sQe1oVi2w",
+                     *       "apiKey": {
+                     *         "id": 2,
+                     *         "title": "Partner feed",
+                     *         "scopes": [
+                     *           "STL"
+                     *         ],
+                     *         "createdAt": "2024-03-02 10:00:00",
+                     *         "lastUsedAt": null,
+                     *         "expiresAt": "2025-03-02 00:00:00",
+                     *         "revokedAt": null,
+                     *         "rateLimitPerMinute": 120
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["IssuedApiKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the API key.
+                 * @example 2
+                 */
+                id: components["parameters"]["ApiKeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated record. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 2,
+                     *       "title": "Partner feed",
+                     *       "scopes": [
+                     *         "STL"
+                     *       ],
+                     *       "createdAt": "2024-03-02 10:00:00",
+                     *       "lastUsedAt": "2024-05-03 08:12:00",
+                     *       "expiresAt": "2025-03-02 00:00:00",
+                     *       "revokedAt": null,
+                     *       "rateLimitPerMinute": 300
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the API key.
+                 * @example 2
+                 */
+                id: components["parameters"]["ApiKeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deleted record. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 2,
+                     *       "title": "Partner feed",
+                     *       "scopes": [
+                     *         "STL"
+                     *       ],
+                     *       "createdAt": "2024-03-02 10:00:00",
+                     *       "lastUsedAt": null,
+                     *       "expiresAt": "2025-03-02 00:00:00",
+                     *       "revokedAt": null,
+                     *       "rateLimitPerMinute": 120
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    resetApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the API key.
+                 * @example 2
+                 */
+                id: components["parameters"]["ApiKeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new key (shown this once) and its record. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "key": "cms_Vb9x0QeT4mWn7sKd2hRj5yLc8fGa1uPo3iZt6eNq0kM",
+                     *       "apiKey": {
+                     *         "id": 2,
+                     *         "title": "Partner feed",
+                     *         "scopes": [
+                     *           "STL"
+                     *         ],
+                     *         "createdAt": "2024-03-02 10:00:00",
+                     *         "lastUsedAt": "2024-05-03 08:12:00",
+                     *         "expiresAt": "2025-03-02 00:00:00",
+                     *         "revokedAt": null,
+                     *         "rateLimitPerMinute": 120
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["IssuedApiKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
     getCaptcha: {
         parameters: {
             query?: never;
@@ -4440,8 +4970,8 @@ export interface operations {
             200: {
                 headers: {
                     /**
-                     * @description `ss-captcha=<signed token>; Path=/api/v1/captcha; Max-Age=600; HttpOnly; SameSite=Lax`
-                     * @example ss-captcha=v1.Zm9vYmFy.c2lnbmF0dXJl; Path=/api/v1/captcha; Max-Age=600; HttpOnly; SameSite=Lax
+                     * @description `ss-captcha=<signed token>; Max-Age=600; Path=/api/v1/captcha; Expires=<in 10 minutes>; HttpOnly; SameSite=Lax`
+                     * @example ss-captcha=v1.eyJpZCI6Ii4uLiJ9.c2lnbmF0dXJl; Max-Age=600; Path=/api/v1/captcha; Expires=Mon, 23 Nov 2026 12:50:00 GMT; HttpOnly; SameSite=Lax
                      */
                     "Set-Cookie"?: string;
                     /**
@@ -4455,7 +4985,30 @@ export interface operations {
                     "image/png": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
+            /** @description The name is not 1 to 64 letters, digits, `_` or `-`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://cms.example/problems/validation",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "The request does not match the contract: /path/name must match pattern \"^[A-Za-z0-9_-]{1,64}$\"",
+                     *       "message": "The request does not match the contract: /path/name must match pattern \"^[A-Za-z0-9_-]{1,64}$\"",
+                     *       "errors": [
+                     *         {
+                     *           "path": "/path/name",
+                     *           "message": "must match pattern \"^[A-Za-z0-9_-]{1,64}$\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -4474,9 +5027,10 @@ export interface operations {
             };
             cookie?: {
                 /**
-                 * @description The signed token that get captcha set with the image: it binds the captcha's name and code.
-                 *     Browsers send it by themselves; other clients send back what they received.
-                 * @example v1.Zm9vYmFy.c2lnbmF0dXJl
+                 * @description The signed token that get captcha set with the image: it binds the captcha's id, name,
+                 *     expiry and a keyed hash of its code (never the code). Browsers send it by themselves;
+                 *     other clients send back what they received.
+                 * @example v1.eyJpZCI6Ii4uLiJ9.c2lnbmF0dXJl
                  */
                 "ss-captcha"?: components["parameters"]["CaptchaCookie"];
             };
@@ -4485,24 +5039,61 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "captcha": "K7pQ"
+                 *       "captcha": "K7PQ"
                  *     }
                  */
                 "application/json": components["schemas"]["CheckCaptchaRequest"];
             };
         };
         responses: {
-            /** @description Whether the answer matches. */
+            /** @description The answer matches the image, which is now used. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "value": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["CheckCaptchaResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            429: components["responses"]["TooManyRequests"];
+            /**
+             * @description A wrong, expired, already checked or missing captcha (type `captcha-invalid`; `detail`
+             *     says which, never the code), or a request that breaks the contract (type `validation`).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description More than 10 captcha checks this minute from this address (or the service's general
+             *     limit); retry after `Retry-After` seconds.
+             */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://cms.example/problems/rate-limited",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "Too many captcha checks: at most 10 a minute per address; retry in 42 s",
+                     *       "message": "Too many captcha checks: at most 10 a minute per address; retry in 42 s"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
         };

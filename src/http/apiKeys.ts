@@ -1,23 +1,19 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
+import { parseScopes } from '../domain/apiKeys/scopes.ts';
 import { digestApiKey } from '../domain/crypto/apiKeys.ts';
 import { unauthenticated } from '../domain/errors.ts';
-import { isScope, type Principal, type Scope } from '../domain/principal.ts';
+import type { Principal } from '../domain/principal.ts';
 import type { BackgroundTasks } from './background.ts';
 import { describeError } from './logging.ts';
 
 /** lastUsedAt is informational; writing it on every request would turn each read into a write. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
 
-export type Authenticated = Exclude<Principal, { kind: 'anonymous' }>;
-
-export function parseScopes(joined: string): Set<Scope> {
-  return new Set(
-    joined
-      .split(',')
-      .map((name) => name.trim())
-      .filter(isScope),
-  );
+/** A key that authenticated: its principal and its own rate limit (null: unlimited). */
+export interface AuthenticatedKey {
+  principal: Extract<Principal, { kind: 'apiKey' }>;
+  rateLimitPerMinute: number | null;
 }
 
 /** Looks API keys up by digest and records their use. One per app. */
@@ -32,11 +28,15 @@ export class ApiKeyAuthenticator {
   ) {}
 
   /**
-   * The key's principal, or a thrown `unauthenticated` DomainError. The lookup by SHA-256 digest is
-   * the comparison: a digest reveals nothing usable about the key, so there is no secret whose
-   * comparison time could leak (a constant-time compare after it would protect nothing).
+   * The key's principal and rate limit, or a thrown `unauthenticated` DomainError.
+   *
+   * "Compared in constant time": the lookup by SHA-256 digest is the comparison. The secret is 256
+   * random bits and only its digest reaches the database; whatever the index lookup's timing
+   * reveals is how a digest of the caller's own guess compares with stored digests, which (SHA-256
+   * being preimage resistant) brings no guess closer to a key. A timingSafeEqual after the lookup
+   * would compare a digest with itself and protect nothing, so there is none.
    */
-  async authenticate(key: string, now = new Date()): Promise<Authenticated> {
+  async authenticate(key: string, now = new Date()): Promise<AuthenticatedKey> {
     const row = await this.db.apiKey.findUnique({ where: { digest: digestApiKey(key) } });
     if (row === null) throw unauthenticated('The API key is not valid');
     if (row.revokedAt !== null) throw unauthenticated('The API key has been revoked');
@@ -44,7 +44,10 @@ export class ApiKeyAuthenticator {
       throw unauthenticated('The API key has expired');
     }
     this.recordUse(row.id, row.lastUsedAt, now);
-    return { kind: 'apiKey', apiKeyId: row.id, scopes: parseScopes(row.scopes) };
+    return {
+      principal: { kind: 'apiKey', apiKeyId: row.id, scopes: parseScopes(row.scopes) },
+      rateLimitPerMinute: row.rateLimitPerMinute,
+    };
   }
 
   private recordUse(id: number, lastUsedAt: Date | null, now: Date): void {

@@ -3,7 +3,7 @@ import { type NextFunction, type Request, type Response, Router } from 'express'
 import type { Db } from '../db/client.ts';
 import { assertMayCall } from '../domain/access.ts';
 import { principalOfAccessToken } from '../domain/accessTokens.ts';
-import { unauthenticated } from '../domain/errors.ts';
+import { DomainError, unauthenticated } from '../domain/errors.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { ApiKeyAuthenticator } from './apiKeys.ts';
 import { type Contract, toExpressPath } from './contract.ts';
@@ -45,35 +45,51 @@ export function fingerprintOf(credentials: Credentials): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
 }
 
+/** What the rate limiter needs to know about a credential that authenticated. */
+export interface CredentialBudget {
+  /** Requests a minute; null for unlimited (tokens, and keys without a limit of their own). */
+  limitPerMinute: number | null;
+  /** Name of the shared counter: the key's id, so that every node (and a reset) counts it together. */
+  counter: string;
+}
+
 /**
- * Fingerprints of credentials this process has seen succeed lately. The rate limiter counts a
- * request under its credential only when that credential is known good: anything else, such as a
- * made-up key, counts against the sender's address and is turned away there before it costs a
- * lookup. Bounded, so a flood of good-looking keys cannot grow it.
+ * Credentials this process has seen succeed lately, by fingerprint, with their budget. The rate
+ * limiter runs before authentication (so a flood is turned away before it costs a lookup) and
+ * therefore knows a credential only from here: a known credential gets its own budget (unlimited
+ * unless its key has a limit), anything else — none, or a made-up, deleted or reset key — counts
+ * against the sender's address. Authentication refreshes an entry on every success (so a changed
+ * limit applies from the next request on) and forgets it on a refusal (so a deleted or reset key
+ * loses its budget on the first request a node refuses). Bounded, so a flood cannot grow it.
  */
 export class KnownCredentials {
-  private readonly seen = new Map<string, number>();
+  private readonly seen = new Map<string, { until: number; budget: CredentialBudget }>();
 
   constructor(
     private readonly capacity = 10_000,
     private readonly ttlMs = 10 * 60_000,
   ) {}
 
-  add(fingerprint: string, now = Date.now()): void {
+  add(fingerprint: string, budget: CredentialBudget, now = Date.now()): void {
     this.seen.delete(fingerprint);
-    this.seen.set(fingerprint, now + this.ttlMs);
+    this.seen.set(fingerprint, { until: now + this.ttlMs, budget });
     if (this.seen.size > this.capacity) {
       const oldest = this.seen.keys().next().value;
       if (oldest !== undefined) this.seen.delete(oldest);
     }
   }
 
-  has(fingerprint: string, now = Date.now()): boolean {
-    const until = this.seen.get(fingerprint);
-    if (until === undefined) return false;
-    if (until > now) return true;
+  forget(fingerprint: string): void {
     this.seen.delete(fingerprint);
-    return false;
+  }
+
+  /** The budget of a credential known to be good, or undefined. */
+  budgetOf(fingerprint: string, now = Date.now()): CredentialBudget | undefined {
+    const entry = this.seen.get(fingerprint);
+    if (entry === undefined) return undefined;
+    if (entry.until > now) return entry.budget;
+    this.seen.delete(fingerprint);
+    return undefined;
   }
 }
 
@@ -110,12 +126,20 @@ export class Authenticator {
     const credentials = credentialsOf(req);
     if (credentials === undefined) throw unauthenticated(CREDENTIALS_REQUIRED);
     const { apiKeys, db, secret, known } = this.options;
-    const principal =
-      credentials.kind === 'apiKey'
-        ? await apiKeys.authenticate(credentials.key)
-        : await principalOfAccessToken(db, credentials.token, secret);
-    known.add(fingerprintOf(credentials));
-    return principal;
+    const fingerprint = fingerprintOf(credentials);
+    try {
+      if (credentials.kind === 'bearer') {
+        const principal = await principalOfAccessToken(db, credentials.token, secret);
+        known.add(fingerprint, { limitPerMinute: null, counter: `token:${fingerprint}` });
+        return principal;
+      }
+      const { principal, rateLimitPerMinute } = await apiKeys.authenticate(credentials.key);
+      known.add(fingerprint, { limitPerMinute: rateLimitPerMinute, counter: `apiKey:${principal.apiKeyId}` });
+      return principal;
+    } catch (error) {
+      if (error instanceof DomainError) known.forget(fingerprint);
+      throw error;
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, Request } from 'express';
 import { error as validatorErrors } from 'express-openapi-validator';
 import type { Logger } from 'pino';
-import { DomainError, type DomainErrorCode, type FieldProblem } from '../domain/errors.ts';
+import { DomainError, type DomainErrorCode, type FieldProblem, RateLimited } from '../domain/errors.ts';
 import { SharedStateUnavailable } from '../state/port.ts';
 import { WWW_AUTHENTICATE } from './auth.ts';
 import { unsupportedMediaType } from './bodies.ts';
@@ -40,6 +40,7 @@ const DOMAIN_PROBLEMS: Record<DomainErrorCode, { status: number; kind: ProblemKi
   'locked-out': { status: 401, kind: 'locked-out' },
   forbidden: { status: 403, kind: 'forbidden' },
   'not-found': { status: 404, kind: 'not-found' },
+  'rate-limited': { status: 429, kind: 'rate-limited' },
 };
 
 /**
@@ -59,7 +60,10 @@ function fromDomain(error: DomainError, operation: ContractOperation | undefined
     path: locateField(problem.field, operation),
     message: problem.message,
   }));
-  return { body: problem(status, error.message, { kind, errors }) };
+  const body = problem(status, error.message, { kind, errors });
+  if (error instanceof RateLimited)
+    return { body, headers: { 'Retry-After': String(error.retryAfterSeconds) } };
+  return { body };
 }
 
 type ValidatorError = InstanceType<(typeof validatorErrors)[keyof typeof validatorErrors]>;

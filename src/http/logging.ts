@@ -18,8 +18,11 @@ const SECRET_HEADERS = new Set([
   'cookie',
   'set-cookie',
 ]);
-/** Query parameter names, lowercased and reduced to letters and digits, that may carry a secret. */
-const SECRET_QUERY_NAMES = ['apikey', 'accesstoken', 'token', 'password'];
+/**
+ * Query parameter names, lowercased and reduced to letters and digits, that may carry a secret; and
+ * `queryString` (stl/sqlContents), which holds SQL up to 10,000 characters: logs carry neither.
+ */
+const SECRET_QUERY_NAMES = ['apikey', 'accesstoken', 'token', 'password', 'querystring'];
 
 function decodedName(raw: string): string {
   try {

@@ -7,34 +7,50 @@ import { describeError } from './logging.ts';
 import { problem, sendProblem } from './problem.ts';
 
 /*
- * Requests per client per minute, on every /api/v1 operation except ping. A client is its
- * credential (API key or bearer token, by fingerprint: the key itself is never kept) once that
- * credential has been seen to be valid, or else its address: a made-up or unknown credential
- * counts against the address that sends it, so sending a new random key each time escapes
- * nothing, and a flood of them is turned away before any lookup. The counters live in the shared
- * state (Redis with REDIS_URL, else the database), so every node counts the same client together.
- * The limit is checked before validation and authentication, so a flood is turned away before it
- * costs a credential lookup.
+ * Rate limits for a headless CMS, on every /api/v1 operation except ping:
+ *
+ * - a request with an API key or access token known to be good (KnownCredentials, filled by the
+ *   authentication stage) is unlimited, unless its key has a `rateLimitPerMinute` of its own: then
+ *   it is counted under the key's id, on every node together;
+ * - anything else — no credentials, or a made-up, deleted or reset key — is counted against the
+ *   sender's address, RATE_LIMIT_PER_MINUTE a minute (0: unlimited). Sending a new random key each
+ *   time escapes nothing, and a flood is turned away before any lookup: the limiter runs before
+ *   validation and authentication, which is why it learns a key's budget from KnownCredentials
+ *   (the first request of a key counts against its address, until authentication has seen it).
+ *
+ * The counters live in the shared state (Redis with REDIS_URL, else the database).
  */
 
 export const RATE_LIMIT_WINDOW_MS = 60_000;
 const UNLIMITED_PATHS = new Set(['/api/v1/ping']);
 
 export interface RateLimitOptions {
-  /** Requests per client per window; 0 turns limiting off. */
+  /** Requests per address per window for requests without known-good credentials; 0: unlimited. */
   limit: number;
   /** Where the counters live: shared by every node. */
   state: SharedState;
   logger: Logger;
-  /** Credentials this process has seen succeed (filled by the authentication stage). */
+  /** Credentials this process has seen succeed, with their budgets (filled by authentication). */
   known: KnownCredentials;
 }
 
-function clientKey(req: Request, known: KnownCredentials): string {
+/** Which counter a request counts against, and how many it may make; 'unlimited' for none. */
+type Budget = { counter: string; limit: number; client: 'API key' | 'address' } | 'unlimited';
+
+function budgetOf(req: Request, { known, limit }: RateLimitOptions): Budget {
+  if (!req.path.startsWith('/api/v1/') || UNLIMITED_PATHS.has(req.path)) return 'unlimited';
   const credentials = credentialsOf(req);
-  const fingerprint = credentials && fingerprintOf(credentials);
-  if (fingerprint !== undefined && known.has(fingerprint)) return `credential:${fingerprint}`;
-  return `address:${ipKeyGenerator(req.ip ?? 'unknown')}`;
+  const budget = credentials && known.budgetOf(fingerprintOf(credentials));
+  if (budget !== undefined) {
+    if (budget.limitPerMinute === null) return 'unlimited';
+    return { counter: budget.counter, limit: budget.limitPerMinute, client: 'API key' };
+  }
+  if (limit === 0) return 'unlimited';
+  return {
+    counter: `address:${ipKeyGenerator(req.ip ?? 'unknown')}`,
+    limit,
+    client: 'address',
+  };
 }
 
 /** Raised for a hit the shared state could not count; the fail policy has already logged why. */
@@ -75,14 +91,30 @@ export class SharedStateStore implements Store {
   }
 }
 
-export function rateLimiting({ limit, state, logger, known }: RateLimitOptions): RequestHandler {
+export function rateLimiting(options: RateLimitOptions): RequestHandler {
+  const { state, logger } = options;
+  // The budget is decided once per request; express-rate-limit asks for it three times.
+  const budgets = new WeakMap<Request, Budget>();
+  const budget = (req: Request): Budget => {
+    let decided = budgets.get(req);
+    if (decided === undefined) {
+      decided = budgetOf(req, options);
+      budgets.set(req, decided);
+    }
+    return decided;
+  };
+  const counted = (req: Request) => {
+    const decided = budget(req);
+    if (decided === 'unlimited') throw new Error('an unlimited request was counted');
+    return decided;
+  };
   return rateLimit({
     windowMs: RATE_LIMIT_WINDOW_MS,
-    limit,
     standardHeaders: 'draft-8',
     legacyHeaders: false,
-    skip: (req) => limit === 0 || !req.path.startsWith('/api/v1/') || UNLIMITED_PATHS.has(req.path),
-    keyGenerator: (req) => clientKey(req, known),
+    skip: (req) => budget(req) === 'unlimited',
+    limit: (req) => counted(req).limit,
+    keyGenerator: (req) => counted(req).counter,
     store: new SharedStateStore(state),
     // An outage of the shared state must not take the API down with it: requests pass (the fail
     // policy of src/state logs it, throttled).
@@ -95,13 +127,14 @@ export function rateLimiting({ limit, state, logger, known }: RateLimitOptions):
       warn: (error, message) =>
         logger.warn({ err: describeError(error) }, message ?? 'rate limiting warning'),
     },
-    handler: (_req, res, _next, options) => {
-      const retryAfter = String(res.getHeader('Retry-After') ?? Math.ceil(options.windowMs / 1000));
+    handler: (req, res, _next, { windowMs }) => {
+      const { limit, client } = counted(req);
+      const retryAfter = String(res.getHeader('Retry-After') ?? Math.ceil(windowMs / 1000));
       sendProblem(
         res,
         problem(
           429,
-          `Too many requests: at most ${options.limit} a minute per client; retry in ${retryAfter} s`,
+          `Too many requests: at most ${limit} a minute for this ${client}; retry in ${retryAfter} s`,
         ),
         { 'Retry-After': retryAfter },
       );

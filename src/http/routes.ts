@@ -1,4 +1,5 @@
 import { type Request, type RequestHandler, type Response, Router } from 'express';
+import { ipKeyGenerator } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Db, DbProvider } from '../db/client.ts';
@@ -129,6 +130,7 @@ function dispatch(handler: ErasedHandler, operation: ContractOperation, services
       state: services.state,
       log: req.log ?? services.logger,
       restart: services.restart,
+      clientAddress: ipKeyGenerator(req.ip ?? 'unknown'),
       reply,
     });
     send(res, operation, output, checked);

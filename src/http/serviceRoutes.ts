@@ -1,14 +1,39 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Router } from 'express';
 import type { Contract } from './contract.ts';
+import { problem, sendProblem } from './problem.ts';
 
 /*
- * Routes that are not operations of the contract — the contract itself now; the docs page and
- * metrics next — live here, in one router mounted ahead of rate limiting, authorization and the
- * validator, so they neither fall into the validator's "no such operation" 404 nor need exceptions
- * inside it. Add a route here, not in app.ts, and list it in the README.
+ * Routes that are not operations of the contract — the contract itself, its docs page, metrics
+ * next — live here, in one router mounted ahead of rate limiting, authorization and the validator,
+ * so they neither fall into the validator's "no such operation" 404 nor need exceptions inside it.
+ * Add a route here, not in app.ts, and list it in the README.
  */
-export function serviceRoutes(contract: Contract): Router {
+
+/** The Redoc page `npm run docs` writes (also run by `npm ci` through `prepare`). */
+export const DOCS_PAGE = fileURLToPath(new URL('../../docs/index.html', import.meta.url));
+
+/**
+ * The page carries Redoc's scripts and styles inline and asks for no web font, so it works without
+ * any network; the policy makes the browser refuse anything from elsewhere all the same.
+ */
+const DOCS_POLICY = [
+  "default-src 'none'",
+  "script-src 'self' 'unsafe-inline' blob:",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src 'self' blob:",
+].join('; ');
+
+export interface ServiceRouteOptions {
+  /** Where the docs page is read from; the built page by default. */
+  docsPage?: string;
+}
+
+export function serviceRoutes(contract: Contract, options: ServiceRouteOptions = {}): Router {
   const router = Router();
   const yaml = readFileSync(contract.file, 'utf8');
   const json = JSON.stringify(contract.document);
@@ -17,6 +42,22 @@ export function serviceRoutes(contract: Contract): Router {
   });
   router.get('/openapi.json', (_req, res) => {
     res.type('application/json').send(json);
+  });
+  // Browsers ask for it with every page; there is none, and a 404 would only fill the logs.
+  router.get('/favicon.ico', (_req, res) => {
+    res.status(204).end();
+  });
+  const docsPage = options.docsPage ?? DOCS_PAGE;
+  // Read once, when present: the page changes only with the contract, i.e. with a new build.
+  const docs = existsSync(docsPage) ? readFileSync(docsPage) : undefined;
+  router.get('/docs', (_req, res) => {
+    if (docs === undefined) {
+      sendProblem(res, problem(404, 'The docs page has not been built: run `npm run docs`'));
+      return;
+    }
+    res.setHeader('Content-Security-Policy', DOCS_POLICY);
+    res.setHeader('Cache-Control', 'no-cache');
+    res.type('text/html').send(docs);
   });
   return router;
 }

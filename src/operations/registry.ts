@@ -1,4 +1,11 @@
 import { contract } from '../http/contract.ts';
+import { createApiKey } from './apiKeys/createApiKey.ts';
+import { deleteApiKey } from './apiKeys/deleteApiKey.ts';
+import { listApiKeys } from './apiKeys/listApiKeys.ts';
+import { resetApiKey } from './apiKeys/resetApiKey.ts';
+import { updateApiKey } from './apiKeys/updateApiKey.ts';
+import { checkCaptcha } from './captcha/checkCaptcha.ts';
+import { getCaptcha } from './captcha/getCaptcha.ts';
 import { getChannel } from './channels/getChannel.ts';
 import { updateChannel } from './channels/updateChannel.ts';
 import { deleteContent } from './contents/deleteContent.ts';
@@ -10,11 +17,13 @@ import { stlGetContent } from './stl/stlGetContent.ts';
 import { stlGetSite } from './stl/stlGetSite.ts';
 import { stlListContents } from './stl/stlListContents.ts';
 import { stlListSites } from './stl/stlListSites.ts';
+import { stlSqlContents } from './stl/stlSqlContents.ts';
 import { healthz } from './system/healthz.ts';
 import { ping } from './system/ping.ts';
 import { readyz } from './system/readyz.ts';
 import { restartSystem } from './system/restartSystem.ts';
 import type { Handler, OperationId } from './types.ts';
+import { getUserAvatar } from './users/getUserAvatar.ts';
 
 /*
  * Every implemented operation, one line each, grouped by the contract's tags. The mapped type ties
@@ -39,6 +48,18 @@ export const handlers: Registry = {
   stlGetChannel,
   stlListContents,
   stlGetContent,
+  stlSqlContents,
+  // apiKeys
+  listApiKeys,
+  createApiKey,
+  updateApiKey,
+  deleteApiKey,
+  resetApiKey,
+  // users
+  getUserAvatar,
+  // captcha
+  getCaptcha,
+  checkCaptcha,
   // system
   ping,
   healthz,

@@ -105,6 +105,13 @@ export interface OperationContext<K extends OperationId = OperationId> {
   log: Logger;
   /** Rolling restart of the service's workers (restartSystem). */
   restart: RestartWorkers;
+  /**
+   * The client's network address, for limits per address (e.g. captcha checks): the peer of the
+   * connection as express reports it (`req.ip`), an IPv6 address cut to its /56 network as the
+   * request limiter counts it, so rotating addresses within one's own prefix escapes nothing.
+   * Not a declared input: no request carries it in a parameter the client controls.
+   */
+  clientAddress: string;
   /** Builds a full reply, typed by this operation's declared responses. */
   reply(init: ReplyInit<K>): Reply<K>;
 }

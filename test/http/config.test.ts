@@ -22,11 +22,13 @@ describe('loadConfig', () => {
       logLevel: 'info',
       nodeEnv: 'development',
       maxPerPage: 1000,
-      rateLimitPerMinute: 1200,
+      rateLimitPerMinute: 600,
       redisUrl: undefined,
       redisKeyPrefix: 'cms:',
       seedDemo: true,
       workers: 2,
+      stlSqlMaxRows: 1000,
+      stlSqlTimeoutMs: 2000,
     });
   });
 
@@ -46,6 +48,8 @@ describe('loadConfig', () => {
         REDIS_KEY_PREFIX: 'cms-staging:',
         SEED_DEMO: 'true',
         WORKERS: '4',
+        STL_SQL_MAX_ROWS: '50',
+        STL_SQL_TIMEOUT_MS: '500',
       }),
     ).toEqual({
       port: 8080,
@@ -60,6 +64,8 @@ describe('loadConfig', () => {
       redisKeyPrefix: 'cms-staging:',
       seedDemo: true,
       workers: 4,
+      stlSqlMaxRows: 50,
+      stlSqlTimeoutMs: 500,
     });
     expect(loadConfig({ DATABASE_URL: 'postgres://h/d' }).databaseUrl).toBe('postgres://h/d');
   });
@@ -118,6 +124,10 @@ describe('loadConfig', () => {
     [{ WORKERS: '65' }, "WORKERS must be an integer from 0 to 64 (got '65')"],
     [{ WORKERS: '-1' }, "WORKERS must be an integer from 0 to 64 (got '-1')"],
     [{ WORKERS: 'auto' }, "WORKERS must be an integer from 0 to 64 (got 'auto')"],
+    [{ STL_SQL_MAX_ROWS: '0' }, "STL_SQL_MAX_ROWS must be an integer from 1 to 100000 (got '0')"],
+    [{ STL_SQL_MAX_ROWS: 'all' }, "STL_SQL_MAX_ROWS must be an integer from 1 to 100000 (got 'all')"],
+    [{ STL_SQL_TIMEOUT_MS: '50' }, "STL_SQL_TIMEOUT_MS must be an integer from 100 to 60000 (got '50')"],
+    [{ STL_SQL_TIMEOUT_MS: '2s' }, "STL_SQL_TIMEOUT_MS must be an integer from 100 to 60000 (got '2s')"],
   ])('%j is refused: %s', (env, message) => {
     expect(problemsOf(env)).toEqual([message]);
   });

@@ -3,12 +3,15 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import type { Redis } from 'ioredis';
 import { createRedis } from '../../src/db/redis.ts';
 import { digestApiKey } from '../../src/domain/crypto/apiKeys.ts';
+import { signAccessToken } from '../../src/domain/crypto/tokens.ts';
+import { KnownCredentials } from '../../src/http/auth.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 
 /*
- * Rate limits per client, counted in the shared state: the test database here, Redis in the
- * multi-node case that TEST_REDIS_URL (set by CI) adds, where two apps that share one Redis share
- * each client's counter.
+ * Rate limits, counted in the shared state: the test database here, Redis in the multi-node case
+ * that TEST_REDIS_URL (set by CI) adds, where two apps that share one Redis share each counter.
+ * Keys and tokens known to be good are unlimited unless the key has a limit of its own; anything
+ * else is limited per address (LIMIT here).
  */
 
 const LIMIT = 3;
@@ -16,6 +19,16 @@ const contents = (app: TestApp, key?: string) => {
   const call = app.request.post('/api/v1/contents').send({ siteId: 1 });
   return key === undefined ? call : call.set('X-SS-API-KEY', key);
 };
+const statusesOf = async (count: number, call: () => PromiseLike<{ status: number }>) => {
+  const statuses: number[] = [];
+  for (let i = 0; i < count; i++) statuses.push((await call()).status);
+  return statuses;
+};
+const repeat = (count: number, status: number) => Array.from({ length: count }, () => status);
+const idOf = async (app: TestApp, key: string) =>
+  (await app.db.apiKey.findUniqueOrThrow({ where: { digest: digestApiKey(key) } })).id;
+const limitKey = async (app: TestApp, key: string, rateLimitPerMinute: number | null) =>
+  app.db.apiKey.update({ where: { id: await idOf(app, key) }, data: { rateLimitPerMinute } });
 
 describe('one node', () => {
   let app: TestApp;
@@ -24,14 +37,26 @@ describe('one node', () => {
   });
   afterEach(() => app.close());
 
-  test('a known key gets a budget of its own; past it, a 429 problem with Retry-After', async () => {
+  test('a known key without a limit of its own is unlimited', async () => {
     const key = await app.createApiKey(['Contents']);
-    // Its first request is counted against the address: until then the key is not known to be good.
-    expect((await contents(app, key)).status).toBe(404);
-    for (let i = 0; i < LIMIT; i++) {
+    // Its first request counts against the address: until then the key is not known to be good.
+    const first = await contents(app, key);
+    expect(first.status).toBe(404);
+    expect(first.headers.ratelimit).toMatch(new RegExp(`r=${LIMIT - 1}\\b`));
+    const later = await contents(app, key);
+    expect(later.status).toBe(404);
+    expect(later.headers.ratelimit).toBeUndefined();
+    expect(await statusesOf(LIMIT * 3, () => contents(app, key))).toEqual(repeat(LIMIT * 3, 404));
+  });
+
+  test('a key with a limit of its own is counted by key; past it, a 429 problem with Retry-After', async () => {
+    const key = await app.createApiKey(['Contents']);
+    await limitKey(app, key, 2);
+    expect((await contents(app, key)).status).toBe(404); // learnt, on the address's budget
+    for (let remaining = 1; remaining >= 0; remaining--) {
       const response = await contents(app, key);
       expect(response.status).toBe(404);
-      expect(response.headers.ratelimit).toMatch(new RegExp(`r=${LIMIT - i - 1}\\b`));
+      expect(response.headers.ratelimit).toMatch(new RegExp(`r=${remaining}\\b`));
     }
     const refused = await contents(app, key);
     expect(refused.status).toBe(429);
@@ -41,30 +66,77 @@ describe('one node', () => {
       status: 429,
       title: 'Too Many Requests',
     });
-    expect(refused.body.detail).toContain(`at most ${LIMIT} a minute per client`);
+    expect(refused.body.detail).toMatch(
+      /^Too many requests: at most 2 a minute for this API key; retry in \d+ s$/,
+    );
     const retryAfter = Number(refused.headers['retry-after']);
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);
-
+    // The same key as a query parameter is the same budget; another key is not affected.
+    expect((await app.request.post(`/api/v1/contents?apiKey=${key}`).send({ siteId: 1 })).status).toBe(429);
     const other = await app.createApiKey(['Contents']);
     expect((await contents(app, other)).status).toBe(404);
-    expect((await app.request.post(`/api/v1/contents?apiKey=${key}`).send({ siteId: 1 })).status).toBe(429);
+    // Counted under the key's id: two passed, two refused.
+    expect(
+      await app.db.sharedCounter.findFirst({ where: { key: `rate:apiKey:${await idOf(app, key)}` } }),
+    ).toMatchObject({ count: 4 });
+  });
+
+  test('a limit set through key management applies from the next request on', async () => {
+    const manager = await app.createApiKey(['ApiKeys', 'Contents']);
+    const key = await app.createApiKey(['Contents']);
+    expect((await contents(app, manager)).status).toBe(404); // learnt (address: 1)
+    expect((await contents(app, key)).status).toBe(404); // learnt (address: 2)
+    const changed = await app.request
+      .post(`/api/v1/apiKeys/${await idOf(app, key)}/actions/update`)
+      .set('X-SS-API-KEY', manager)
+      .send({ rateLimitPerMinute: 1 });
+    expect(changed.status).toBe(200);
+    expect(changed.body.rateLimitPerMinute).toBe(1);
+    // The next request is let through as unlimited and teaches the node the new limit.
+    expect(await statusesOf(3, () => contents(app, key))).toEqual([404, 404, 429]);
+  });
+
+  test('a token is unlimited', async () => {
+    const administrator = await app.db.administrator.create({
+      data: { userName: 'operator', passwordHash: 'x', passwordSalt: 'x' },
+    });
+    const token = signAccessToken(
+      { id: administrator.id, kind: 'administrator', scopes: [], version: administrator.tokenVersion },
+      app.config.cmsSecret,
+      { expiresIn: 600 },
+    ).token;
+    const call = () =>
+      app.request.post('/api/v1/contents').set('Authorization', `Bearer ${token}`).send({ siteId: 1 });
+    expect(await statusesOf(LIMIT * 3, call)).toEqual(repeat(LIMIT * 3, 404));
   });
 
   test('unknown keys count against the address that sends them: a new random key each time escapes nothing', async () => {
     const key = await app.createApiKey(['Contents']);
     expect((await contents(app, key)).status).toBe(404); // learnt: one request of the address's budget
-    const statuses: number[] = [];
-    for (let i = 0; i < LIMIT; i++) statuses.push((await contents(app, `cms_made-up-${i}`)).status);
-    expect(statuses).toEqual([401, 401, 429]);
-    // The address is out of budget; the known key keeps its own.
+    let i = 0;
+    expect(await statusesOf(LIMIT, () => contents(app, `cms_made-up-${i++}`))).toEqual([401, 401, 429]);
+    const refused = await contents(app, 'cms_made-up');
+    expect(refused.body.detail).toMatch(
+      /^Too many requests: at most 3 a minute for this address; retry in \d+ s$/,
+    );
+    // The address is out of budget; the known key is not limited by it.
     expect((await contents(app, key)).status).toBe(404);
   });
 
+  test('a deleted or reset key loses its budget at the first request the node refuses', async () => {
+    const key = await app.createApiKey(['Contents']);
+    expect((await contents(app, key)).status).toBe(404); // learnt (address: 1)
+    await app.db.apiKey.update({
+      where: { id: await idOf(app, key) },
+      data: { digest: digestApiKey('cms_new') },
+    });
+    // Refused by authentication (not counted), then forgotten: counted against the address.
+    expect(await statusesOf(4, () => contents(app, key))).toEqual([401, 401, 401, 429]);
+  });
+
   test('requests without credentials are counted by address', async () => {
-    const statuses: number[] = [];
-    for (let i = 0; i <= LIMIT; i++) statuses.push((await contents(app)).status);
-    expect(statuses).toEqual([401, 401, 401, 429]);
+    expect(await statusesOf(LIMIT + 1, () => contents(app))).toEqual([401, 401, 401, 429]);
   });
 
   test('without Redis the counters live in the database, where every node sharing it sees them', async () => {
@@ -84,11 +156,13 @@ describe('one node', () => {
   });
 });
 
-test('a limit of 0 turns limiting off', async () => {
+test("a limit of 0 turns the address limit off, not a key's own", async () => {
   const app = await startTestApp({ config: { rateLimitPerMinute: 0 } });
   try {
+    expect(await statusesOf(10, () => contents(app))).toEqual(repeat(10, 401));
     const key = await app.createApiKey(['Contents']);
-    for (let i = 0; i < 10; i++) expect((await contents(app, key)).status).toBe(404);
+    await limitKey(app, key, 2);
+    expect(await statusesOf(4, () => contents(app, key))).toEqual([404, 404, 404, 429]);
   } finally {
     await app.close();
   }
@@ -98,8 +172,10 @@ test('when Redis cannot be reached, requests pass (the limiter fails open)', asy
   const unreachable = createRedis('redis://127.0.0.1:1');
   const app = await startTestApp({ config: { rateLimitPerMinute: 1 }, redis: unreachable });
   try {
+    expect(await statusesOf(3, () => contents(app))).toEqual(repeat(3, 401));
     const key = await app.createApiKey(['Contents']);
-    for (let i = 0; i < 3; i++) expect((await contents(app, key)).status).toBe(404);
+    await limitKey(app, key, 1);
+    expect(await statusesOf(3, () => contents(app, key))).toEqual(repeat(3, 404));
   } finally {
     await app.close();
     unreachable.disconnect();
@@ -128,11 +204,18 @@ const redisUrl = process.env.TEST_REDIS_URL;
     await redisB.quit();
   });
 
-  test("a client's requests count on every node", async () => {
+  test("a key's requests count on every node", async () => {
     const key = await first.createApiKey(['Contents']);
-    // Each test app has a database of its own: the second node learns the same key.
+    await limitKey(first, key, LIMIT);
+    // Each test app has a database of its own: the second node gets the same key, with the same id.
     await second.db.apiKey.create({
-      data: { title: 'same key', digest: digestApiKey(key), scopes: 'Contents' },
+      data: {
+        id: await idOf(first, key),
+        title: 'same key',
+        digest: digestApiKey(key),
+        scopes: 'Contents',
+        rateLimitPerMinute: LIMIT,
+      },
     });
     // Each node learns the key on its first request (counted by address), then counts it as the key.
     expect((await contents(first, key)).status).toBe(404);
@@ -144,5 +227,30 @@ const redisUrl = process.env.TEST_REDIS_URL;
       (await contents(second, key)).status,
     ];
     expect(statuses).toEqual([404, 404, 404, 429]);
+  });
+});
+
+describe('KnownCredentials', () => {
+  const budget = (counter: string) => ({ counter, limitPerMinute: 5 });
+
+  test('remembers a budget for its lifetime, refreshed by each add', () => {
+    const known = new KnownCredentials(10, 1_000);
+    known.add('a', budget('apiKey:1'), 0);
+    expect(known.budgetOf('a', 999)).toEqual(budget('apiKey:1'));
+    known.add('a', { counter: 'apiKey:1', limitPerMinute: null }, 500);
+    expect(known.budgetOf('a', 1_499)).toEqual({ counter: 'apiKey:1', limitPerMinute: null });
+    expect(known.budgetOf('a', 1_500)).toBeUndefined();
+  });
+
+  test('forgets on request, and the oldest beyond its capacity', () => {
+    const known = new KnownCredentials(2, 1_000);
+    known.add('a', budget('apiKey:1'), 0);
+    known.add('b', budget('apiKey:2'), 0);
+    known.add('c', budget('apiKey:3'), 0);
+    expect(known.budgetOf('a', 1)).toBeUndefined();
+    expect(known.budgetOf('b', 1)).toEqual(budget('apiKey:2'));
+    known.forget('b');
+    expect(known.budgetOf('b', 1)).toBeUndefined();
+    expect(known.budgetOf('c', 1)).toEqual(budget('apiKey:3'));
   });
 });

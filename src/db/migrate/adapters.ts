@@ -47,6 +47,12 @@ function sqliteConnection(databaseUrl: string): EngineConnection {
     (connect: Connect): Connect =>
     async () => {
       const adapter = await connect();
+      // Prisma redefines a SQLite table by creating new_X, dropping X and renaming new_X to X. Since
+      // SQLite 3.26 that rename fails while a view reads X ("error in view …: no such table"), as
+      // the public views of stl/sqlContents do (prisma/orm#10919). The legacy rename does not check
+      // views, which read X again once the rename is done. (In this mode a hand-written RENAME does
+      // not rewrite other tables' references to the renamed table: write those out.)
+      await adapter.executeScript('PRAGMA legacy_alter_table = ON');
       return delegate(adapter, {
         executeRaw: (query: SqlQuery) =>
           query.args.length === 0

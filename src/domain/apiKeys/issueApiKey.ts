@@ -1,6 +1,7 @@
 import type { Db } from '../../db/client.ts';
 import { digestApiKey, generateApiKey } from '../crypto/apiKeys.ts';
 import type { Scope } from '../principal.ts';
+import { joinScopes } from './scopes.ts';
 
 export interface IssuedApiKey {
   id: number;
@@ -8,18 +9,24 @@ export interface IssuedApiKey {
   key: string;
 }
 
+export interface ApiKeySettings {
+  title: string;
+  scopes: readonly Scope[];
+  expiresAt?: Date | null | undefined;
+  /** Requests a minute; null or absent for unlimited. */
+  rateLimitPerMinute?: number | null | undefined;
+}
+
 /** Creates a new random API key; the database keeps only its digest. */
-export async function issueApiKey(
-  db: Db,
-  options: { title: string; scopes: readonly Scope[]; expiresAt?: Date | undefined },
-): Promise<IssuedApiKey> {
+export async function issueApiKey(db: Db, settings: ApiKeySettings): Promise<IssuedApiKey> {
   const key = generateApiKey();
   const row = await db.apiKey.create({
     data: {
-      title: options.title,
+      title: settings.title,
       digest: digestApiKey(key),
-      scopes: [...new Set(options.scopes)].join(','),
-      expiresAt: options.expiresAt ?? null,
+      scopes: joinScopes(settings.scopes),
+      expiresAt: settings.expiresAt ?? null,
+      rateLimitPerMinute: settings.rateLimitPerMinute ?? null,
     },
     select: { id: true },
   });

@@ -3,6 +3,7 @@ import type { components } from '../../generated/openapi.ts';
 import { formatDateTime } from '../dates.ts';
 import { readJsonObject } from '../jsonObject.ts';
 import { splitList } from '../lists.ts';
+import { storedCheckedLevel } from './review.ts';
 
 /*
  * The two shapes of a content record in the contract. Form A (get, update, list) is the record
@@ -33,7 +34,7 @@ export function toContentFormA(row: Content): ContentFormA {
     referenceId: row.referenceId,
     templateId: row.templateId,
     checked: row.checked,
-    checkedLevel: row.checkedLevel,
+    checkedLevel: storedCheckedLevel(row.checkedLevel),
     hits: row.hits,
     downloads: row.downloads,
     imageUrlCount: row.imageUrlCount,
@@ -104,7 +105,7 @@ function formBBase(row: Content): ContentFormBFields {
     tags: splitList(row.tagNames).join(','),
     sourceId: row.sourceId,
     referenceId: row.referenceId,
-    checkedLevel: row.checkedLevel,
+    checkedLevel: storedCheckedLevel(row.checkedLevel),
     hits: row.hits,
     title: row.title,
     linkUrl: row.linkUrl ?? '',

@@ -1,3 +1,4 @@
+import type { components } from '../../generated/openapi.ts';
 import { invalid } from '../errors.ts';
 
 /*
@@ -13,8 +14,19 @@ export interface ReviewState {
   checkedLevel: number;
 }
 
-export function isValidCheckedLevel(level: number): boolean {
+/** The contract's review codes (CheckedLevel). */
+export type CheckedLevel = components['schemas']['CheckedLevel'];
+
+export function isValidCheckedLevel(level: number): level is CheckedLevel {
   return level === DRAFT_LEVEL || (Number.isInteger(level) && level >= -5 && level <= 5);
+}
+
+/**
+ * A stored level as the contract's code. Every write checks the level, so a stored one is always
+ * valid; a row written by hand outside the service reads as pending rather than breaking the read.
+ */
+export function storedCheckedLevel(level: number): CheckedLevel {
+  return isValidCheckedLevel(level) ? level : 0;
 }
 
 export function reviewStateOfLevel(checkedLevel: number, siteLevel: number): ReviewState {

@@ -28,10 +28,12 @@ export type AggregateApiKey = {
 
 export type ApiKeyAvgAggregateOutputType = {
   id: number | null
+  rateLimitPerMinute: number | null
 }
 
 export type ApiKeySumAggregateOutputType = {
   id: number | null
+  rateLimitPerMinute: number | null
 }
 
 export type ApiKeyMinAggregateOutputType = {
@@ -43,6 +45,7 @@ export type ApiKeyMinAggregateOutputType = {
   lastUsedAt: Date | null
   expiresAt: Date | null
   revokedAt: Date | null
+  rateLimitPerMinute: number | null
 }
 
 export type ApiKeyMaxAggregateOutputType = {
@@ -54,6 +57,7 @@ export type ApiKeyMaxAggregateOutputType = {
   lastUsedAt: Date | null
   expiresAt: Date | null
   revokedAt: Date | null
+  rateLimitPerMinute: number | null
 }
 
 export type ApiKeyCountAggregateOutputType = {
@@ -65,16 +69,19 @@ export type ApiKeyCountAggregateOutputType = {
   lastUsedAt: number
   expiresAt: number
   revokedAt: number
+  rateLimitPerMinute: number
   _all: number
 }
 
 
 export type ApiKeyAvgAggregateInputType = {
   id?: true
+  rateLimitPerMinute?: true
 }
 
 export type ApiKeySumAggregateInputType = {
   id?: true
+  rateLimitPerMinute?: true
 }
 
 export type ApiKeyMinAggregateInputType = {
@@ -86,6 +93,7 @@ export type ApiKeyMinAggregateInputType = {
   lastUsedAt?: true
   expiresAt?: true
   revokedAt?: true
+  rateLimitPerMinute?: true
 }
 
 export type ApiKeyMaxAggregateInputType = {
@@ -97,6 +105,7 @@ export type ApiKeyMaxAggregateInputType = {
   lastUsedAt?: true
   expiresAt?: true
   revokedAt?: true
+  rateLimitPerMinute?: true
 }
 
 export type ApiKeyCountAggregateInputType = {
@@ -108,6 +117,7 @@ export type ApiKeyCountAggregateInputType = {
   lastUsedAt?: true
   expiresAt?: true
   revokedAt?: true
+  rateLimitPerMinute?: true
   _all?: true
 }
 
@@ -206,6 +216,7 @@ export type ApiKeyGroupByOutputType = {
   lastUsedAt: Date | null
   expiresAt: Date | null
   revokedAt: Date | null
+  rateLimitPerMinute: number | null
   _count: ApiKeyCountAggregateOutputType | null
   _avg: ApiKeyAvgAggregateOutputType | null
   _sum: ApiKeySumAggregateOutputType | null
@@ -240,6 +251,7 @@ export type ApiKeyWhereInput = {
   lastUsedAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
   expiresAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
   revokedAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
+  rateLimitPerMinute?: Prisma.IntNullableFilter<"ApiKey"> | number | null
 }
 
 export type ApiKeyOrderByWithRelationInput = {
@@ -251,6 +263,7 @@ export type ApiKeyOrderByWithRelationInput = {
   lastUsedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   expiresAt?: Prisma.SortOrderInput | Prisma.SortOrder
   revokedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  rateLimitPerMinute?: Prisma.SortOrderInput | Prisma.SortOrder
 }
 
 export type ApiKeyWhereUniqueInput = Prisma.AtLeast<{
@@ -265,6 +278,7 @@ export type ApiKeyWhereUniqueInput = Prisma.AtLeast<{
   lastUsedAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
   expiresAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
   revokedAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
+  rateLimitPerMinute?: Prisma.IntNullableFilter<"ApiKey"> | number | null
 }, "id" | "digest">
 
 export type ApiKeyOrderByWithAggregationInput = {
@@ -276,6 +290,7 @@ export type ApiKeyOrderByWithAggregationInput = {
   lastUsedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   expiresAt?: Prisma.SortOrderInput | Prisma.SortOrder
   revokedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  rateLimitPerMinute?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.ApiKeyCountOrderByAggregateInput
   _avg?: Prisma.ApiKeyAvgOrderByAggregateInput
   _max?: Prisma.ApiKeyMaxOrderByAggregateInput
@@ -295,6 +310,7 @@ export type ApiKeyScalarWhereWithAggregatesInput = {
   lastUsedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"ApiKey"> | Date | string | null
   expiresAt?: Prisma.DateTimeNullableWithAggregatesFilter<"ApiKey"> | Date | string | null
   revokedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"ApiKey"> | Date | string | null
+  rateLimitPerMinute?: Prisma.IntNullableWithAggregatesFilter<"ApiKey"> | number | null
 }
 
 export type ApiKeyCreateInput = {
@@ -305,6 +321,7 @@ export type ApiKeyCreateInput = {
   lastUsedAt?: Date | string | null
   expiresAt?: Date | string | null
   revokedAt?: Date | string | null
+  rateLimitPerMinute?: number | null
 }
 
 export type ApiKeyUncheckedCreateInput = {
@@ -316,6 +333,7 @@ export type ApiKeyUncheckedCreateInput = {
   lastUsedAt?: Date | string | null
   expiresAt?: Date | string | null
   revokedAt?: Date | string | null
+  rateLimitPerMinute?: number | null
 }
 
 export type ApiKeyUpdateInput = {
@@ -326,6 +344,7 @@ export type ApiKeyUpdateInput = {
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  rateLimitPerMinute?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
 }
 
 export type ApiKeyUncheckedUpdateInput = {
@@ -337,6 +356,7 @@ export type ApiKeyUncheckedUpdateInput = {
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  rateLimitPerMinute?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
 }
 
 export type ApiKeyCreateManyInput = {
@@ -348,6 +368,7 @@ export type ApiKeyCreateManyInput = {
   lastUsedAt?: Date | string | null
   expiresAt?: Date | string | null
   revokedAt?: Date | string | null
+  rateLimitPerMinute?: number | null
 }
 
 export type ApiKeyUpdateManyMutationInput = {
@@ -358,6 +379,7 @@ export type ApiKeyUpdateManyMutationInput = {
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  rateLimitPerMinute?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
 }
 
 export type ApiKeyUncheckedUpdateManyInput = {
@@ -369,6 +391,7 @@ export type ApiKeyUncheckedUpdateManyInput = {
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  rateLimitPerMinute?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
 }
 
 export type ApiKeyCountOrderByAggregateInput = {
@@ -380,10 +403,12 @@ export type ApiKeyCountOrderByAggregateInput = {
   lastUsedAt?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrder
+  rateLimitPerMinute?: Prisma.SortOrder
 }
 
 export type ApiKeyAvgOrderByAggregateInput = {
   id?: Prisma.SortOrder
+  rateLimitPerMinute?: Prisma.SortOrder
 }
 
 export type ApiKeyMaxOrderByAggregateInput = {
@@ -395,6 +420,7 @@ export type ApiKeyMaxOrderByAggregateInput = {
   lastUsedAt?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrder
+  rateLimitPerMinute?: Prisma.SortOrder
 }
 
 export type ApiKeyMinOrderByAggregateInput = {
@@ -406,10 +432,20 @@ export type ApiKeyMinOrderByAggregateInput = {
   lastUsedAt?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrder
+  rateLimitPerMinute?: Prisma.SortOrder
 }
 
 export type ApiKeySumOrderByAggregateInput = {
   id?: Prisma.SortOrder
+  rateLimitPerMinute?: Prisma.SortOrder
+}
+
+export type NullableIntFieldUpdateOperationsInput = {
+  set?: number | null
+  increment?: number
+  decrement?: number
+  multiply?: number
+  divide?: number
 }
 
 
@@ -423,6 +459,7 @@ export type ApiKeySelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   lastUsedAt?: boolean
   expiresAt?: boolean
   revokedAt?: boolean
+  rateLimitPerMinute?: boolean
 }, ExtArgs["result"]["apiKey"]>
 
 export type ApiKeySelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -434,6 +471,7 @@ export type ApiKeySelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   lastUsedAt?: boolean
   expiresAt?: boolean
   revokedAt?: boolean
+  rateLimitPerMinute?: boolean
 }, ExtArgs["result"]["apiKey"]>
 
 export type ApiKeySelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -445,6 +483,7 @@ export type ApiKeySelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   lastUsedAt?: boolean
   expiresAt?: boolean
   revokedAt?: boolean
+  rateLimitPerMinute?: boolean
 }, ExtArgs["result"]["apiKey"]>
 
 export type ApiKeySelectScalar = {
@@ -456,9 +495,10 @@ export type ApiKeySelectScalar = {
   lastUsedAt?: boolean
   expiresAt?: boolean
   revokedAt?: boolean
+  rateLimitPerMinute?: boolean
 }
 
-export type ApiKeyOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "title" | "digest" | "scopes" | "createdAt" | "lastUsedAt" | "expiresAt" | "revokedAt", ExtArgs["result"]["apiKey"]>
+export type ApiKeyOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "title" | "digest" | "scopes" | "createdAt" | "lastUsedAt" | "expiresAt" | "revokedAt" | "rateLimitPerMinute", ExtArgs["result"]["apiKey"]>
 
 export type $ApiKeyPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "ApiKey"
@@ -471,13 +511,17 @@ export type $ApiKeyPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
      */
     digest: string
     /**
-     * Comma-joined scope names (Contents, Channels, STL, Users, Administrators, Others, ...).
+     * Comma-joined scope names (Contents, Channels, STL, Users, Administrators, Others, ApiKeys).
      */
     scopes: string
     createdAt: Date
     lastUsedAt: Date | null
     expiresAt: Date | null
     revokedAt: Date | null
+    /**
+     * Requests a minute this key may make; null means unlimited (see src/http/rateLimit.ts).
+     */
+    rateLimitPerMinute: number | null
   }, ExtArgs["result"]["apiKey"]>
   composites: {}
 }
@@ -909,6 +953,7 @@ export interface ApiKeyFieldRefs {
   readonly lastUsedAt: Prisma.FieldRef<"ApiKey", 'DateTime'>
   readonly expiresAt: Prisma.FieldRef<"ApiKey", 'DateTime'>
   readonly revokedAt: Prisma.FieldRef<"ApiKey", 'DateTime'>
+  readonly rateLimitPerMinute: Prisma.FieldRef<"ApiKey", 'Int'>
 }
     
 

@@ -242,7 +242,8 @@ export const ApiKeyScalarFieldEnum = {
   createdAt: 'createdAt',
   lastUsedAt: 'lastUsedAt',
   expiresAt: 'expiresAt',
-  revokedAt: 'revokedAt'
+  revokedAt: 'revokedAt',
+  rateLimitPerMinute: 'rateLimitPerMinute'
 } as const
 
 export type ApiKeyScalarFieldEnum = (typeof ApiKeyScalarFieldEnum)[keyof typeof ApiKeyScalarFieldEnum]

@@ -1,0 +1,15 @@
+import type { ExecuteOutcome } from '../../domain/stl/sql/executor.ts';
+
+/* Messages between the service and its SQLite sandbox process (sqlite.ts ⇄ sqliteChild.ts). */
+
+export interface SandboxRequest {
+  id: number;
+  sql: string;
+  maxRows: number | undefined;
+  databaseWall: boolean;
+}
+
+export type SandboxMessage =
+  | { type: 'ready' }
+  | { type: 'failed-to-open'; reason: string }
+  | { type: 'outcome'; id: number; outcome: ExecuteOutcome };

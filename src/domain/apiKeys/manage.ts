@@ -1,0 +1,167 @@
+import type { Db } from '../../db/client.ts';
+import type { ApiKey } from '../../db/models.ts';
+import type { components } from '../../generated/openapi.ts';
+import { grantedScopes } from '../access.ts';
+import { digestApiKey, generateApiKey } from '../crypto/apiKeys.ts';
+import { formatDateTime, parseDateTime } from '../dates.ts';
+import { conflict, forbidden, invalidFields, notFound } from '../errors.ts';
+import type { Principal, Scope } from '../principal.ts';
+import { issueApiKey } from './issueApiKey.ts';
+import { joinScopes, parseScopes } from './scopes.ts';
+
+/*
+ * Management of API keys: list, create, change, delete, reset. The key itself exists only in the
+ * answers of create and reset; the database keeps its SHA-256 digest, so no other answer (and no
+ * log line) can contain it.
+ *
+ * The `ApiKeys` scope must not be a way to more power: an API key may create or grant only scopes
+ * it carries itself, and may change, delete or reset only keys whose scopes it carries (resetting
+ * a stronger key would hand its caller that key). An administrator's token carries every scope.
+ */
+
+export type ApiKeyRecord = components['schemas']['ApiKey'];
+export type IssuedApiKeyRecord = components['schemas']['IssuedApiKey'];
+type CreateRequest = components['schemas']['CreateApiKeyRequest'];
+type UpdateRequest = components['schemas']['UpdateApiKeyRequest'];
+
+/** A key's row without its digest: the digest is never even read here. */
+type ApiKeyRow = Omit<ApiKey, 'digest'>;
+
+/**
+ * The columns a record is made of. Checked against the contract's ApiKey schema (a field missing
+ * or extra on either side does not compile), and the row type comes from the model.
+ */
+const RECORD_COLUMNS = {
+  id: true,
+  title: true,
+  scopes: true,
+  createdAt: true,
+  lastUsedAt: true,
+  expiresAt: true,
+  revokedAt: true,
+  rateLimitPerMinute: true,
+} as const satisfies Record<keyof ApiKeyRecord, true>;
+
+const dateOrNull = (date: Date | null) => (date === null ? null : formatDateTime(date));
+
+function toRecord(row: ApiKeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    title: row.title,
+    scopes: [...parseScopes(row.scopes)],
+    createdAt: formatDateTime(row.createdAt),
+    lastUsedAt: dateOrNull(row.lastUsedAt),
+    expiresAt: dateOrNull(row.expiresAt),
+    revokedAt: dateOrNull(row.revokedAt),
+    rateLimitPerMinute: row.rateLimitPerMinute,
+  };
+}
+
+/** Throws `forbidden` unless the principal carries every one of these scopes. */
+function assertCarries(principal: Principal, scopes: Iterable<Scope>, what: string): void {
+  const granted = grantedScopes(principal);
+  const missing = [...scopes].filter((scope) => !granted.has(scope));
+  if (missing.length === 0) return;
+  const names = missing.map((scope) => `'${scope}'`).join(', ');
+  throw forbidden(`${what} needs the ${names} scope, which these credentials do not carry`);
+}
+
+/** The expiry of a request: undefined when absent, null to remove, else a date in the future. */
+function expiryOf(text: string | null | undefined, now: Date): Date | null | undefined {
+  if (text === undefined || text === null) return text;
+  const date = parseDateTime(text);
+  if (date === undefined) {
+    throw invalidFields([{ field: 'expiresAt', message: 'is not a date on the calendar' }]);
+  }
+  if (date.getTime() <= now.getTime()) {
+    throw invalidFields([{ field: 'expiresAt', message: 'must be in the future' }]);
+  }
+  return date;
+}
+
+async function existing(db: Db, id: number): Promise<ApiKeyRow> {
+  const row = await db.apiKey.findUnique({ where: { id }, select: RECORD_COLUMNS });
+  if (row === null) throw notFound(`API key ${id} does not exist`);
+  return row;
+}
+
+/*
+ * The scopes a caller was checked against are part of each write's condition: if another request
+ * changed them (or deleted the key) between the check and the write, nothing is written, so a
+ * caller never changes a key that has just become stronger than itself.
+ */
+async function explainMiss(db: Db, id: number): Promise<never> {
+  await existing(db, id);
+  throw conflict(`API key ${id} was changed by another request meanwhile; try again`);
+}
+
+async function writeChecked(
+  db: Db,
+  current: ApiKeyRow,
+  data: Parameters<Db['apiKey']['updateMany']>[0]['data'],
+): Promise<void> {
+  const { count } = await db.apiKey.updateMany({ where: { id: current.id, scopes: current.scopes }, data });
+  if (count === 0) await explainMiss(db, current.id);
+}
+
+export async function listApiKeys(db: Db): Promise<ApiKeyRecord[]> {
+  const rows = await db.apiKey.findMany({ select: RECORD_COLUMNS, orderBy: { id: 'asc' } });
+  return rows.map(toRecord);
+}
+
+export async function createApiKey(
+  db: Db,
+  principal: Principal,
+  request: CreateRequest,
+  now = new Date(),
+): Promise<IssuedApiKeyRecord> {
+  assertCarries(principal, request.scopes, 'Granting these scopes');
+  const expiresAt = expiryOf(request.expiresAt, now);
+  const { id, key } = await issueApiKey(db, {
+    title: request.title,
+    scopes: request.scopes,
+    expiresAt,
+    rateLimitPerMinute: request.rateLimitPerMinute,
+  });
+  return { key, apiKey: toRecord(await existing(db, id)) };
+}
+
+export async function updateApiKey(
+  db: Db,
+  principal: Principal,
+  id: number,
+  request: UpdateRequest,
+  now = new Date(),
+): Promise<ApiKeyRecord> {
+  const current = await existing(db, id);
+  assertCarries(principal, parseScopes(current.scopes), `Changing API key ${id}`);
+  if (request.scopes !== undefined) assertCarries(principal, request.scopes, 'Granting these scopes');
+  const expiresAt = expiryOf(request.expiresAt, now);
+  await writeChecked(db, current, {
+    title: request.title,
+    scopes: request.scopes === undefined ? undefined : joinScopes(request.scopes),
+    expiresAt,
+    rateLimitPerMinute: request.rateLimitPerMinute,
+  });
+  return toRecord(await existing(db, id));
+}
+
+export async function deleteApiKey(db: Db, principal: Principal, id: number): Promise<ApiKeyRecord> {
+  const current = await existing(db, id);
+  assertCarries(principal, parseScopes(current.scopes), `Deleting API key ${id}`);
+  const { count } = await db.apiKey.deleteMany({ where: { id, scopes: current.scopes } });
+  if (count === 0) await explainMiss(db, id);
+  return toRecord(current);
+}
+
+/**
+ * A new secret for the key. The old one stops at once: authentication looks every request's key
+ * up by digest, and the old digest is gone.
+ */
+export async function resetApiKey(db: Db, principal: Principal, id: number): Promise<IssuedApiKeyRecord> {
+  const current = await existing(db, id);
+  assertCarries(principal, parseScopes(current.scopes), `Resetting API key ${id}`);
+  const key = generateApiKey();
+  await writeChecked(db, current, { digest: digestApiKey(key) });
+  return { key, apiKey: toRecord(current) };
+}

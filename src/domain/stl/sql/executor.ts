@@ -1,0 +1,37 @@
+/*
+ * The port between the sandbox's rules (here, in the domain) and the database that runs a query
+ * (src/db/sandbox). An executor owns the database wall (read-only connection or transaction, the
+ * restricted role on PostgreSQL, the bytecode check on SQLite) and enforces the limits it is given;
+ * it reports how a query ended instead of throwing, so that the domain words every refusal.
+ */
+
+export type SqlDialect = 'sqlite' | 'postgresql';
+
+export interface ExecuteOptions {
+  /** Rows read at most: the cursor stops there. Undefined only when the limits wall is off (tests). */
+  maxRows: number | undefined;
+  /** Time allowed to run, in milliseconds. Undefined only when the limits wall is off (tests). */
+  timeoutMs: number | undefined;
+  /** The database wall; false only in tests that prove another wall alone. */
+  databaseWall: boolean;
+}
+
+/** A row as the driver gave it: columns in order, with the names the database reported. */
+export interface RawResult {
+  columns: string[];
+  rows: unknown[][];
+}
+
+export type ExecuteOutcome =
+  | { status: 'ok'; result: RawResult }
+  /** The time limit passed; the query was stopped. */
+  | { status: 'timeout' }
+  /** The database wall refused the statement (a private relation, a write, a forbidden operation). */
+  | { status: 'refused'; reason: string }
+  /** The database rejected the statement (syntax, unknown column ...); `reason` is its short message. */
+  | { status: 'failed'; reason: string };
+
+export interface SqlExecutor {
+  readonly dialect: SqlDialect;
+  execute(sql: string, options: ExecuteOptions): Promise<ExecuteOutcome>;
+}

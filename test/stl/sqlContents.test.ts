@@ -1,0 +1,272 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import pino from 'pino';
+import { closeSandboxes } from '../../src/db/sandbox/index.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { startClient, type TypedClient } from '../support/client.ts';
+import { loadStlFixture } from './fixture.ts';
+import { LEGIT_QUERIES } from './sqlLegit.ts';
+
+/*
+ * stl/sqlContents over HTTP, on the database the run selects (SQLite or PostgreSQL). The legitimate
+ * corpus expects the same rows on both; refusals are 400 problems on queryString that name the reason.
+ */
+
+let app: TestApp;
+let key: string;
+let typed: TypedClient;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  await loadStlFixture(app.db, new Date());
+  key = await app.createApiKey(['STL']);
+  typed = await startClient(app, key);
+});
+afterAll(async () => {
+  await typed.close();
+  await closeSandboxes();
+  await app.close();
+});
+
+/** Through the typed client: the answer is what the contract declares. */
+const query = async (queryString: string) => {
+  const { data, error, response } = await typed.client.GET('/api/v1/stl/sqlContents', {
+    params: { query: { queryString } },
+  });
+  expect([response.status, error]).toEqual([200, undefined]);
+  return data?.value;
+};
+
+const run = (queryString: string, extra: Record<string, string> = {}) =>
+  app.request
+    .get('/api/v1/stl/sqlContents')
+    .query({ queryString, ...extra })
+    .set('X-SS-API-KEY', key);
+
+/** UTC `yyyy-MM-dd HH:mm:ss`, the views' date text. */
+const utc = (date: Date) => date.toISOString().slice(0, 19).replace('T', ' ');
+
+describe('legitimate queries: the same rows on SQLite and PostgreSQL', () => {
+  test.each(LEGIT_QUERIES.map(({ name, sql, rows }) => [name, sql, rows] as const))(
+    '%s',
+    async (_name, sql, rows) => {
+      expect(await query(sql)).toEqual(rows);
+    },
+  );
+
+  test('a whole site row, shaped like the original table', async () => {
+    expect(await query('SELECT * FROM siteserver_Site WHERE id = 2')).toEqual([
+      {
+        id: 2,
+        siteName: 'English news',
+        siteDir: 'en/News',
+        tableName: 'siteserver_Content',
+        isRoot: 'False',
+        parentId: 0,
+        taxis: 5,
+        settingsXml: '',
+      },
+    ]);
+  });
+
+  test('a whole content row: dates as UTC text, flags as words, the body as content', async () => {
+    const stored = await app.db.content.findUniqueOrThrow({ where: { id: 104 } });
+    expect(await query('SELECT * FROM siteserver_Content WHERE id = 104')).toEqual([
+      {
+        id: 104,
+        channelId: 12,
+        siteId: 1,
+        addUserName: 'admin',
+        lastEditUserName: 'editor',
+        lastEditDate: utc(stored.lastEditDate),
+        addDate: utc(stored.addDate),
+        taxis: 1,
+        groupNameCollection: 'a,b',
+        tags: 'x,y',
+        sourceId: 0,
+        referenceId: 0,
+        checkedLevel: 1,
+        hits: 20,
+        isChecked: 'True',
+        isTop: 'False',
+        isRecommend: 'False',
+        isHot: 'True',
+        isColor: 'False',
+        title: 'Content 104',
+        subTitle: '',
+        imageUrl: '',
+        videoUrl: '',
+        fileUrl: '',
+        linkUrl: 'https://example.org/104',
+        content: stored.body,
+        summary: 'Sum & more',
+        author: 'Ann',
+        source: '',
+      },
+    ]);
+  });
+
+  test('a whole channel row', async () => {
+    const stored = await app.db.channel.findUniqueOrThrow({ where: { id: 11 } });
+    expect(await query('SELECT * FROM siteserver_Channel WHERE id = 11')).toEqual([
+      {
+        id: 11,
+        channelName: 'News',
+        siteId: 1,
+        contentModelPluginId: '',
+        contentRelatedPluginIds: '',
+        parentId: 1,
+        parentsPath: '1',
+        parentsCount: 1,
+        childrenCount: 1,
+        indexName: 'news',
+        groupNameCollection: 'top,nav',
+        taxis: 1,
+        addDate: utc(stored.addDate),
+        imageUrl: '',
+        content: '',
+        filePath: '',
+        channelFilePathRule: '',
+        contentFilePathRule: '',
+        linkUrl: '',
+        linkType: 'None',
+        channelTemplateId: 0,
+        contentTemplateId: 0,
+        keywords: 'news,press',
+        description: '',
+      },
+    ]);
+  });
+
+  test('pending and recycled contents are not in the view', async () => {
+    expect(await query('SELECT id FROM siteserver_Content WHERE id IN (103, 107)')).toEqual([]);
+  });
+});
+
+describe('refusals', () => {
+  test.each([
+    ['SELECT * FROM "User"', 'has a quoted identifier'],
+    ['SELECT 1; DELETE FROM siteserver_Site', 'has more than one statement'],
+    ['DELETE FROM siteserver_Site', 'is not a SELECT statement|cannot be read'],
+    ['SELECT * FROM ApiKey', "reads 'ApiKey', which is not a public view"],
+    ['SELECT sqlite_version() AS v', 'calls sqlite_version\\(\\), which is not on the function allow-list'],
+    ['SELECT pg_sleep(5)', 'calls pg_sleep\\(\\), which is not on the function allow-list'],
+  ])('%s → 400 naming the reason', async (sql, reason) => {
+    const response = await run(sql);
+    expect(response.status).toBe(400);
+    expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(response.body.type).toBe('https://cms.example/problems/validation');
+    expect(response.body.detail).toMatch(new RegExp(`^queryString (${reason})`));
+    expect(response.body.errors).toEqual([
+      { path: '/query/queryString', message: expect.stringMatching(reason) },
+    ]);
+  });
+
+  test.each(['connectionString', 'databaseType'])('a %s parameter is a 400 naming it', async (name) => {
+    const response = await run('SELECT id FROM siteserver_Site', { [name]: 'Server=evil;Database=master' });
+    expect(response.status).toBe(400);
+    expect(JSON.stringify(response.body)).toContain(name);
+  });
+
+  test('missing, empty and over-long queryString are 400s', async () => {
+    const missing = await app.request.get('/api/v1/stl/sqlContents').set('X-SS-API-KEY', key);
+    expect(missing.status).toBe(400);
+    expect(JSON.stringify(missing.body)).toContain('queryString');
+    expect((await run('')).status).toBe(400);
+    const long = await run(`SELECT id AS ${'a'.repeat(10_000)} FROM siteserver_Site`);
+    expect(long.status).toBe(400);
+    expect(JSON.stringify(long.body)).toContain('queryString');
+  });
+
+  test('no credentials 401, a key without the STL scope 403', async () => {
+    const path = '/api/v1/stl/sqlContents';
+    const query = { queryString: 'SELECT id FROM siteserver_Site' };
+    expect((await app.request.get(path).query(query)).status).toBe(401);
+    const other = await app.createApiKey(['Contents']);
+    const response = await app.request.get(path).query(query).set('X-SS-API-KEY', other);
+    expect(response.status).toBe(403);
+  });
+});
+
+test('a sandbox that cannot reach its database is a 503 with Retry-After, never a 400', async () => {
+  const unreachable =
+    app.provider === 'sqlite' ? 'file:/nonexistent-cms-dir/cms.db' : 'postgresql://postgres@127.0.0.1:1/cms';
+  const broken = await startTestApp({ config: { databaseUrl: unreachable } });
+  try {
+    const brokenKey = await broken.createApiKey(['STL']);
+    const response = await broken.request
+      .get('/api/v1/stl/sqlContents')
+      .query({ queryString: 'SELECT id FROM siteserver_Site' })
+      .set('X-SS-API-KEY', brokenKey);
+    expect(response.status).toBe(503);
+    expect(response.headers['retry-after']).toBeDefined();
+    expect(response.body.detail).toBe('The database is unavailable; retry later');
+  } finally {
+    await closeSandboxes();
+    await broken.close();
+  }
+});
+
+test('the query text never reaches the logs, whether it runs or is refused', async () => {
+  const lines: string[] = [];
+  const logged = await startTestApp({
+    logger: pino({ level: 'trace' }, { write: (line: string) => lines.push(line) }),
+  });
+  try {
+    const loggedKey = await logged.createApiKey(['STL']);
+    for (const queryString of [
+      'SELECT siteDir AS marker_ok FROM siteserver_Site',
+      'SELECT marker_refused FROM ApiKey',
+    ]) {
+      const response = await logged.request
+        .get('/api/v1/stl/sqlContents')
+        .query({ queryString })
+        .set('X-SS-API-KEY', loggedKey);
+      expect([200, 400]).toContain(response.status);
+    }
+    expect(lines.join('')).toContain('queryString=[REDACTED]');
+    expect(lines.join('')).not.toMatch(/marker_ok|marker_refused/);
+  } finally {
+    await closeSandboxes();
+    await logged.close();
+  }
+});
+
+describe('limits', () => {
+  test('a query that never ends is stopped at the time limit (400) while the service keeps answering', async () => {
+    let settled = false;
+    const runaway = run(
+      'WITH RECURSIVE forever(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM forever) SELECT count(*) AS n FROM forever',
+    ).then((response) => {
+      settled = true;
+      return response;
+    });
+    const ping = await app.request.get('/api/v1/ping');
+    expect(ping.status).toBe(200);
+    expect(settled).toBe(false);
+    const response = await runaway;
+    expect(response.status).toBe(400);
+    expect(response.body.detail).toBe(
+      `queryString ran longer than the time limit of ${app.config.stlSqlTimeoutMs} ms and was stopped`,
+    );
+    // The sandbox is ready again for the next query.
+    expect((await run('SELECT count(*) AS n FROM siteserver_Site')).body).toEqual({ value: [{ n: 3 }] });
+  });
+
+  test('the row cap stops the cursor: an endless recursive query answers the first rows', async () => {
+    const capped = await startTestApp({ config: { stlSqlMaxRows: 4 } });
+    try {
+      const cappedKey = await capped.createApiKey(['STL']);
+      const response = await capped.request
+        .get('/api/v1/stl/sqlContents')
+        .query({
+          queryString: 'WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT x FROM n',
+        })
+        .set('X-SS-API-KEY', cappedKey);
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({ value: [{ x: 1 }, { x: 2 }, { x: 3 }, { x: 4 }] });
+    } finally {
+      await closeSandboxes();
+      await capped.close();
+    }
+  });
+});
