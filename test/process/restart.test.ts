@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
-import { afterEach, describe, expect, test } from '@jest/globals';
+import { afterEach, describe, expect, jest, test } from '@jest/globals';
 import { createEmptyDatabase, type EmptyDatabase, testServerUrl } from '../support/database.ts';
 import { bootstrapKeyOf, freePort, type Service, startService, stopService } from './processes.ts';
 
@@ -71,6 +71,11 @@ async function until(condition: () => boolean, service: Service): Promise<void> 
   }
 }
 
+const REQUEST_TIMEOUT_MS = 20_000;
+/** Each test starts two or three processes per node on a shared two-core machine. */
+const TEST_TIMEOUT_MS = 180_000;
+jest.setTimeout(TEST_TIMEOUT_MS);
+
 interface Answer {
   status: number;
   text: string;
@@ -100,6 +105,8 @@ function send(port: number, method: string, path: string, headers: Record<string
       },
     );
     req.on('error', reject);
+    // A request that never gets an answer is a failure to report, not a test that hangs.
+    req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`no answer to ${method} ${path}`)));
     req.end(body);
   });
 }
