@@ -74,6 +74,8 @@ export function supervise(options: SupervisorOptions): void {
   const since = new Map<Worker, number>();
   /** Asked to stop: their exit is expected. */
   const retiring = new Set<Worker>();
+  /** Every worker not yet exited (cluster.workers forgets one once it is disconnected). */
+  const alive = new Set<Worker>();
   /** Workers that have listened, and so can take the stop message. */
   const listened = new WeakSet<Worker>();
   const seen = new Map<string, number>();
@@ -89,6 +91,7 @@ export function supervise(options: SupervisorOptions): void {
   /** Forks a worker; resolves once it listens, rejects if it exits first. */
   function startWorker(): Promise<Worker> {
     const worker = cluster.fork();
+    alive.add(worker);
     return new Promise((resolve, reject) => {
       const onListening = () => {
         worker.off('exit', onExit);
@@ -123,9 +126,16 @@ export function supervise(options: SupervisorOptions): void {
         resolve();
       });
       const stop: StopMessage = { cms: 'stop' };
-      // One still starting may not listen for messages yet; SIGTERM stops it either way.
-      if (listened.has(worker) && worker.isConnected()) worker.send(stop);
-      else worker.process.kill('SIGTERM');
+      if (listened.has(worker) && worker.isConnected()) {
+        worker.send(stop);
+        // Takes the worker out of the round-robin here and now: no connection is handed to it
+        // any more. (One handed over while it exits would be lost, its client left hanging.)
+        // Those handed over before reach it ahead of the stop message, and it serves them.
+        worker.disconnect();
+      } else {
+        // One still starting may not listen for messages yet; SIGTERM stops it either way.
+        worker.process.kill('SIGTERM');
+      }
     });
   }
 
@@ -151,6 +161,7 @@ export function supervise(options: SupervisorOptions): void {
   }
 
   cluster.on('exit', (worker, code, signal) => {
+    alive.delete(worker);
     if (retiring.delete(worker)) {
       logger.info({ worker: pidOf(worker), code, signal }, 'worker stopped');
       return;
@@ -206,16 +217,13 @@ export function supervise(options: SupervisorOptions): void {
   async function stop(signal: NodeJS.Signals): Promise<void> {
     if (stopping) {
       logger.warn({ signal }, 'second signal: exiting now');
-      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
+      for (const worker of alive) worker.process.kill('SIGKILL');
       process.exit(1);
     }
     stopping = true;
     clearTimeout(replacing);
     logger.info({ signal, workers: pids() }, 'shutting down: workers finish their in-flight requests');
-    const live = Object.values(cluster.workers ?? {}).filter(
-      (worker): worker is Worker => worker !== undefined,
-    );
-    await Promise.all(live.map(retire));
+    await Promise.all([...alive].map(retire));
     logger.info('stopped');
     process.exit(0);
   }
