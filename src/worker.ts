@@ -54,6 +54,8 @@ function tellSupervisor(message: RestartMessage): Promise<boolean> {
  * restartSystem's capability in a worker: the request goes to this node's supervisor over IPC (so
  * the answer is true only when it got there), then to the other nodes through the shared state;
  * every worker forwards what it hears there to its own supervisor, which counts each id once.
+ * A worker being replaced is already cut off from its supervisor: a request it was still parsing
+ * when the roll reached it answers false (nothing new reaches such a worker after that).
  */
 async function restartCapability(state: SharedState): Promise<RestartWorkers> {
   await state.subscribe(RESTART_CHANNEL, (id) => {
