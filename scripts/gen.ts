@@ -30,7 +30,7 @@ const README = join(PROJECT_ROOT, 'README.md');
  */
 async function expectedReadme(): Promise<string> {
   const [{ contract }, { handlers }] = await Promise.all([
-    import('../src/http/contract.ts'),
+    import('../src/contract.ts'),
     import('../src/operations/registry.ts'),
   ]);
   const table = renderOperationTable(contract.operations, (id) => id in handlers);

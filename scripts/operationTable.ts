@@ -1,4 +1,4 @@
-import type { ContractOperation } from '../src/http/contract.ts';
+import type { ContractOperation } from '../src/contract.ts';
 
 /*
  * The README's "Operation status" table: one row per operation of the contract, in the contract's

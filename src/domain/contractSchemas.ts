@@ -1,4 +1,4 @@
-import { contract } from '../http/contract.ts';
+import { contract } from '../contract.ts';
 
 /*
  * The record schemas of the contract (openapi/cms.yaml), read at run time so that domain code

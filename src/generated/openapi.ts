@@ -531,9 +531,9 @@ export interface paths {
         /**
          * List users
          * @description One page of users, ordered by `id`, with the count of all users. `page` (default 1) and
-         *     `perPage` (default 20) come from the query string; for clients of the original system
-         *     they are also read from a JSON body when one is sent (the query string wins). Values out
-         *     of range are clamped to 1…1000 rather than refused. Password fields are always `""`.
+         *     `perPage` (default 20) come from the query string and are never refused: out-of-range
+         *     values are clamped (`perPage` to 1…1000) and non-numbers read as the defaults. Password
+         *     fields are always `""`.
          */
         get: operations["listUsers"];
         put?: never;
@@ -568,11 +568,35 @@ export interface paths {
          *     a signed access token (`Authorization: Bearer <accessToken>`) and its expiry.
          *
          *     Every failure — unknown account, wrong password, account not approved (`checked` false),
-         *     locked account, lockout — is the same 401 problem, so it reveals nothing. After 5 failed
-         *     logins (configurable) the account is locked for 15 minutes (configurable). A success
-         *     resets `countOfFailedLogin`, counts the login and sets `lastActivityDate`.
+         *     locked account, lockout — is the same 401 problem, so it reveals nothing. Every fifth
+         *     failed login in a row locks the account for 15 minutes. A success resets
+         *     `countOfFailedLogin`, counts the login and sets `lastActivityDate`. More than 10 attempts
+         *     a minute for one account, or from one address, are a 429 with `Retry-After`.
          */
         post: operations["loginUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/actions/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Log a user out
+         * @description Ends the user's access token presented as `Authorization: Bearer <accessToken>`: from now
+         *     on it answers 401. The account's token version advances, so every access token issued to
+         *     this user before (on any device) ends with it. Only a user's access token may call this:
+         *     an API key or an administrator's token is a 403.
+         */
+        post: operations["logoutUser"];
         delete?: never;
         options?: never;
         head?: never;
@@ -594,7 +618,8 @@ export interface paths {
          *     (the lower-case hex MD5 of the current password) and `newPassword` (plain text). Answers
          *     the user, unwrapped, with `lastResetPasswordDate` set to now. An unknown account or a
          *     wrong current password is the same 401 problem as a failed login (and counts as one);
-         *     a new password that breaks the password rule is a 400.
+         *     a new password that breaks the password rule is a 400. Every access token issued to the
+         *     account before ends. Rate-limited like the login (429 with `Retry-After`).
          */
         post: operations["resetUserPassword"];
         delete?: never;
@@ -643,9 +668,9 @@ export interface paths {
         /**
          * List administrators
          * @description One page of administrators, ordered by `id`, wrapped in `value`. `page` (default 1) and
-         *     `perPage` (default 20) come from the query string; for clients of the original system
-         *     they are also read from a JSON body when one is sent (the query string wins). Values out
-         *     of range are clamped to 1…1000 rather than refused. Password fields are always `""`.
+         *     `perPage` (default 20) come from the query string and are never refused: out-of-range
+         *     values are clamped (`perPage` to 1…1000) and non-numbers read as the defaults. Password
+         *     fields are always `""`.
          */
         get: operations["listAdministrators"];
         put?: never;
@@ -703,7 +728,8 @@ export interface paths {
          *     number), `password` (the lower-case hex MD5 of the current password) and `newPassword`
          *     (plain text). Answers the administrator wrapped in `value`. An unknown account or a wrong
          *     current password is the same 401 problem as a failed login (and counts as one); a new
-         *     password that breaks the password rule is a 400.
+         *     password that breaks the password rule is a 400. Every access token issued to the
+         *     account before ends. Rate-limited like the login (429 with `Retry-After`).
          */
         post: operations["resetAdministratorPassword"];
         delete?: never;
@@ -729,11 +755,35 @@ export interface paths {
          *     every scope) and its expiry.
          *
          *     Every failure — unknown account, wrong password, locked account, lockout — is the same
-         *     401 problem, so it reveals nothing. After 5 failed logins (configurable) the account is
-         *     locked for 15 minutes (configurable). A success resets `countOfFailedLogin`, counts the
-         *     login and sets `lastActivityDate`.
+         *     401 problem, so it reveals nothing. Every fifth failed login in a row locks the account
+         *     for 15 minutes. A success resets `countOfFailedLogin`, counts the login and sets
+         *     `lastActivityDate`. More than 10 attempts a minute for one account, or from one address,
+         *     are a 429 with `Retry-After`.
          */
         post: operations["loginAdministrator"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/administrators/actions/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Log an administrator out
+         * @description Ends the administrator's access token presented as `Authorization: Bearer <accessToken>`:
+         *     from now on it answers 401. The account's token version advances, so every access token
+         *     issued to this administrator before (on any device) ends with it. Only an administrator's
+         *     access token may call this: an API key or a user's token is a 403.
+         */
+        post: operations["logoutAdministrator"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2686,6 +2736,13 @@ export interface components {
             accessToken: string;
             expiresAt: components["schemas"]["DateTime"];
         };
+        LogoutResponse: {
+            /**
+             * @description Always true; the token presented no longer works.
+             * @constant
+             */
+            value: true;
+        };
         CheckCaptchaRequest: {
             /**
              * @description The code the person read from the image (compared case-insensitively, surrounding spaces ignored).
@@ -3082,15 +3139,17 @@ export interface components {
          */
         CaptchaName: string;
         /**
-         * @description 1-based page number (default 1; out-of-range values are clamped, never refused).
+         * @description 1-based page number (default 1). Never refused: a value below 1 reads as 1, and anything
+         *     that is not an integer in plain digits (empty included) reads as the default.
          * @example 1
          */
-        Page: number;
+        Page: number | string;
         /**
-         * @description Page size (default 20; clamped to 1…1000, never refused).
+         * @description Page size (default 20). Never refused: values are clamped to 1…1000, and anything that is
+         *     not an integer in plain digits (empty included) reads as the default.
          * @example 20
          */
-        PerPage: number;
+        PerPage: number | string;
     };
     requestBodies: never;
     headers: {
@@ -4123,12 +4182,14 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description 1-based page number (default 1; out-of-range values are clamped, never refused).
+                 * @description 1-based page number (default 1). Never refused: a value below 1 reads as 1, and anything
+                 *     that is not an integer in plain digits (empty included) reads as the default.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
                 /**
-                 * @description Page size (default 20; clamped to 1…1000, never refused).
+                 * @description Page size (default 20). Never refused: values are clamped to 1…1000, and anything that is
+                 *     not an integer in plain digits (empty included) reads as the default.
                  * @example 20
                  */
                 perPage?: components["parameters"]["PerPage"];
@@ -4305,6 +4366,36 @@ export interface operations {
             default: components["responses"]["UnexpectedError"];
         };
     };
+    logoutUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token is ended. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "value": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LogoutResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
     resetUserPassword: {
         parameters: {
             query?: never;
@@ -4438,12 +4529,14 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description 1-based page number (default 1; out-of-range values are clamped, never refused).
+                 * @description 1-based page number (default 1). Never refused: a value below 1 reads as 1, and anything
+                 *     that is not an integer in plain digits (empty included) reads as the default.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
                 /**
-                 * @description Page size (default 20; clamped to 1…1000, never refused).
+                 * @description Page size (default 20). Never refused: values are clamped to 1…1000, and anything that is
+                 *     not an integer in plain digits (empty included) reads as the default.
                  * @example 20
                  */
                 perPage?: components["parameters"]["PerPage"];
@@ -4694,6 +4787,36 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["LoginFailed"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    logoutAdministrator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token is ended. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "value": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LogoutResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];

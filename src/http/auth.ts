@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import { type NextFunction, type Request, type Response, Router } from 'express';
+import type { Contract } from '../contract.ts';
 import type { Db } from '../db/client.ts';
 import { assertMayCall } from '../domain/access.ts';
 import { principalOfAccessToken } from '../domain/accessTokens.ts';
 import { DomainError, unauthenticated } from '../domain/errors.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { ApiKeyAuthenticator } from './apiKeys.ts';
-import { type Contract, toExpressPath } from './contract.ts';
+import { toExpressPath } from './expressPaths.ts';
 
 /*
  * One authentication and authorization stage, ahead of request validation (so a caller without

@@ -1,11 +1,11 @@
 import type { ErrorRequestHandler, Request } from 'express';
 import { error as validatorErrors } from 'express-openapi-validator';
 import type { Logger } from 'pino';
+import type { Contract, ContractOperation } from '../contract.ts';
 import { DomainError, type DomainErrorCode, type FieldProblem, RateLimited } from '../domain/errors.ts';
 import { SharedStateUnavailable } from '../state/port.ts';
 import { WWW_AUTHENTICATE } from './auth.ts';
 import { unsupportedMediaType } from './bodies.ts';
-import type { Contract, ContractOperation } from './contract.ts';
 import { isDatabaseUnavailable, isUniqueViolation } from './databaseErrors.ts';
 import { describeError } from './logging.ts';
 import {
@@ -153,6 +153,8 @@ export function mapError(error: unknown, req: Request, nodeEnv: string, contract
   if (error instanceof ProblemError) return { body: error.problem, headers: error.headers };
   if (error instanceof DomainError) return fromDomain(error, operationOf(req, contract));
   if (isValidatorError(error)) return fromValidator(error, req, nodeEnv);
+  // The router could not percent-decode a path parameter (`/captcha/%`).
+  if (error instanceof URIError) return { body: problem(400, 'The path holds invalid percent-encoding') };
   const parsing = fromBodyParser(error);
   if (parsing !== undefined) return parsing;
   if (isUniqueViolation(error)) {

@@ -1,5 +1,6 @@
 import { type NextFunction, type Request, type Response, Router } from 'express';
-import { type Contract, toExpressPath } from './contract.ts';
+import type { Contract } from '../contract.ts';
+import { toExpressPath } from './expressPaths.ts';
 import { type FieldError, ProblemError, problem } from './problem.ts';
 
 /*

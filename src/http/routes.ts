@@ -2,6 +2,7 @@ import { type Request, type RequestHandler, type Response, Router } from 'expres
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import type { ContractOperation, ParameterLocation } from '../contract.ts';
 import type { Db, DbProvider } from '../db/client.ts';
 import type { Registry } from '../operations/registry.ts';
 import {
@@ -14,7 +15,7 @@ import {
 } from '../operations/types.ts';
 import type { SharedState } from '../state/port.ts';
 import { principalOf } from './auth.ts';
-import { type ContractOperation, type ParameterLocation, toExpressPath } from './contract.ts';
+import { toExpressPath } from './expressPaths.ts';
 
 export interface Services {
   db: Db;

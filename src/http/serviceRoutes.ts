@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Router } from 'express';
-import type { Contract } from './contract.ts';
+import type { Contract } from '../contract.ts';
 import { problem, sendProblem } from './problem.ts';
 
 /*

@@ -1,4 +1,9 @@
-import { contract } from '../http/contract.ts';
+import { contract } from '../contract.ts';
+import { listAdministrators } from './administrators/listAdministrators.ts';
+import { loginAdministrator } from './administrators/loginAdministrator.ts';
+import { logoutAdministrator } from './administrators/logoutAdministrator.ts';
+import { resetAdministratorPassword } from './administrators/resetAdministratorPassword.ts';
+import { updateAdministrator } from './administrators/updateAdministrator.ts';
 import { createApiKey } from './apiKeys/createApiKey.ts';
 import { deleteApiKey } from './apiKeys/deleteApiKey.ts';
 import { listApiKeys } from './apiKeys/listApiKeys.ts';
@@ -23,7 +28,12 @@ import { ping } from './system/ping.ts';
 import { readyz } from './system/readyz.ts';
 import { restartSystem } from './system/restartSystem.ts';
 import type { Handler, OperationId } from './types.ts';
+import { createUser } from './users/createUser.ts';
 import { getUserAvatar } from './users/getUserAvatar.ts';
+import { listUsers } from './users/listUsers.ts';
+import { loginUser } from './users/loginUser.ts';
+import { logoutUser } from './users/logoutUser.ts';
+import { resetUserPassword } from './users/resetUserPassword.ts';
 
 /*
  * Every implemented operation, one line each, grouped by the contract's tags. The mapped type ties
@@ -60,6 +70,18 @@ export const handlers: Registry = {
   // captcha
   getCaptcha,
   checkCaptcha,
+  // users
+  listUsers,
+  createUser,
+  loginUser,
+  logoutUser,
+  resetUserPassword,
+  // administrators
+  listAdministrators,
+  updateAdministrator,
+  resetAdministratorPassword,
+  loginAdministrator,
+  logoutAdministrator,
   // system
   ping,
   healthz,

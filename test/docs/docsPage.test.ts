@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import express from 'express';
 import { type Browser, chromium } from 'playwright-core';
 import supertest from 'supertest';
-import { contract } from '../../src/http/contract.ts';
+import { contract } from '../../src/contract.ts';
 import { DOCS_PAGE, serviceRoutes } from '../../src/http/serviceRoutes.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { startClient, type TypedClient } from '../support/client.ts';

@@ -223,6 +223,16 @@ describe('integer parameters are plain digits', () => {
     },
   );
 
+  test.each([
+    '/api/v1/contents/%/1/1',
+    '/api/v1/captcha/%25%/actions/check',
+    '/api/v1/users/%E0%A4%A/avatar',
+  ])('a path that cannot be percent-decoded (%s) is a 400 problem', async (path) => {
+    const response = await app.request.post(path).set('X-SS-API-KEY', key).send({ captcha: 'x' });
+    expect(response.status).toBe(400);
+    expect(response.body.detail).toBe('The path holds invalid percent-encoding');
+  });
+
   test('digits beyond 2^53 are out of range, not rounded', async () => {
     const response = await get(`/api/v1/contents/1/1/${'9'.repeat(400)}`);
     expect(response.status).toBe(400);

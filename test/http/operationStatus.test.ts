@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect, test } from '@jest/globals';
 import { renderOperationTable, withOperationTable } from '../../scripts/operationTable.ts';
-import { contract } from '../../src/http/contract.ts';
+import { contract } from '../../src/contract.ts';
 import { handlers } from '../../src/operations/registry.ts';
 
 /*

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { loadContract } from '../../src/contract.ts';
 import { createRedis } from '../../src/db/redis.ts';
-import { loadContract } from '../../src/http/contract.ts';
 import { RETRY_AFTER_SECONDS } from '../../src/http/problem.ts';
 import { handlers, missingOperationIds } from '../../src/operations/registry.ts';
 import { ping } from '../../src/operations/system/ping.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { operations, Problem } from '../../client/src/index.ts';
-import { contract } from '../../src/http/contract.ts';
+import { contract } from '../../src/contract.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { startClient, type TypedClient } from '../support/client.ts';
 import { loadStlFixture } from './fixture.ts';

@@ -43,7 +43,7 @@ export interface Contract {
   byId: ReadonlyMap<string, ContractOperation>;
 }
 
-export const CONTRACT_FILE = fileURLToPath(new URL('../../openapi/cms.yaml', import.meta.url));
+export const CONTRACT_FILE = fileURLToPath(new URL('../openapi/cms.yaml', import.meta.url));
 
 const securitySchema = z.array(z.record(z.string(), z.array(z.string())));
 const parameterSchema = z.looseObject({
@@ -120,11 +120,6 @@ export async function loadContract(file: string = CONTRACT_FILE): Promise<Contra
     operations,
     byId: new Map(operations.map((operation) => [operation.operationId, operation])),
   };
-}
-
-/** `/a/{id}/b` → `/a/:id/b`. */
-export function toExpressPath(template: string): string {
-  return template.replace(/\{([^}]+)\}/g, ':$1');
 }
 
 /** The service's own contract, loaded once when this module is first imported. */

@@ -1,0 +1,67 @@
+import type { Db } from '../../db/client.ts';
+import type { components } from '../../generated/openapi.ts';
+import type { Prisma } from '../../generated/prisma/sqlite/client.ts';
+import { hashPlainPassword } from '../accounts/passwords.ts';
+import { accountProblems, identifier } from '../accounts/rules.ts';
+import { assertAccountUnique } from '../accounts/unique.ts';
+import { parseDateTime } from '../dates.ts';
+import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
+import { toAdministrator } from './view.ts';
+
+type UpdateAdministratorRequest = components['schemas']['UpdateAdministratorRequest'];
+type UpdateAdministratorResponse = components['schemas']['UpdateAdministratorResponse'];
+
+function date(field: string, text: string | undefined, problems: FieldProblem[]): Date | undefined {
+  if (text === undefined) return undefined;
+  const parsed = parseDateTime(text);
+  if (parsed === undefined) problems.push({ field, message: 'is not a date on the calendar' });
+  return parsed;
+}
+
+/**
+ * Partial update: only the fields present change. A non-empty password is hashed (`""` leaves it
+ * alone, so a record read from the list can be sent back). Locking, and a new password, end every
+ * access token of the administrator; unlocking also ends a temporary lockout.
+ */
+export async function updateAdministrator(
+  db: Db,
+  id: number,
+  request: UpdateAdministratorRequest = {},
+): Promise<UpdateAdministratorResponse> {
+  const existing = await db.administrator.findUnique({ where: { id }, select: { id: true } });
+  if (existing === null) throw notFound(`Administrator ${id} does not exist`);
+  const newPassword =
+    request.password === undefined || request.password === '' ? undefined : request.password;
+  const problems = accountProblems({ userName: request.userName, password: newPassword });
+  const creationDate = date('creationDate', request.creationDate, problems);
+  const lastActivityDate = date('lastActivityDate', request.lastActivityDate, problems);
+  assertNoProblems(problems);
+
+  const email = request.email === undefined ? undefined : identifier(request.email);
+  const mobile = request.mobile === undefined ? undefined : identifier(request.mobile);
+  await assertAccountUnique(db, 'administrators', { userName: request.userName, email, mobile }, id);
+
+  const lock =
+    request.isLockedOut === undefined ? undefined : String(request.isLockedOut).toLowerCase() === 'true';
+  const data: Prisma.AdministratorUpdateManyMutationInput = {
+    userName: request.userName,
+    displayName: request.displayName,
+    creatorUserName: request.creatorUserName,
+    email,
+    mobile,
+    creationDate,
+    lastActivityDate,
+    countOfLogin: request.countOfLogin,
+    departmentId: request.departmentId,
+    areaId: request.areaId,
+    ...(newPassword === undefined ? {} : await hashPlainPassword(newPassword)),
+    ...(lock === undefined ? {} : { isLockedOut: lock }),
+    ...(lock === false ? { lockedUntil: null, countOfFailedLogin: 0 } : {}),
+    ...(lock === true || newPassword !== undefined ? { tokenVersion: { increment: 1 } } : {}),
+  };
+  // updateMany: an administrator deleted meanwhile is a 404, not a failed update.
+  const { count } = await db.administrator.updateMany({ where: { id }, data });
+  const row = count === 0 ? null : await db.administrator.findUnique({ where: { id } });
+  if (row === null) throw notFound(`Administrator ${id} does not exist`);
+  return { value: toAdministrator(row) };
+}

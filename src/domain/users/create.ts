@@ -1,0 +1,53 @@
+import type { Db } from '../../db/client.ts';
+import type { components } from '../../generated/openapi.ts';
+import { hashPlainPassword } from '../accounts/passwords.ts';
+import { accountProblems, identifier } from '../accounts/rules.ts';
+import { assertAccountUnique } from '../accounts/unique.ts';
+import { assertNoProblems, type FieldProblem } from '../errors.ts';
+import { toUser, type User } from './view.ts';
+
+type CreateUserRequest = components['schemas']['CreateUserRequest'];
+
+/** Something@something.something without spaces: enough to catch a name typed in the wrong field. */
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/u;
+
+function wordIsTrue(word: string | boolean | undefined, fallback: boolean): boolean {
+  if (word === undefined) return fallback;
+  return typeof word === 'boolean' ? word : word.toLowerCase() === 'true';
+}
+
+/**
+ * Registers a user. The rules (user name, password, e-mail) are all reported at once; then the
+ * user name, e-mail, mobile and openId must be free. A race between two creations of the same name
+ * ends in the database's unique index, which the HTTP layer answers as the same conflict.
+ */
+export async function createUser(db: Db, request: CreateUserRequest): Promise<User> {
+  const email = identifier(request.email);
+  const problems: FieldProblem[] = accountProblems({
+    userName: request.userName,
+    password: request.password,
+  });
+  if (email !== null && !EMAIL.test(email))
+    problems.push({ field: 'email', message: 'must be an e-mail address' });
+  assertNoProblems(problems);
+  const candidate = {
+    userName: request.userName,
+    email,
+    mobile: identifier(request.mobile),
+    openId: identifier(request.openId),
+  };
+  await assertAccountUnique(db, 'users', candidate);
+  const stored = await hashPlainPassword(request.password);
+  const row = await db.user.create({
+    data: {
+      ...candidate,
+      ...stored,
+      displayName: request.displayName ?? '',
+      avatarUrl: request.avatarUrl ?? '',
+      groupId: request.groupId ?? 0,
+      checked: wordIsTrue(request.checked, true),
+      locked: wordIsTrue(request.locked, false),
+    },
+  });
+  return toUser(row);
+}

@@ -1,0 +1,9 @@
+import { tokenSecretOf } from '../../config.ts';
+import { loginAdministrator as login } from '../../domain/administrators/login.ts';
+import { limitAttempt } from '../attempts.ts';
+import type { Handler } from '../types.ts';
+
+export const loginAdministrator: Handler<'loginAdministrator'> = async ({ body }, context) => {
+  await limitAttempt(context, 'administrators', body.account);
+  return login(context.db, body, tokenSecretOf(context.config));
+};

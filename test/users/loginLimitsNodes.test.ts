@@ -1,0 +1,55 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { md5Hex } from '../../src/domain/accounts/passwords.ts';
+import { ATTEMPTS_PER_WINDOW } from '../../src/domain/logins/policy.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
+
+/*
+ * The login rate limits are counted in the shared state: two nodes sharing one Redis count the
+ * attempts on one account together. (Run with TEST_REDIS_URL; skipped otherwise.)
+ */
+
+const redisUrl = process.env.TEST_REDIS_URL;
+
+/**
+ * The service's client gives up on a command after a second and the counters then fail open (not
+ * counted); on a busy test machine that would turn a 429 into a 401. This test is about sharing, so
+ * its clients wait longer.
+ */
+function patientRedis(url: string): Redis {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, commandTimeout: 15_000, lazyConnect: true });
+  redis.on('error', () => {});
+  return redis;
+}
+
+(redisUrl ? describe : describe.skip)('login attempts on several nodes sharing Redis', () => {
+  let first: TestApp;
+  let second: TestApp;
+  let redisA: Redis;
+  let redisB: Redis;
+  beforeAll(async () => {
+    redisA = patientRedis(redisUrl as string);
+    redisB = patientRedis(redisUrl as string);
+    const config = { redisKeyPrefix: `cms-test-${randomUUID()}:` };
+    first = await startTestApp({ config, redis: redisA });
+    second = await startTestApp({ config, redis: redisB });
+  });
+  afterAll(async () => {
+    await first.close();
+    await second.close();
+    await redisA.quit();
+    await redisB.quit();
+  });
+
+  test('attempts alternating between the nodes reach one limit', async () => {
+    const attempt = (node: TestApp) =>
+      node.request
+        .post('/api/v1/administrators/actions/login')
+        .send({ account: 'ghost', password: md5Hex('Guess-1-pass') });
+    const statuses: number[] = [];
+    for (let i = 0; i <= ATTEMPTS_PER_WINDOW; i += 1)
+      statuses.push((await attempt(i % 2 ? second : first)).status);
+    expect(statuses).toEqual([...Array(ATTEMPTS_PER_WINDOW).fill(401), 429]);
+  });
+});
