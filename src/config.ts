@@ -34,6 +34,12 @@ export interface Config {
    * default SQLite file (a try-out); a configured database gets it only when asked (SEED_DEMO=true).
    */
   seedDemo: boolean;
+  /**
+   * Worker processes `npm start` runs under its supervisor (src/supervisor.ts), which replaces a
+   * crashed one and rolls them all on a restart. 0 means no supervisor: one process serves alone
+   * (for orchestrators that run one process per container and restart it themselves).
+   */
+  workers: number;
   /** Rows stl/sqlContents answers at most; the cursor stops there. */
   stlSqlMaxRows: number;
   /** Time a stl/sqlContents query may run, in milliseconds, before it is stopped (400). */
@@ -117,6 +123,7 @@ const schema = z.object({
     .refine((prefix) => /^[A-Za-z0-9:_.-]{1,64}$/.test(prefix), {
       message: 'REDIS_KEY_PREFIX must be 1 to 64 letters, digits or any of : _ . -',
     }),
+  WORKERS: integer('WORKERS', 0, 64, 2),
   SEED_DEMO: z
     .enum(['true', 'false'], {
       error: (issue) => `SEED_DEMO must be true or false (got '${String(issue.input)}')`,
@@ -152,6 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisKeyPrefix: vars.REDIS_KEY_PREFIX,
     seedDemo:
       vars.SEED_DEMO === undefined ? vars.DATABASE_URL === DEFAULT_DATABASE_URL : vars.SEED_DEMO === 'true',
+    workers: vars.WORKERS,
     stlSqlMaxRows: vars.STL_SQL_MAX_ROWS,
     stlSqlTimeoutMs: vars.STL_SQL_TIMEOUT_MS,
   };

@@ -1,22 +1,20 @@
-import type { Server } from 'node:http';
+import cluster from 'node:cluster';
 import pino, { type Logger } from 'pino';
 import { type Config, ConfigError, ensureTokenSecret, loadConfig } from './config.ts';
 import { createDb, type Db, prepareDatabase } from './db/client.ts';
 import { applyMigrations, MigrationError } from './db/migrate/index.ts';
-import { connectRedis } from './db/redis.ts';
-import { closeSandboxes } from './db/sandbox/index.ts';
 import { DomainError } from './domain/errors.ts';
 import { type DemoSecrets, describeDemoSecrets, seedDemoWhenEmpty } from './domain/seed/demo.ts';
-import { backgroundTasksOf, createApp } from './http/app.ts';
 import { describeError } from './http/logging.ts';
-import { createHttpServer } from './http/server.ts';
-import { createSharedState } from './state/index.ts';
+import { supervise } from './supervisor.ts';
+import { serve } from './worker.ts';
 
-/** No request's statement may hold a PostgreSQL connection longer than this (a 503 after it). */
-const STATEMENT_TIMEOUT_MS = 15_000;
-
-/** In-flight requests get this long to finish after SIGTERM/SIGINT before their connections are cut. */
-const SHUTDOWN_GRACE_MS = 10_000;
+/*
+ * `npm start`. The first process migrates the database (under the migrations' cross-process lock),
+ * seeds it when asked and settles the token secret, once; then it either supervises WORKERS worker
+ * processes (src/supervisor.ts) or, with WORKERS=0, serves alone (src/worker.ts). A worker, started
+ * again from this file by node:cluster, goes straight to serving.
+ */
 
 function readConfig(): Config {
   try {
@@ -61,69 +59,30 @@ async function seedWhenEmpty(db: Db, config: Config, logger: Logger): Promise<vo
   );
 }
 
-function listen(server: Server, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+/** What must happen once before anything serves: migrations, the demo seed, the token secret. */
+async function prepare(config: Config, logger: Logger): Promise<void> {
+  const { applied } = await applyMigrations(config.databaseUrl);
+  if (applied.length > 0) logger.info({ applied }, `applied ${applied.length} migration(s)`);
+  const handle = createDb(config.databaseUrl);
+  try {
+    await prepareDatabase(handle);
+    await seedWhenEmpty(handle.db, config, logger);
+    await ensureTokenSecret(config, handle.db);
+  } finally {
+    await handle.db.$disconnect();
+  }
 }
 
 async function main(): Promise<void> {
   const config = readConfig();
   const logger = pino({ level: config.logLevel });
-
-  const { applied } = await applyMigrations(config.databaseUrl);
-  if (applied.length > 0) logger.info({ applied }, `applied ${applied.length} migration(s)`);
-  const handle = createDb(config.databaseUrl, { statementTimeoutMs: STATEMENT_TIMEOUT_MS });
-  const { db, provider } = handle;
-  await prepareDatabase(handle);
-  await seedWhenEmpty(db, config, logger);
-  const resolved = await ensureTokenSecret(config, db);
-
-  const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl);
-  const state = createSharedState({ db, redis, redisKeyPrefix: config.redisKeyPrefix, logger });
-  const app = createApp({ db, provider, config: resolved, logger, state });
-  const server = createHttpServer(app);
-  let stopping = false;
-  // Keep-alive clients are told to reconnect elsewhere once shutdown has begun.
-  server.on('request', (_req, res) => {
-    if (stopping) res.setHeader('Connection', 'close');
-  });
-  await listen(server, config.port);
-  logger.info({ port: config.port, provider }, 'listening');
-
-  async function shutdown(signal: NodeJS.Signals): Promise<void> {
-    if (stopping) {
-      logger.warn({ signal }, 'second signal: exiting now');
-      process.exit(1);
-    }
-    stopping = true;
-    logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
-    const deadline = setTimeout(() => {
-      logger.warn(`requests still running after ${SHUTDOWN_GRACE_MS} ms; closing their connections`);
-      server.closeAllConnections();
-    }, SHUTDOWN_GRACE_MS);
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    clearTimeout(deadline);
-    await backgroundTasksOf(app).settled();
-    await state.close();
-    await closeSandboxes();
-    await db.$disconnect();
-    await redis?.quit();
-    logger.info('stopped');
-    process.exit(0);
+  if (cluster.isWorker) {
+    await serve(config, logger);
+    return;
   }
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.on(signal, () => {
-      shutdown(signal).catch((error: unknown) => {
-        logger.error({ err: describeError(error) }, 'shutdown failed');
-        process.exit(1);
-      });
-    });
-  }
+  await prepare(config, logger);
+  if (config.workers === 0) await serve(config, logger);
+  else supervise({ workers: config.workers, logger });
 }
 
 main().catch((error: unknown) => {

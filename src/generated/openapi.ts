@@ -993,10 +993,18 @@ export interface paths {
         put?: never;
         /**
          * Restart the system
-         * @description Gracefully restarts the service's worker processes on every node without downtime:
-         *     requests in flight finish, new ones are served by fresh workers. Answers
-         *     `{ "value": true }` once the restart has been signalled, `{ "value": false }` when it
-         *     could not be (e.g. a restart is already in progress). No request body.
+         * @description Gracefully replaces the service's worker processes without downtime. On the node that
+         *     receives the request, the supervisor (`npm start`, `WORKERS` ≥ 1) replaces its workers one
+         *     at a time: a fresh worker is ready before an old one stops accepting connections, and the
+         *     old one finishes its requests in flight. The request is also broadcast through the shared
+         *     state (database or Redis), so every other node sharing it rolls its workers too (best
+         *     effort, within about a second).
+         *
+         *     Answers as soon as the roll has been handed to the local supervisor; the roll goes on after
+         *     the answer. `{ "value": true }`: the restart was accepted (a request that arrives during a
+         *     roll is queued, and one more roll follows). `{ "value": false }`: this process runs
+         *     without a supervisor (`WORKERS=0`), so nothing is restarted (its orchestrator restarts it).
+         *     No request body.
          */
         post: operations["restartSystem"];
         delete?: never;
@@ -2750,7 +2758,10 @@ export interface components {
             value: true;
         };
         RestartSystemResponse: {
-            /** @description Whether the restart was signalled. */
+            /**
+             * @description true when the local supervisor accepted the restart (and it was broadcast to the other
+             *     nodes); false when the process has no supervisor (WORKERS=0).
+             */
             value: boolean;
         };
         /**
@@ -5219,17 +5230,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Whether the restart was signalled. */
+            /** @description Whether the restart was accepted. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "value": true
-                     *     }
-                     */
                     "application/json": components["schemas"]["RestartSystemResponse"];
                 };
             };

@@ -6,6 +6,7 @@ import { type Config, tokenSecretOf } from '../config.ts';
 import { type Contract, contract as serviceContract } from '../contract.ts';
 import type { Db, DbProvider } from '../db/client.ts';
 import { handlers as implemented, type Registry } from '../operations/registry.ts';
+import type { RestartWorkers } from '../operations/types.ts';
 import type { SharedState } from '../state/port.ts';
 import { ApiKeyAuthenticator } from './apiKeys.ts';
 import { Authenticator, authorization, KnownCredentials } from './auth.ts';
@@ -30,7 +31,15 @@ export interface AppOptions {
   contract?: Contract;
   /** State every node shares (rate-limit counters, marks, signals): see src/state/index.ts. */
   state: SharedState;
+  /**
+   * How restartSystem reaches the supervisor (src/worker.ts); absent, the process has no
+   * supervisor and a restart answers false.
+   */
+  restart?: RestartWorkers;
 }
+
+/** A process that runs without a supervisor has nothing to roll. */
+const unsupervised: RestartWorkers = async () => false;
 
 const backgroundTasks = new WeakMap<express.Express, BackgroundTasks>();
 
@@ -94,6 +103,7 @@ export function createApp(options: AppOptions): express.Express {
       config,
       state,
       logger,
+      restart: options.restart ?? unsupervised,
     }),
   );
   app.use((req, _res, next) => next(notFound(req)));

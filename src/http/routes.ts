@@ -11,6 +11,7 @@ import {
   Reply,
   type ReplyCookie,
   type ReplyInit,
+  type RestartWorkers,
 } from '../operations/types.ts';
 import type { SharedState } from '../state/port.ts';
 import { principalOf } from './auth.ts';
@@ -22,6 +23,7 @@ export interface Services {
   config: Config;
   state: SharedState;
   logger: Logger;
+  restart: RestartWorkers;
 }
 
 /*
@@ -128,6 +130,7 @@ function dispatch(handler: ErasedHandler, operation: ContractOperation, services
       config: services.config,
       state: services.state,
       log: req.log ?? services.logger,
+      restart: services.restart,
       clientAddress: ipKeyGenerator(req.ip ?? 'unknown'),
       reply,
     });

@@ -26,6 +26,7 @@ import { stlSqlContents } from './stl/stlSqlContents.ts';
 import { healthz } from './system/healthz.ts';
 import { ping } from './system/ping.ts';
 import { readyz } from './system/readyz.ts';
+import { restartSystem } from './system/restartSystem.ts';
 import type { Handler, OperationId } from './types.ts';
 import { createUser } from './users/createUser.ts';
 import { getUserAvatar } from './users/getUserAvatar.ts';
@@ -85,6 +86,7 @@ export const handlers: Registry = {
   ping,
   healthz,
   readyz,
+  restartSystem,
 };
 
 /** operationIds of the contract that no handler implements yet (their requests get a 404 problem). */

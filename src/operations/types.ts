@@ -90,6 +90,12 @@ export class Reply<K extends OperationId = OperationId> {
 
 export type OperationOutput<K extends OperationId> = OkBody<operations[K]> | Reply<K>;
 
+/**
+ * Asks this process's supervisor to replace its workers one at a time (and the other nodes to do
+ * the same); resolves true once the supervisor has the request, false when the process has none.
+ */
+export type RestartWorkers = () => Promise<boolean>;
+
 export interface OperationContext<K extends OperationId = OperationId> {
   db: Db;
   provider: DbProvider;
@@ -97,6 +103,8 @@ export interface OperationContext<K extends OperationId = OperationId> {
   /** State every node shares: counters with expiry, single-use marks, signals (src/state/port.ts). */
   state: SharedState;
   log: Logger;
+  /** Rolling restart of the service's workers (restartSystem). */
+  restart: RestartWorkers;
   /**
    * The client's network address, for limits per address (e.g. captcha checks): the peer of the
    * connection as express reports it (`req.ip`), an IPv6 address cut to its /56 network as the

@@ -26,6 +26,7 @@ describe('loadConfig', () => {
       redisUrl: undefined,
       redisKeyPrefix: 'cms:',
       seedDemo: true,
+      workers: 2,
       stlSqlMaxRows: 1000,
       stlSqlTimeoutMs: 2000,
     });
@@ -46,6 +47,7 @@ describe('loadConfig', () => {
         REDIS_URL: 'redis://:pw@cache:6379/2',
         REDIS_KEY_PREFIX: 'cms-staging:',
         SEED_DEMO: 'true',
+        WORKERS: '4',
         STL_SQL_MAX_ROWS: '50',
         STL_SQL_TIMEOUT_MS: '500',
       }),
@@ -61,6 +63,7 @@ describe('loadConfig', () => {
       redisUrl: 'redis://:pw@cache:6379/2',
       redisKeyPrefix: 'cms-staging:',
       seedDemo: true,
+      workers: 4,
       stlSqlMaxRows: 50,
       stlSqlTimeoutMs: 500,
     });
@@ -77,6 +80,13 @@ describe('loadConfig', () => {
       true,
     );
     expect(loadConfig({ SEED_DEMO: '' }).seedDemo).toBe(true);
+  });
+
+  test('WORKERS=0 means a single process without supervisor; 1 is one supervised worker', () => {
+    expect(loadConfig({ WORKERS: '0' }).workers).toBe(0);
+    expect(loadConfig({ WORKERS: '1' }).workers).toBe(1);
+    expect(loadConfig({ WORKERS: '64' }).workers).toBe(64);
+    expect(loadConfig({ WORKERS: '' }).workers).toBe(2);
   });
 
   test('an empty variable counts as unset', () => {
@@ -111,6 +121,9 @@ describe('loadConfig', () => {
       "RATE_LIMIT_PER_MINUTE must be an integer from 0 to 1000000 (got 'many')",
     ],
     [{ REDIS_URL: 'http://:secret@cache' }, 'REDIS_URL must start with redis:// or rediss://'],
+    [{ WORKERS: '65' }, "WORKERS must be an integer from 0 to 64 (got '65')"],
+    [{ WORKERS: '-1' }, "WORKERS must be an integer from 0 to 64 (got '-1')"],
+    [{ WORKERS: 'auto' }, "WORKERS must be an integer from 0 to 64 (got 'auto')"],
     [{ STL_SQL_MAX_ROWS: '0' }, "STL_SQL_MAX_ROWS must be an integer from 1 to 100000 (got '0')"],
     [{ STL_SQL_MAX_ROWS: 'all' }, "STL_SQL_MAX_ROWS must be an integer from 1 to 100000 (got 'all')"],
     [{ STL_SQL_TIMEOUT_MS: '50' }, "STL_SQL_TIMEOUT_MS must be an integer from 100 to 60000 (got '50')"],

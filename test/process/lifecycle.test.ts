@@ -8,7 +8,8 @@ import { bootstrapKeyOf, freePort, startService } from './processes.ts';
 /*
  * The real process, as `npm start` runs it: first start on an empty database (migrate, seed when
  * asked, print a key and the demo passwords), and a graceful stop on SIGTERM that lets a request in
- * flight finish.
+ * flight finish. The first test runs one process without supervisor (WORKERS=0), in which the port
+ * is refused the moment shutdown begins; the supervised default is covered by restart.test.ts.
  */
 
 let child: ChildProcess | undefined;
@@ -24,7 +25,7 @@ const start = startService;
 test('first start with SEED_DEMO seeds the demo; SIGTERM lets the request in flight finish, refuses new ones, exits 0', async () => {
   database = await createEmptyDatabase();
   const port = await freePort();
-  const service = start({ DATABASE_URL: database.url, PORT: String(port), SEED_DEMO: 'true' });
+  const service = start({ DATABASE_URL: database.url, PORT: String(port), SEED_DEMO: 'true', WORKERS: '0' });
   child = service.process;
   await service.waitFor(/"msg":"listening"/);
   const key = bootstrapKeyOf(service.output());

@@ -10,6 +10,7 @@ import { issueApiKey } from '../../src/domain/apiKeys/issueApiKey.ts';
 import { SCOPES, type Scope } from '../../src/domain/principal.ts';
 import { backgroundTasksOf, createApp } from '../../src/http/app.ts';
 import type { Registry } from '../../src/operations/registry.ts';
+import type { RestartWorkers } from '../../src/operations/types.ts';
 import { createSharedState, type SharedState } from '../../src/state/index.ts';
 import { createTestDatabase } from './database.ts';
 
@@ -43,6 +44,11 @@ export interface TestAppOptions {
   config?: Partial<Config>;
   /** Keeps the shared state in this Redis (under the config's key prefix) instead of the database. */
   redis?: Redis;
+  /**
+   * What restartSystem reaches, in place of a supervisor (tests have none): e.g. a recorder. Absent,
+   * the app is an unsupervised process, whose restart answers false.
+   */
+  restart?: RestartWorkers;
 }
 
 export const TEST_SECRET = 'test-secret-that-is-at-least-32-characters-long';
@@ -72,6 +78,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     logger,
     state,
     ...(options.handlers === undefined ? {} : { handlers: options.handlers }),
+    ...(options.restart === undefined ? {} : { restart: options.restart }),
   });
 
   async function createApiKey(scopes: Scope[] | 'all', keyOptions: ApiKeyOptions = {}): Promise<string> {

@@ -1,0 +1,15 @@
+import type { Handler } from '../types.ts';
+
+/**
+ * Hands the rolling restart to the supervisor and answers at once: the roll (a fresh worker ready
+ * before each old one stops accepting) goes on after this response, which an old worker still
+ * sends, since it finishes its requests in flight.
+ */
+export const restartSystem: Handler<'restartSystem'> = async (_input, { restart, log }) => {
+  const accepted = await restart();
+  log.info(
+    { accepted },
+    accepted ? 'restart requested' : 'restart requested, but no supervisor runs this process',
+  );
+  return { value: accepted };
+};

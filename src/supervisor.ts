@@ -1,0 +1,245 @@
+import cluster, { type Worker } from 'node:cluster';
+import type { Logger } from 'pino';
+
+/*
+ * The supervisor `npm start` runs (WORKERS ≥ 1): the primary process of node:cluster. It owns the
+ * listening socket and hands each new connection to one of its workers in turn (cluster's
+ * round-robin), so workers can come and go while the port stays open.
+ * - It starts WORKERS workers (src/worker.ts); migrations and the seed ran before, once
+ *   (src/main.ts), so the workers never race on them.
+ * - A worker that dies unexpectedly is replaced, after a pause that doubles with each crash in a
+ *   row (up to 30 s), so a crash loop does not spin; a worker that served a while resets it.
+ * - A restart request (from a worker's restartSystem, or broadcast by another node) rolls the
+ *   workers one at a time: a new worker is listening before the old one is asked to stop; the old
+ *   one stops accepting (cluster routes no more connections to it), finishes its requests in
+ *   flight and exits. A request that arrives during a roll queues exactly one more roll.
+ * - SIGTERM or SIGINT stops every worker gracefully, then the supervisor exits 0.
+ * Log lines name workers by pid (`worker`, `workers`); every line also carries pino's own `pid`,
+ * the supervisor's.
+ */
+
+/** Channel of the shared state on which restart requests reach the other nodes. */
+export const RESTART_CHANNEL = 'restart';
+
+/** What a worker tells its supervisor: roll the workers (id: the request's, to count it once). */
+export interface RestartMessage {
+  cms: 'restart';
+  id: string;
+}
+
+/** What the supervisor tells a worker: stop accepting, finish in-flight requests, exit 0. */
+export interface StopMessage {
+  cms: 'stop';
+}
+
+/** Restart ids are UUIDs; anything else on the channel is not a restart request. */
+export const RESTART_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export function isRestartMessage(message: unknown): message is RestartMessage {
+  if (typeof message !== 'object' || message === null) return false;
+  const { cms, id } = message as Record<string, unknown>;
+  return cms === 'restart' && typeof id === 'string' && RESTART_ID.test(id);
+}
+
+export function isStopMessage(message: unknown): message is StopMessage {
+  return (
+    typeof message === 'object' && message !== null && (message as Record<string, unknown>).cms === 'stop'
+  );
+}
+
+export interface SupervisorOptions {
+  workers: number;
+  logger: Logger;
+  /** A worker asked to stop is killed after this long (its own grace is shorter). */
+  stopTimeoutMs?: number;
+}
+
+const FIRST_BACKOFF_MS = 500;
+const MAX_BACKOFF_MS = 30_000;
+/** A worker that served this long before dying was not part of a crash loop. */
+const STABLE_AFTER_MS = 10_000;
+/** Restart ids already handled are remembered this long (a broadcast comes back once per worker). */
+const SEEN_FOR_MS = 10 * 60_000;
+
+class WorkerDidNotStart extends Error {
+  override name = 'WorkerDidNotStart';
+}
+
+export function supervise(options: SupervisorOptions): void {
+  const { logger } = options;
+  const stopTimeoutMs = options.stopTimeoutMs ?? 15_000;
+  /** Listening, in rotation, not asked to stop. */
+  const serving = new Set<Worker>();
+  /** When each serving worker started listening. */
+  const since = new Map<Worker, number>();
+  /** Asked to stop: their exit is expected. */
+  const retiring = new Set<Worker>();
+  /** Every worker not yet exited (cluster.workers forgets one once it is disconnected). */
+  const alive = new Set<Worker>();
+  /** Workers that have listened, and so can take the stop message. */
+  const listened = new WeakSet<Worker>();
+  const seen = new Map<string, number>();
+  let crashes = 0;
+  let replacing: NodeJS.Timeout | undefined;
+  let rolling = false;
+  let rollAgain = false;
+  let stopping = false;
+
+  const pidOf = (worker: Worker) => worker.process.pid;
+  const pids = () => [...serving].map(pidOf);
+
+  /** Forks a worker; resolves once it listens, rejects if it exits first. */
+  function startWorker(): Promise<Worker> {
+    const worker = cluster.fork();
+    alive.add(worker);
+    return new Promise((resolve, reject) => {
+      const onListening = () => {
+        worker.off('exit', onExit);
+        serving.add(worker);
+        listened.add(worker);
+        since.set(worker, Date.now());
+        logger.info({ worker: pidOf(worker) }, 'worker listening');
+        resolve(worker);
+      };
+      const onExit = (code: number | null, signal: string | null) => {
+        worker.off('listening', onListening);
+        reject(new WorkerDidNotStart(`worker ${pidOf(worker)} exited before listening (${signal ?? code})`));
+      };
+      worker.once('listening', onListening);
+      worker.once('exit', onExit);
+    });
+  }
+
+  /** Asks a worker to stop gracefully; resolves once it has exited. */
+  function retire(worker: Worker): Promise<void> {
+    serving.delete(worker);
+    since.delete(worker);
+    retiring.add(worker);
+    if (worker.isDead()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const killer = setTimeout(() => {
+        logger.warn({ worker: pidOf(worker) }, 'worker did not stop in time; killing it');
+        worker.process.kill('SIGKILL');
+      }, stopTimeoutMs);
+      worker.once('exit', () => {
+        clearTimeout(killer);
+        resolve();
+      });
+      const stop: StopMessage = { cms: 'stop' };
+      if (listened.has(worker) && worker.isConnected()) {
+        worker.send(stop);
+        // Takes the worker out of the round-robin here and now: no connection is handed to it
+        // any more. (One handed over while it exits would be lost, its client left hanging.)
+        // Those handed over before reach it ahead of the stop message, and it serves them.
+        worker.disconnect();
+      } else {
+        // One still starting may not listen for messages yet; SIGTERM stops it either way.
+        worker.process.kill('SIGTERM');
+      }
+    });
+  }
+
+  function replaceLater(): void {
+    if (stopping || replacing !== undefined) return;
+    const delay = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** Math.max(0, crashes - 1));
+    logger.info({ delayMs: delay }, 'replacing the worker');
+    replacing = setTimeout(() => {
+      replacing = undefined;
+      if (stopping) return;
+      startWorker().then(
+        () => {
+          // Another one may have died while this one started.
+          if (serving.size < options.workers) replaceLater();
+        },
+        (error: unknown) => {
+          crashes += 1;
+          logger.error({ reason: (error as Error).message }, 'the replacement worker did not start');
+          replaceLater();
+        },
+      );
+    }, delay);
+  }
+
+  cluster.on('exit', (worker, code, signal) => {
+    alive.delete(worker);
+    if (retiring.delete(worker)) {
+      logger.info({ worker: pidOf(worker), code, signal }, 'worker stopped');
+      return;
+    }
+    if (!serving.delete(worker)) return; // It never listened: its starter handles that.
+    const servedFor = Date.now() - (since.get(worker) ?? 0);
+    since.delete(worker);
+    crashes = servedFor >= STABLE_AFTER_MS ? 1 : crashes + 1;
+    logger.error({ worker: pidOf(worker), code, signal }, 'worker exited unexpectedly');
+    replaceLater();
+  });
+
+  async function roll(): Promise<void> {
+    if (rolling) {
+      rollAgain = true;
+      return;
+    }
+    rolling = true;
+    try {
+      do {
+        rollAgain = false;
+        const old = [...serving];
+        logger.info({ workers: old.map(pidOf) }, 'restarting workers');
+        for (const previous of old) {
+          if (stopping) return;
+          // One that died meanwhile is being replaced already.
+          if (!serving.has(previous)) continue;
+          await startWorker();
+          await retire(previous);
+        }
+        logger.info({ workers: pids() }, 'workers restarted');
+      } while (rollAgain && !stopping);
+    } catch (error) {
+      logger.error(
+        { reason: (error as Error).message },
+        'restart abandoned: a new worker did not start; the others keep serving',
+      );
+    } finally {
+      rolling = false;
+    }
+  }
+
+  cluster.on('message', (worker, message: unknown) => {
+    if (!isRestartMessage(message) || stopping) return;
+    const now = Date.now();
+    for (const [id, at] of seen) if (now - at > SEEN_FOR_MS) seen.delete(id);
+    if (seen.has(message.id)) return;
+    seen.set(message.id, now);
+    logger.info({ worker: pidOf(worker) }, 'restart requested');
+    void roll();
+  });
+
+  async function stop(signal: NodeJS.Signals): Promise<void> {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      for (const worker of alive) worker.process.kill('SIGKILL');
+      process.exit(1);
+    }
+    stopping = true;
+    clearTimeout(replacing);
+    logger.info({ signal, workers: pids() }, 'shutting down: workers finish their in-flight requests');
+    await Promise.all([...alive].map(retire));
+    logger.info('stopped');
+    process.exit(0);
+  }
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void stop(signal));
+
+  const initial = Array.from({ length: options.workers }, startWorker);
+  Promise.allSettled(initial).then((results) => {
+    if (stopping) return; // A signal came first: stop() is under way.
+    const failed = results.find((result) => result.status === 'rejected');
+    if (failed === undefined) {
+      logger.info({ workers: pids() }, 'workers ready');
+      return;
+    }
+    // A worker that cannot start now (a port in use, Redis down) will not start on a retry either.
+    logger.error({ reason: (failed.reason as Error).message }, 'a worker could not start; stopping');
+    stopping = true;
+    Promise.all([...serving].map(retire)).then(() => process.exit(1));
+  });
+}

@@ -1,0 +1,140 @@
+import cluster from 'node:cluster';
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { Logger } from 'pino';
+import { type Config, ensureTokenSecret } from './config.ts';
+import { createDb, prepareDatabase } from './db/client.ts';
+import { connectRedis } from './db/redis.ts';
+import { closeSandboxes } from './db/sandbox/index.ts';
+import { backgroundTasksOf, createApp } from './http/app.ts';
+import { describeError } from './http/logging.ts';
+import { createHttpServer } from './http/server.ts';
+import type { RestartWorkers } from './operations/types.ts';
+import { createSharedState } from './state/index.ts';
+import type { SharedState } from './state/port.ts';
+import { isStopMessage, RESTART_CHANNEL, RESTART_ID, type RestartMessage } from './supervisor.ts';
+
+/*
+ * One serving process: the app on its HTTP server, on a database that src/main.ts has already
+ * migrated (and seeded). Either a worker under the supervisor (src/supervisor.ts), which stops it
+ * with a message, or, with WORKERS=0, the only process, which SIGTERM/SIGINT stop. Stopping is
+ * graceful either way: no new connections, in-flight requests finish, then the database closes.
+ */
+
+/** No request's statement may hold a PostgreSQL connection longer than this (a 503 after it). */
+const STATEMENT_TIMEOUT_MS = 15_000;
+
+/** In-flight requests get this long to finish after a stop before their connections are cut. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+function listen(server: Server, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** True while this worker's IPC channel to the supervisor is open. */
+const supervised = (): boolean => cluster.isWorker && process.connected;
+
+function tellSupervisor(message: RestartMessage): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (!supervised()) {
+      resolve(false);
+      return;
+    }
+    process.send?.(message, undefined, {}, (error: Error | null) => resolve(error === null));
+  });
+}
+
+/**
+ * restartSystem's capability in a worker: the request goes to this node's supervisor over IPC (so
+ * the answer is true only when it got there), then to the other nodes through the shared state;
+ * every worker forwards what it hears there to its own supervisor, which counts each id once.
+ * A worker being replaced is already cut off from its supervisor: a request it was still parsing
+ * when the roll reached it answers false (nothing new reaches such a worker after that).
+ */
+async function restartCapability(state: SharedState): Promise<RestartWorkers> {
+  await state.subscribe(RESTART_CHANNEL, (id) => {
+    if (!RESTART_ID.test(id)) return;
+    void tellSupervisor({ cms: 'restart', id });
+  });
+  return async () => {
+    const id = randomUUID();
+    if (!(await tellSupervisor({ cms: 'restart', id }))) return false;
+    await state.broadcast(RESTART_CHANNEL, id);
+    return true;
+  };
+}
+
+export async function serve(config: Config, logger: Logger): Promise<void> {
+  const underSupervisor = cluster.isWorker;
+  // The supervisor may ask a worker to stop while it is still starting (it is being stopped
+  // itself): the request is kept and honoured as soon as there is a server to close.
+  let stop = (_reason: string) => {
+    stopRequested = true;
+  };
+  let stopRequested = false;
+  if (underSupervisor) {
+    process.on('message', (message: unknown) => {
+      if (isStopMessage(message)) stop('stop');
+    });
+    // Ctrl-C reaches the whole process group; the supervisor decides when its workers stop.
+    process.on('SIGINT', () => undefined);
+    process.on('SIGTERM', () => stop('SIGTERM'));
+  }
+  const handle = createDb(config.databaseUrl, { statementTimeoutMs: STATEMENT_TIMEOUT_MS });
+  const { db, provider } = handle;
+  await prepareDatabase(handle);
+  const resolved = await ensureTokenSecret(config, db);
+
+  const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl);
+  const state = createSharedState({ db, redis, redisKeyPrefix: config.redisKeyPrefix, logger });
+  const restart = underSupervisor ? await restartCapability(state) : undefined;
+  const app = createApp({ db, provider, config: resolved, logger, state, ...(restart && { restart }) });
+  const server = createHttpServer(app);
+  let stopping = false;
+  // Keep-alive clients are told to reconnect elsewhere once shutdown has begun.
+  server.on('request', (_req, res) => {
+    if (stopping) res.setHeader('Connection', 'close');
+  });
+  await listen(server, config.port);
+  logger.info({ port: config.port, provider }, 'listening');
+
+  async function shutdown(reason: string): Promise<void> {
+    if (stopping) {
+      // Under the supervisor a second request to stop changes nothing; alone, it means "now".
+      if (underSupervisor) return;
+      logger.warn({ signal: reason }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal: reason }, 'shutting down: no new connections, finishing in-flight requests');
+    const deadline = setTimeout(() => {
+      logger.warn(`requests still running after ${SHUTDOWN_GRACE_MS} ms; closing their connections`);
+      server.closeAllConnections();
+    }, SHUTDOWN_GRACE_MS);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    clearTimeout(deadline);
+    await backgroundTasksOf(app).settled();
+    await state.close();
+    await closeSandboxes();
+    await db.$disconnect();
+    await redis?.quit();
+    logger.info('stopped');
+    process.exit(0);
+  }
+  stop = (reason: string) => {
+    shutdown(reason).catch((error: unknown) => {
+      logger.error({ err: describeError(error) }, 'shutdown failed');
+      process.exit(1);
+    });
+  };
+  if (!underSupervisor) {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => stop(signal));
+  }
+  if (stopRequested) stop('stop');
+}
