@@ -278,6 +278,10 @@ describe(`the supervisor on ${provider}`, () => {
     expect(status).toBe(200);
     expect((JSON.parse(text) as { contents: unknown[] }).contents).toHaveLength(5);
     expect(await service.exited).toBe(0);
+    // 'exit' can come before the last output is read: wait for the end of stdout (every worker
+    // holds it too, so this also waits for them).
+    const stdout = service.process.stdout;
+    if (stdout && !stdout.readableEnded) await new Promise((resolve) => stdout.once('end', resolve));
     expect(logLines(service).at(-1)).toMatchObject({ msg: 'stopped' });
     for (const pid of [survivor, replacement]) expect(isAlive(pid)).toBe(false);
     const refused = await send(port, 'GET', '/api/v1/ping', {}).then(
