@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { DATABASE_URL_RULE, type Db, DEFAULT_DATABASE_URL, providerOfUrl } from './db/client.ts';
+import { type AccountPolicy, DEFAULT_ACCOUNT_POLICY } from './domain/logins/policy.ts';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -44,6 +45,8 @@ export interface Config {
   stlSqlMaxRows: number;
   /** Time a stl/sqlContents query may run, in milliseconds, before it is stopped (400). */
   stlSqlTimeoutMs: number;
+  /** Lockout after failed logins and the rule for new passwords (DESIGN "Authentication", "Passwords"). */
+  accounts: AccountPolicy;
 }
 
 /** Raised with every problem at once, so that an operator fixes the environment in one go. */
@@ -124,6 +127,9 @@ const schema = z.object({
       message: 'REDIS_KEY_PREFIX must be 1 to 64 letters, digits or any of : _ . -',
     }),
   WORKERS: integer('WORKERS', 0, 64, 2),
+  LOCKOUT_FAILURES: integer('LOCKOUT_FAILURES', 1, 1000, DEFAULT_ACCOUNT_POLICY.lockoutFailures),
+  LOCKOUT_MINUTES: integer('LOCKOUT_MINUTES', 1, 10_080, DEFAULT_ACCOUNT_POLICY.lockoutMinutes),
+  PASSWORD_MIN_LENGTH: integer('PASSWORD_MIN_LENGTH', 6, 128, DEFAULT_ACCOUNT_POLICY.passwordRule.minLength),
   SEED_DEMO: z
     .enum(['true', 'false'], {
       error: (issue) => `SEED_DEMO must be true or false (got '${String(issue.input)}')`,
@@ -160,6 +166,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     seedDemo:
       vars.SEED_DEMO === undefined ? vars.DATABASE_URL === DEFAULT_DATABASE_URL : vars.SEED_DEMO === 'true',
     workers: vars.WORKERS,
+    accounts: {
+      lockoutFailures: vars.LOCKOUT_FAILURES,
+      lockoutMinutes: vars.LOCKOUT_MINUTES,
+      passwordRule: { ...DEFAULT_ACCOUNT_POLICY.passwordRule, minLength: vars.PASSWORD_MIN_LENGTH },
+    },
     stlSqlMaxRows: vars.STL_SQL_MAX_ROWS,
     stlSqlTimeoutMs: vars.STL_SQL_TIMEOUT_MS,
   };

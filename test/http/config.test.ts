@@ -27,6 +27,11 @@ describe('loadConfig', () => {
       redisKeyPrefix: 'cms:',
       seedDemo: true,
       workers: 2,
+      accounts: {
+        lockoutFailures: 5,
+        lockoutMinutes: 15,
+        passwordRule: { minLength: 6, letter: true, digit: true },
+      },
       stlSqlMaxRows: 1000,
       stlSqlTimeoutMs: 2000,
     });
@@ -48,6 +53,9 @@ describe('loadConfig', () => {
         REDIS_KEY_PREFIX: 'cms-staging:',
         SEED_DEMO: 'true',
         WORKERS: '4',
+        LOCKOUT_FAILURES: '3',
+        LOCKOUT_MINUTES: '60',
+        PASSWORD_MIN_LENGTH: '12',
         STL_SQL_MAX_ROWS: '50',
         STL_SQL_TIMEOUT_MS: '500',
       }),
@@ -64,6 +72,11 @@ describe('loadConfig', () => {
       redisKeyPrefix: 'cms-staging:',
       seedDemo: true,
       workers: 4,
+      accounts: {
+        lockoutFailures: 3,
+        lockoutMinutes: 60,
+        passwordRule: { minLength: 12, letter: true, digit: true },
+      },
       stlSqlMaxRows: 50,
       stlSqlTimeoutMs: 500,
     });
@@ -122,6 +135,9 @@ describe('loadConfig', () => {
     ],
     [{ REDIS_URL: 'http://:secret@cache' }, 'REDIS_URL must start with redis:// or rediss://'],
     [{ WORKERS: '65' }, "WORKERS must be an integer from 0 to 64 (got '65')"],
+    [{ LOCKOUT_FAILURES: '0' }, "LOCKOUT_FAILURES must be an integer from 1 to 1000 (got '0')"],
+    [{ LOCKOUT_MINUTES: 'soon' }, "LOCKOUT_MINUTES must be an integer from 1 to 10080 (got 'soon')"],
+    [{ PASSWORD_MIN_LENGTH: '4' }, "PASSWORD_MIN_LENGTH must be an integer from 6 to 128 (got '4')"],
     [{ WORKERS: '-1' }, "WORKERS must be an integer from 0 to 64 (got '-1')"],
     [{ WORKERS: 'auto' }, "WORKERS must be an integer from 0 to 64 (got 'auto')"],
     [{ STL_SQL_MAX_ROWS: '0' }, "STL_SQL_MAX_ROWS must be an integer from 1 to 100000 (got '0')"],

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/client.ts';
 import type { components } from '../../generated/openapi.ts';
 import { administratorAccounts } from '../logins/accounts.ts';
+import type { AccountPolicy } from '../logins/policy.ts';
 import { changePassword } from '../logins/session.ts';
 import { toAdministrator } from './view.ts';
 
@@ -10,6 +11,8 @@ type ResetAdministratorPasswordResponse = components['schemas']['ResetAdministra
 export async function resetAdministratorPassword(
   db: Db,
   request: ResetAdministratorPasswordRequest,
+  policy: AccountPolicy,
 ): Promise<ResetAdministratorPasswordResponse> {
-  return { value: toAdministrator(await changePassword(administratorAccounts(db), request)) };
+  const row = await changePassword(administratorAccounts(db, policy), request, policy.passwordRule);
+  return { value: toAdministrator(row) };
 }

@@ -2,7 +2,7 @@ import type { Db } from '../../db/client.ts';
 import type { components } from '../../generated/openapi.ts';
 import type { Prisma } from '../../generated/prisma/sqlite/client.ts';
 import { hashPlainPassword } from '../accounts/passwords.ts';
-import { accountProblems, identifier } from '../accounts/rules.ts';
+import { accountProblems, identifier, type PasswordRule } from '../accounts/rules.ts';
 import { assertAccountUnique } from '../accounts/unique.ts';
 import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
@@ -26,13 +26,15 @@ function date(field: string, text: string | undefined, problems: FieldProblem[])
 export async function updateAdministrator(
   db: Db,
   id: number,
-  request: UpdateAdministratorRequest = {},
+  given: UpdateAdministratorRequest | undefined,
+  rule: PasswordRule,
 ): Promise<UpdateAdministratorResponse> {
+  const request = given ?? {};
   const existing = await db.administrator.findUnique({ where: { id }, select: { id: true } });
   if (existing === null) throw notFound(`Administrator ${id} does not exist`);
   const newPassword =
     request.password === undefined || request.password === '' ? undefined : request.password;
-  const problems = accountProblems({ userName: request.userName, password: newPassword });
+  const problems = accountProblems({ userName: request.userName, password: newPassword }, rule);
   const creationDate = date('creationDate', request.creationDate, problems);
   const lastActivityDate = date('lastActivityDate', request.lastActivityDate, problems);
   assertNoProblems(problems);

@@ -2,7 +2,7 @@ import type { Db } from '../../db/client.ts';
 import type { Administrator, User } from '../../db/models.ts';
 import type { StoredPassword } from '../accounts/passwords.ts';
 import type { AccountKind } from '../accounts/rules.ts';
-import { LOCKOUT_FAILURES, LOCKOUT_MINUTES } from './policy.ts';
+import { type AccountPolicy, DEFAULT_ACCOUNT_POLICY } from './policy.ts';
 
 /*
  * What logging in and changing a password need of an account table, for users and administrators
@@ -17,7 +17,7 @@ export interface AccountStore<R extends { id: number } & StoredPassword> {
   /** An administrator's or the account's own lock (not the temporary lockout); unapproved users too. */
   blocked(row: R): boolean;
   lockedUntil(row: R): Date | null;
-  /** Counts a failed login; every LOCKOUT_FAILURES-th in a row starts a lockout. */
+  /** Counts a failed login; every `lockoutFailures`-th in a row starts a lockout. */
   failed(id: number, now: Date): Promise<void>;
   /** Resets the failures, counts the login and records the activity. */
   succeeded(id: number, now: Date): Promise<R>;
@@ -43,17 +43,15 @@ const byAnyName = (account: string) => ({
   OR: [{ userName: account }, { email: account }, { mobile: account }],
 });
 
-function lockoutEnd(now: Date): Date {
-  return new Date(now.getTime() + LOCKOUT_MINUTES * 60_000);
-}
-
 /*
  * The writes are the same for both tables; only the Prisma delegate differs (its types do not
  * unify), so the data of each write is made once here and each store only sends it.
  */
 const countFailure = { countOfFailedLogin: { increment: 1 } };
-const lockout = (failures: number, now: Date) =>
-  failures % LOCKOUT_FAILURES === 0 ? { lockedUntil: lockoutEnd(now) } : undefined;
+const lockout = (failures: number, now: Date, policy: AccountPolicy) =>
+  failures % policy.lockoutFailures === 0
+    ? { lockedUntil: new Date(now.getTime() + policy.lockoutMinutes * 60_000) }
+    : undefined;
 const loginSucceeded = (now: Date) => ({
   countOfFailedLogin: 0,
   lockedUntil: null,
@@ -69,7 +67,7 @@ const passwordChanged = (stored: StoredPassword, now: Date) => ({
 });
 const tokensRevoked = { tokenVersion: { increment: 1 } };
 
-export function userAccounts(db: Db): AccountStore<User> {
+export function userAccounts(db: Db, policy: AccountPolicy = DEFAULT_ACCOUNT_POLICY): AccountStore<User> {
   return {
     kind: 'users',
     find: async (account) => pick(await db.user.findMany({ where: byAnyName(account) }), account),
@@ -81,7 +79,7 @@ export function userAccounts(db: Db): AccountStore<User> {
         data: countFailure,
         select: { countOfFailedLogin: true },
       });
-      const locked = lockout(row.countOfFailedLogin, now);
+      const locked = lockout(row.countOfFailedLogin, now, policy);
       if (locked) await db.user.update({ where: { id }, data: locked });
     },
     succeeded: (id, now) => db.user.update({ where: { id }, data: loginSucceeded(now) }),
@@ -96,7 +94,10 @@ export function userAccounts(db: Db): AccountStore<User> {
   };
 }
 
-export function administratorAccounts(db: Db): AccountStore<Administrator> {
+export function administratorAccounts(
+  db: Db,
+  policy: AccountPolicy = DEFAULT_ACCOUNT_POLICY,
+): AccountStore<Administrator> {
   return {
     kind: 'administrators',
     find: async (account) => pick(await db.administrator.findMany({ where: byAnyName(account) }), account),
@@ -108,7 +109,7 @@ export function administratorAccounts(db: Db): AccountStore<Administrator> {
         data: countFailure,
         select: { countOfFailedLogin: true },
       });
-      const locked = lockout(row.countOfFailedLogin, now);
+      const locked = lockout(row.countOfFailedLogin, now, policy);
       if (locked) await db.administrator.update({ where: { id }, data: locked });
     },
     succeeded: (id, now) => db.administrator.update({ where: { id }, data: loginSucceeded(now) }),

@@ -1,5 +1,5 @@
 import { hashPlainPassword, type StoredPassword } from '../accounts/passwords.ts';
-import { passwordProblem } from '../accounts/rules.ts';
+import { type PasswordRule, passwordProblem } from '../accounts/rules.ts';
 import { signAccessToken, type TokenKind } from '../crypto/tokens.ts';
 import { formatDateTime } from '../dates.ts';
 import { assertNoProblems } from '../errors.ts';
@@ -63,9 +63,10 @@ export interface PasswordChange {
 export async function changePassword<R extends Account>(
   store: AccountStore<R>,
   change: PasswordChange,
+  rule: PasswordRule,
   now: Date = new Date(),
 ): Promise<R> {
-  const weak = passwordProblem(change.newPassword);
+  const weak = passwordProblem(change.newPassword, rule);
   assertNoProblems(weak === undefined ? [] : [{ field: 'newPassword', message: weak }]);
   const row = await authenticate(store, change.account, change.password, now);
   return store.changePassword(row.id, await hashPlainPassword(change.newPassword), now);

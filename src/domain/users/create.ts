@@ -1,7 +1,7 @@
 import type { Db } from '../../db/client.ts';
 import type { components } from '../../generated/openapi.ts';
 import { hashPlainPassword } from '../accounts/passwords.ts';
-import { accountProblems, identifier } from '../accounts/rules.ts';
+import { accountProblems, identifier, type PasswordRule } from '../accounts/rules.ts';
 import { assertAccountUnique } from '../accounts/unique.ts';
 import { assertNoProblems, type FieldProblem } from '../errors.ts';
 import { toUser, type User } from './view.ts';
@@ -21,12 +21,12 @@ function wordIsTrue(word: string | boolean | undefined, fallback: boolean): bool
  * user name, e-mail, mobile and openId must be free. A race between two creations of the same name
  * ends in the database's unique index, which the HTTP layer answers as the same conflict.
  */
-export async function createUser(db: Db, request: CreateUserRequest): Promise<User> {
+export async function createUser(db: Db, request: CreateUserRequest, rule: PasswordRule): Promise<User> {
   const email = identifier(request.email);
-  const problems: FieldProblem[] = accountProblems({
-    userName: request.userName,
-    password: request.password,
-  });
+  const problems: FieldProblem[] = accountProblems(
+    { userName: request.userName, password: request.password },
+    rule,
+  );
   if (email !== null && !EMAIL.test(email))
     problems.push({ field: 'email', message: 'must be an e-mail address' });
   assertNoProblems(problems);

@@ -4,7 +4,7 @@ import type { components } from '../../generated/openapi.ts';
 import { USER_SCOPES } from '../access.ts';
 import { userAccounts } from '../logins/accounts.ts';
 import { loginFailed } from '../logins/authenticate.ts';
-import { isLockedOut } from '../logins/policy.ts';
+import { type AccountPolicy, isLockedOut } from '../logins/policy.ts';
 import { type Issued, loginWithPassword, startSession } from '../logins/session.ts';
 import { toUser } from './view.ts';
 
@@ -19,9 +19,10 @@ export async function loginUser(
   db: Db,
   request: LoginUserRequest,
   secret: string,
+  policy: AccountPolicy,
   now: Date = new Date(),
 ): Promise<LoginUserResponse> {
-  const store = userAccounts(db);
+  const store = userAccounts(db, policy);
   const token = { kind: 'user' as const, scopes: USER_SCOPES, secret };
   let issued: Issued<User>;
   if ('openId' in request) {

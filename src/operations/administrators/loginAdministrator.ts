@@ -5,5 +5,5 @@ import type { Handler } from '../types.ts';
 
 export const loginAdministrator: Handler<'loginAdministrator'> = async ({ body }, context) => {
   await limitAttempt(context, 'administrators', body.account);
-  return login(context.db, body, tokenSecretOf(context.config));
+  return login(context.db, body, tokenSecretOf(context.config), context.config.accounts);
 };

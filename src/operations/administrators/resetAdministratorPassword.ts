@@ -7,5 +7,5 @@ export const resetAdministratorPassword: Handler<'resetAdministratorPassword'> =
   context,
 ) => {
   await limitAttempt(context, 'administrators', body.account);
-  return reset(context.db, body);
+  return reset(context.db, body, context.config.accounts);
 };

@@ -5,5 +5,5 @@ import type { Handler } from '../types.ts';
 
 export const loginUser: Handler<'loginUser'> = async ({ body }, context) => {
   await limitAttempt(context, 'users', 'openId' in body ? body.openId : body.account);
-  return login(context.db, body, tokenSecretOf(context.config));
+  return login(context.db, body, tokenSecretOf(context.config), context.config.accounts);
 };

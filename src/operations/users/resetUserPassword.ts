@@ -4,5 +4,5 @@ import type { Handler } from '../types.ts';
 
 export const resetUserPassword: Handler<'resetUserPassword'> = async ({ body }, context) => {
   await limitAttempt(context, 'users', body.account);
-  return reset(context.db, body);
+  return reset(context.db, body, context.config.accounts);
 };
