@@ -26,22 +26,28 @@ function readConfig(): Config {
   }
 }
 
+const KEY_HINT =
+  'API keys are never shown again after they are issued; to get one, run: ' +
+  'npm run cms -- apikey create --title "my client" --scopes all';
+
 /**
  * An empty database gets the demo site, its accounts and a bootstrap key, so that the first request
  * can be made at once, when the operator asked for it or runs on the embedded default (config.seedDemo).
  */
 async function seedWhenEmpty(db: Db, config: Config, logger: Logger): Promise<void> {
-  if (!config.seedDemo) return;
   let secrets: DemoSecrets | undefined;
   try {
-    secrets = await seedDemoWhenEmpty(db, config.databaseUrl);
+    if (config.seedDemo) secrets = await seedDemoWhenEmpty(db, config.databaseUrl);
   } catch (error) {
     // The seed is one transaction: nothing of it was written, and the service is still useful.
     if (!(error instanceof DomainError)) throw error;
     logger.warn({ err: describeError(error) }, 'demo data not seeded');
+  }
+  if (secrets === undefined) {
+    // No key is printed on this start: say how to get one.
+    logger.info(KEY_HINT);
     return;
   }
-  if (secrets === undefined) return;
   const { apiKey } = secrets;
   // Printed, not logged: the secrets are shown once to whoever started the service, and kept out of log storage.
   process.stdout.write(

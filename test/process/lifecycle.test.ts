@@ -97,6 +97,8 @@ test('a configured database is not seeded unless SEED_DEMO asks for it', async (
   await service.waitFor(/"msg":"listening"/);
   expect(service.output()).not.toContain('Seeded');
   expect(bootstrapKeyOf(service.output())).toBeUndefined();
+  // Without a printed key, the start says how to get one.
+  expect(service.output()).toContain('npm run cms -- apikey create --title \\"my client\\" --scopes all');
   child.kill('SIGTERM');
   expect(await service.exited).toBe(0);
   const { db } = createDb(database.url);
