@@ -353,16 +353,13 @@ describe(`the migration lock on ${provider}`, () => {
 
 describe('createTestDatabase', () => {
   test('gives a migrated database with a working client, and drop deletes it', async () => {
-    const started = performance.now();
     const database = await createTestDatabase();
-    const elapsed = performance.now() - started;
     try {
       expect(database.handle.provider).toBe(provider);
       const site = await database.handle.db.site.create({ data: { siteDir: 'www', siteName: 'Main' } });
       expect(await database.handle.db.site.findUniqueOrThrow({ where: { id: site.id } })).toMatchObject({
         siteDir: 'www',
       });
-      expect(elapsed).toBeLessThan(5000);
     } finally {
       await database.drop();
     }
