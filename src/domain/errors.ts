@@ -70,6 +70,11 @@ export class RateLimited extends DomainError {
   }
 }
 
+/** Whole seconds (at least one) until a counter's window ends: the Retry-After of a RateLimited. */
+export function secondsUntil(resetAt: Date, now: number): number {
+  return Math.max(1, Math.ceil((resetAt.getTime() - now) / 1000));
+}
+
 export const invalid = (message: string, fields: readonly FieldProblem[] = []) =>
   new DomainError('validation', message, fields);
 export const conflict = (message: string, fields: readonly FieldProblem[] = []) =>

@@ -37,6 +37,11 @@ export interface RateLimitOptions {
 /** Which counter a request counts against, and how many it may make; 'unlimited' for none. */
 type Budget = { counter: string; limit: number; client: 'API key' | 'address' } | 'unlimited';
 
+/** The client's address as every per-address limit counts it: an IPv6 address grouped to its /56. */
+export function clientAddressOf(req: Request): string {
+  return ipKeyGenerator(req.ip ?? 'unknown');
+}
+
 function budgetOf(req: Request, { known, limit }: RateLimitOptions): Budget {
   if (!req.path.startsWith('/api/v1/') || UNLIMITED_PATHS.has(req.path)) return 'unlimited';
   const credentials = credentialsOf(req);
@@ -47,7 +52,7 @@ function budgetOf(req: Request, { known, limit }: RateLimitOptions): Budget {
   }
   if (limit === 0) return 'unlimited';
   return {
-    counter: `address:${ipKeyGenerator(req.ip ?? 'unknown')}`,
+    counter: `address:${clientAddressOf(req)}`,
     limit,
     client: 'address',
   };

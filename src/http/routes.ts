@@ -1,5 +1,4 @@
 import { type Request, type RequestHandler, type Response, Router } from 'express';
-import { ipKeyGenerator } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { ContractOperation, ParameterLocation } from '../contract.ts';
@@ -16,6 +15,7 @@ import {
 import type { SharedState } from '../state/port.ts';
 import { principalOf } from './auth.ts';
 import { toExpressPath } from './expressPaths.ts';
+import { clientAddressOf } from './rateLimit.ts';
 
 export interface Services {
   db: Db;
@@ -131,7 +131,7 @@ function dispatch(handler: ErasedHandler, operation: ContractOperation, services
       state: services.state,
       log: req.log ?? services.logger,
       restart: services.restart,
-      clientAddress: ipKeyGenerator(req.ip ?? 'unknown'),
+      clientAddress: clientAddressOf(req),
       reply,
     });
     send(res, operation, output, checked);

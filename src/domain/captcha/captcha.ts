@@ -1,5 +1,5 @@
 import type { SharedState } from '../../state/port.ts';
-import { DomainError, RateLimited } from '../errors.ts';
+import { DomainError, RateLimited, secondsUntil } from '../errors.ts';
 import { newCaptchaCode } from './code.ts';
 import { type RandomSource, renderCaptcha } from './image.ts';
 import { answerMatches, signCaptchaToken, verifyCaptchaToken } from './token.ts';
@@ -69,7 +69,7 @@ export async function checkCaptchaAnswer(
   const counter = await state.increment(`captcha-check:address:${address}`, CHECK_WINDOW_MS);
   const now = options.now?.() ?? Date.now();
   if (counter.count > limit) {
-    const retryAfter = Math.max(1, Math.ceil((counter.resetAt.getTime() - now) / 1000));
+    const retryAfter = secondsUntil(counter.resetAt, now);
     throw new RateLimited(
       `Too many captcha checks: at most ${limit} a minute per address; retry in ${retryAfter} s`,
       retryAfter,

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { SharedState } from '../../state/port.ts';
 import type { AccountKind } from '../accounts/rules.ts';
+import { RateLimited, secondsUntil } from '../errors.ts';
 import { ATTEMPT_WINDOW_MS, ATTEMPTS_PER_WINDOW } from './policy.ts';
 
 /*
@@ -14,7 +15,7 @@ export interface Attempt {
   kind: AccountKind;
   /** The user name, e-mail, mobile or openId the attempt names. */
   account: string;
-  /** The caller's address, already grouped the way the service's rate limiter groups it. */
+  /** The caller's address as handlers get it (`clientAddress`: grouped like the rate limiter's). */
   address: string;
 }
 
@@ -31,15 +32,20 @@ export function attemptKeys(attempt: Attempt): string[] {
 }
 
 /**
- * Counts one attempt. Answers undefined while under both limits, otherwise the seconds until the
- * fuller window ends (for Retry-After).
+ * Counts one attempt against its account and its address. Over either limit it throws RateLimited
+ * (429, with the seconds until the fuller window ends), before any password is checked.
  */
-export async function countAttempt(state: SharedState, attempt: Attempt, now: Date = new Date()) {
+export async function limitAttempt(
+  state: SharedState,
+  attempt: Attempt,
+  now: Date = new Date(),
+): Promise<void> {
   const counters = await Promise.all(
     attemptKeys(attempt).map((key) => state.increment(key, ATTEMPT_WINDOW_MS)),
   );
   const over = counters.filter((counter) => counter.count > ATTEMPTS_PER_WINDOW);
-  if (over.length === 0) return undefined;
-  const resetAt = Math.max(...over.map((counter) => counter.resetAt.getTime()));
-  return Math.max(1, Math.ceil((resetAt - now.getTime()) / 1000));
+  if (over.length === 0) return;
+  const resetAt = new Date(Math.max(...over.map((counter) => counter.resetAt.getTime())));
+  const retryAfter = secondsUntil(resetAt, now.getTime());
+  throw new RateLimited(`Too many login or password attempts; retry in ${retryAfter} seconds`, retryAfter);
 }
