@@ -22,24 +22,18 @@ export interface ChannelFacts {
   hasDraftContents: boolean;
 }
 
-function channelFields(channel: Channel, site: Site, facts: ChannelFacts) {
-  const siteAttributes = readSiteAttributes(site.attributes);
-  const extras = readJsonObject(channel.extras);
-  const fields = {
+/** The columns both forms of a channel show as stored (form A here, the template tag's form B). */
+export function storedChannelFields(channel: Channel) {
+  return {
     id: channel.id,
-    guid: channel.guid,
     siteId: channel.siteId,
     parentId: channel.parentId,
     channelName: channel.channelName,
     indexName: channel.indexName ?? '',
-    parentsPath: parseParentsPath(channel.parentsPath),
     parentsCount: channel.parentsCount,
     childrenCount: channel.childrenCount,
-    groupNames: splitList(channel.groupNames),
     taxis: channel.taxis,
     addDate: formatDateTime(channel.addDate),
-    createdDate: formatDateTime(channel.createdDate),
-    lastModifiedDate: formatDateTime(channel.lastModifiedDate),
     imageUrl: channel.imageUrl,
     content: channel.content,
     filePath: channel.filePath,
@@ -52,6 +46,19 @@ function channelFields(channel: Channel, site: Site, facts: ChannelFacts) {
     keywords: channel.keywords,
     description: channel.description,
     contentModelPluginId: channel.contentModelPluginId,
+  };
+}
+
+function channelFields(channel: Channel, site: Site, facts: ChannelFacts) {
+  const siteAttributes = readSiteAttributes(site.attributes);
+  const extras = readJsonObject(channel.extras);
+  const fields = {
+    ...storedChannelFields(channel),
+    guid: channel.guid,
+    parentsPath: parseParentsPath(channel.parentsPath),
+    groupNames: splitList(channel.groupNames),
+    createdDate: formatDateTime(channel.createdDate),
+    lastModifiedDate: formatDateTime(channel.lastModifiedDate),
     tableName: site.tableName,
     isCreateChannelIfContentChanged: channel.isCreateChannelIfContentChanged,
     createChannelIdsIfContentChanged:

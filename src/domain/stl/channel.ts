@@ -1,7 +1,7 @@
 import type { Db } from '../../db/client.ts';
 import type { Channel } from '../../db/models.ts';
 import type { components } from '../../generated/openapi.ts';
-import { formatDateTime } from '../dates.ts';
+import { storedChannelFields } from '../channels/forms.ts';
 import { readJsonObject } from '../jsonObject.ts';
 import { splitList } from '../lists.ts';
 import { type ChannelChoice, chooseChannel, chooseSite, type SiteChoice } from './choose.ts';
@@ -51,32 +51,12 @@ function settingsOf(channel: Channel): ChannelFormBAttributes {
 export function toChannelFormB(channel: Channel, facts: ChannelFormBFacts): ChannelFormB {
   const settings = settingsOf(channel);
   return {
-    id: channel.id,
-    channelName: channel.channelName,
-    siteId: channel.siteId,
-    contentModelPluginId: channel.contentModelPluginId,
+    ...storedChannelFields(channel),
     contentRelatedPluginIds: channel.contentRelatedPluginIds,
-    parentId: channel.parentId,
     parentsPath: channel.parentsPath,
-    parentsCount: channel.parentsCount,
-    childrenCount: channel.childrenCount,
     isLastNode: facts.isLastNode,
-    indexName: channel.indexName ?? '',
     groupNameCollection: splitList(channel.groupNames).join(','),
-    taxis: channel.taxis,
-    addDate: formatDateTime(channel.addDate),
-    imageUrl: channel.imageUrl,
-    content: channel.content,
     contentNum: facts.contentNum,
-    filePath: channel.filePath,
-    channelFilePathRule: channel.channelFilePathRule,
-    contentFilePathRule: channel.contentFilePathRule,
-    linkUrl: channel.linkUrl,
-    linkType: channel.linkType,
-    channelTemplateId: channel.channelTemplateId,
-    contentTemplateId: channel.contentTemplateId,
-    keywords: channel.keywords,
-    description: channel.description,
     additional: settings,
     attributes: { ...settings },
   };
