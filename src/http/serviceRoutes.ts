@@ -48,9 +48,11 @@ export function serviceRoutes(contract: Contract, options: ServiceRouteOptions =
     res.status(204).end();
   });
   const docsPage = options.docsPage ?? DOCS_PAGE;
-  // Read once, when present: the page changes only with the contract, i.e. with a new build.
-  const docs = existsSync(docsPage) ? readFileSync(docsPage) : undefined;
+  // Read on the first request (2.7 MB, not worth a start-up), then kept: the page changes only with
+  // the contract, i.e. with a new build.
+  let docs: Buffer | undefined;
   router.get('/docs', (_req, res) => {
+    docs ??= existsSync(docsPage) ? readFileSync(docsPage) : undefined;
     if (docs === undefined) {
       sendProblem(res, problem(404, 'The docs page has not been built: run `npm run docs`'));
       return;
