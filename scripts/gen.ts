@@ -1,12 +1,12 @@
 /**
  * `npm run gen`: everything generated from the two sources of truth.
  *   prisma/schema.prisma -> prisma/{sqlite,postgresql}/schema.prisma -> src/generated/prisma/{sqlite,postgresql}
- *   openapi/cms.yaml     -> src/generated/openapi.ts
+ *   openapi/cms.yaml     -> src/generated/openapi.ts, and the same file in client/src/generated/
  *   openapi/cms.yaml + src/operations/registry.ts -> the operation table of README.md
  * `npm run gen:check`: generates into a scratch copy and exits 1, listing every file that differs
  * from the working tree (CI fails when committed output is stale or hand-edited).
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import {
   PROJECT_ROOT,
@@ -20,6 +20,10 @@ import { renderOperationTable, withOperationTable } from './operationTable.ts';
 import { runTool as run } from './tools.ts';
 
 const GENERATED = join('src', 'generated');
+/** The client package ships its own copy of the types: its tarball holds nothing of src/. */
+const CLIENT_GENERATED = join('client', 'src', 'generated');
+/** Folders holding only generated files, relative to the root: the drift check compares all of them. */
+const GENERATED_DIRS = [GENERATED, CLIENT_GENERATED];
 const CONTRACT = join(PROJECT_ROOT, 'openapi', 'cms.yaml');
 const README = join(PROJECT_ROOT, 'README.md');
 
@@ -54,7 +58,12 @@ async function generate(root: string): Promise<void> {
   });
   const openapiOut = join(root, GENERATED, 'openapi.ts');
   await mkdir(dirname(openapiOut), { recursive: true });
-  tasks.push(run('openapi-typescript', [CONTRACT, '--output', openapiOut]));
+  tasks.push(
+    run('openapi-typescript', [CONTRACT, '--output', openapiOut]).then(async () => {
+      await mkdir(join(root, CLIENT_GENERATED), { recursive: true });
+      await copyFile(openapiOut, join(root, CLIENT_GENERATED, 'openapi.ts'));
+    }),
+  );
   await Promise.all(tasks);
 }
 
@@ -84,7 +93,9 @@ async function differences(fresh: string): Promise<string[]> {
     PROVIDERS.map((provider) => relative(PROJECT_ROOT, providerSchemaPath(provider))),
   );
   for (const root of [fresh, PROJECT_ROOT]) {
-    for (const file of await listFiles(join(root, GENERATED))) tracked.add(join(GENERATED, file));
+    for (const dir of GENERATED_DIRS) {
+      for (const file of await listFiles(join(root, dir))) tracked.add(join(dir, file));
+    }
   }
   const problems: string[] = [];
   for (const file of [...tracked].sort()) {
@@ -106,7 +117,7 @@ async function main(): Promise<number> {
     // The docs page the service serves at /docs (not in git: `npm ci` builds it too).
     await buildDocs();
     console.log(
-      `generated ${PROVIDERS.map((p) => `prisma/${p}/schema.prisma`).join(', ')}, ${GENERATED}/, docs/index.html and the operation table of README.md`,
+      `generated ${PROVIDERS.map((p) => `prisma/${p}/schema.prisma`).join(', ')}, ${GENERATED}/, ${CLIENT_GENERATED}/, docs/index.html and the operation table of README.md`,
     );
     return 0;
   }

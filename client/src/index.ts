@@ -1,8 +1,13 @@
 /*
- * The typed client of the CMS service: openapi-fetch over the `paths` generated from
- * openapi/cms.yaml, so a path, parameter, request body or response field that is not in the
- * contract fails to compile. The service's own tests use it, so the client is exercised on every run.
- * (It becomes a published package later; for now it imports the generated types from the service.)
+ * The typed client of the CMS service (published as @cms/client): openapi-fetch over the `paths`
+ * generated from openapi/cms.yaml, so a path, parameter, request body or response field that is not
+ * in the contract fails to compile. The service's own tests use it, so the client is exercised on
+ * every run.
+ *
+ * The package carries its own copy of the generated types (./generated/openapi.ts, written by the
+ * service's `npm run gen` and checked by `npm run gen:check`): a consumer installs one tarball and
+ * needs nothing of the service's source. The import says `.js` because that is the file a
+ * consumer's TypeScript finds next to dist/index.d.ts; the type-only import is erased at run time.
  */
 import createClient, {
   type Client,
@@ -11,9 +16,23 @@ import createClient, {
   type Middleware,
   type ParseAs,
 } from 'openapi-fetch';
-import type { components, operations, paths } from '../../src/generated/openapi.ts';
+import type { components, operations, paths } from './generated/openapi.js';
 
 export type { components, operations, paths };
+
+type Schemas = components['schemas'];
+/** A content as the service answers it (form A). */
+export type Content = Schemas['Content'];
+export type ListContentsRequest = Schemas['ListContentsRequest'];
+export type ListContentsResponse = Schemas['ListContentsResponse'];
+/** A filter rule of a list: `{ column, operator?, value }` (operator `=` when left out). */
+export type Where = Schemas['Where'];
+/** A sort rule of a list: `{ column, desc }`. */
+export type Order = Schemas['Order'];
+/** A partial update: only the fields present change. */
+export type UpdateContentRequest = Schemas['UpdateContentRequest'];
+/** What a delete answers: the content as it went to the recycle bin (form B). */
+export type DeletedContent = Schemas['DeleteContentResponse']['value'];
 
 /** Every error body is RFC 9457 problem+json; `type` is a stable URI to branch on. */
 export type Problem = components['schemas']['Problem'];
@@ -96,4 +115,98 @@ export function isProblem(value: unknown): value is Problem {
     typeof body.status === 'number' &&
     typeof body.detail === 'string'
   );
+}
+
+/**
+ * A request the service answered with an error: `problem` is its problem+json body (RFC 9457), so
+ * code can branch on `type`, a stable URI, and show `detail` to people.
+ */
+export class CmsProblemError extends Error {
+  override readonly name = 'CmsProblemError';
+  readonly status: number;
+  readonly problem: Problem;
+
+  constructor(status: number, problem: Problem) {
+    super(`${status} ${problem.title}: ${problem.detail}`);
+    this.status = status;
+    this.problem = problem;
+  }
+
+  get type(): ProblemType {
+    return this.problem.type;
+  }
+}
+
+/**
+ * An error response whose body is not problem+json, so not the service's own answer (a proxy's
+ * error page, a gateway timeout). The body is not kept: it may be large, and it is not the API's.
+ */
+export class CmsResponseError extends Error {
+  override readonly name = 'CmsResponseError';
+  readonly status: number;
+  readonly contentType: string | null;
+
+  constructor(response: Response) {
+    super(`${response.status} ${response.statusText || 'error'} (not a problem+json answer)`);
+    this.status = response.status;
+    this.contentType = response.headers.get('content-type');
+  }
+}
+
+/** The success body, or the failure as a thrown CmsProblemError / CmsResponseError. */
+async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  const { data, error, response } = await call;
+  if (response.ok && data !== undefined) return data;
+  if (isProblem(error)) throw new CmsProblemError(response.status, error);
+  throw new CmsResponseError(response);
+}
+
+/** Where a content lives: its site, its channel and its own id (all three are in its URL). */
+export interface ContentRef {
+  siteId: number;
+  channelId: number;
+  id: number;
+}
+
+function contentPath({ siteId, channelId, id }: ContentRef) {
+  return { params: { path: { siteId, channelId, id } } };
+}
+
+/*
+ * Helpers for the common calls. Each takes a client made by createCmsClient, answers the success
+ * body and throws CmsProblemError for an error (scope missing, record not found, a rule broken),
+ * so callers write the happy path. The argument types are the contract's request schemas, so a
+ * misspelt field of a literal fails to compile. For anything else, call client.GET / client.POST.
+ */
+
+/** One page of the contents matching every filter, with the count of all matches. */
+export function listContents(client: CmsClient, request: ListContentsRequest): Promise<ListContentsResponse> {
+  return unwrap(client.POST('/api/v1/contents', { body: request }));
+}
+
+/** One content (404 as a CmsProblemError when it does not exist or is in the recycle bin). */
+export function getContent(client: CmsClient, ref: ContentRef): Promise<Content> {
+  return unwrap(client.GET('/api/v1/contents/{siteId}/{channelId}/{id}', contentPath(ref)));
+}
+
+/** Changes the fields present in `changes`; answers the whole content with the new values. */
+export function updateContent(
+  client: CmsClient,
+  ref: ContentRef,
+  changes: UpdateContentRequest,
+): Promise<Content> {
+  return unwrap(
+    client.POST('/api/v1/contents/{siteId}/{channelId}/{id}/actions/update', {
+      ...contentPath(ref),
+      body: changes,
+    }),
+  );
+}
+
+/** Moves a content to the recycle bin; answers it as it was (form B). */
+export async function deleteContent(client: CmsClient, ref: ContentRef): Promise<DeletedContent> {
+  const { value } = await unwrap(
+    client.POST('/api/v1/contents/{siteId}/{channelId}/{id}/actions/delete', contentPath(ref)),
+  );
+  return value;
 }
