@@ -213,6 +213,15 @@ test('npm pack gives a tarball that installs, type-checks and calls the service'
   // consumer's expected-error lines still fail the check if the package's types degraded to `any`.
   const source = consumerSource(typed.baseUrl, key);
   await writeFile(join(consumerDir, 'consumer.ts'), source);
+  // The examples of the package's README must compile too (they are checked, not run: they name
+  // an example host). Its code blocks form one module; `process` is declared for the API key.
+  const readme = await readFile(join(CLIENT_DIR, 'README.md'), 'utf8');
+  const examples = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]);
+  expect(examples.length).toBeGreaterThanOrEqual(2);
+  await writeFile(
+    join(consumerDir, 'readme.ts'),
+    ['declare const process: { env: Record<string, string | undefined> };', ...examples].join('\n'),
+  );
   await writeFile(
     join(consumerDir, 'tsconfig.json'),
     JSON.stringify({
@@ -226,7 +235,7 @@ test('npm pack gives a tarball that installs, type-checks and calls the service'
         noEmit: true,
         skipLibCheck: true,
       },
-      files: ['consumer.ts'],
+      files: ['consumer.ts', 'readme.ts'],
     }),
   );
   await run(join(BIN, 'tsc'), ['--noEmit', '-p', 'tsconfig.json'], consumerDir);
