@@ -74,3 +74,8 @@ ON CONFLICT DO NOTHING;
 INSERT INTO "ContentTally" ("siteId", "channelId", "checked", "count")
 SELECT "siteId", "channelId", "checked", COUNT(*) FROM "Content" WHERE NOT "recycled"
 GROUP BY "siteId", "channelId", "checked";
+
+-- Fresh statistics, or the planner takes ContentLabel for empty until autovacuum analyses it, and
+-- scans a whole site's labels instead of looking the names up.
+ANALYZE "ContentLabel";
+ANALYZE "ContentTally";
