@@ -42,7 +42,9 @@ const everyFilter: ListContentsRequest = {
 async function countQueries(request: ListContentsRequest) {
   queries.length = 0;
   const page = await listContents(observed.db, observed.provider, request, 1000);
-  const contentQueries = queries.filter((text) => /FROM\s+[`"]?(main[`"]?\.)?[`"]?Content\b/i.test(text));
+  const contentQueries = queries.filter((text) =>
+    /FROM\s+[`"]?(main[`"]?\.)?[`"]?Content(Tally|Label)?\b/i.test(text),
+  );
   return { page, contentQueries: contentQueries.length, allQueries: queries.length };
 }
 

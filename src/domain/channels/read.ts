@@ -13,6 +13,8 @@ export async function channelWithChildren(db: Db, site: Site, channel: Channel):
   const drafts = await db.content.groupBy({
     by: ['channelId'],
     where: {
+      // The site too, so that the (siteId, recycled, channelId, ...) index serves it.
+      siteId: site.id,
       channelId: { in: [channel.id, ...children.map((child) => child.id)] },
       checkedLevel: DRAFT_LEVEL,
       recycled: false,

@@ -52,6 +52,11 @@ export interface ContentFilter {
 export interface CompiledContentQuery {
   where: Sql;
   orderBy: Sql;
+  /**
+   * When the filter is one whose total the ContentTally rows hold (site, channel scope, review
+   * state): the WHERE clause over ContentTally that sums to the count of matches.
+   */
+  tallyWhere: Sql | undefined;
 }
 
 type Operator = '=' | '!=' | '>' | '>=' | '<' | '<=' | 'in' | 'notin' | 'like' | 'notlike';
@@ -85,18 +90,34 @@ function escapeLike(text: string): string {
 
 /**
  * Case-insensitive LIKE with `\\` as the escape character on both databases. SQLite's LIKE already
- * ignores (ASCII) case; PostgreSQL's ILIKE ignores case in every script. Neither needs LOWER() on
- * each row, which costs more than the match itself.
+ * ignores (ASCII) case. On PostgreSQL, `lower(x) LIKE lower(p)` is what ILIKE itself computes in a
+ * multi-byte (UTF-8) database — same answers — but it lowers the pattern once per query rather
+ * than once per row (a 1,000-character pattern made that the whole cost), and the trigram index
+ * on lower("title") serves it.
  */
 function likeSql(expression: Sql, pattern: string, provider: DbProvider): Sql {
   return provider === 'postgresql'
-    ? sql`${expression} ILIKE ${pattern} ESCAPE '\\'`
+    ? sql`lower(${expression}) LIKE lower(${pattern}) ESCAPE '\\'`
     : sql`${expression} LIKE ${pattern} ESCAPE '\\'`;
 }
 
 /** True when the comma-joined list column holds `name` (case-insensitively). */
 function listHas(column: Sql, name: string, provider: DbProvider): Sql {
   return likeSql(sql`(',' || ${column} || ',')`, `%,${escapeLike(name.trim())},%`, provider);
+}
+
+/** The list columns whose items the ContentLabel table holds, with the kind it files them under. */
+const LABEL_KINDS: Readonly<Record<string, number>> = { groupNames: 0, tagNames: 1 };
+
+/**
+ * Contents whose list column holds any of `names` (case-insensitively), looked up in ContentLabel
+ * (one lower-cased row per item, kept by triggers) instead of matching every row's joined text:
+ * the same answer as `listHas` for each name, at the cost of an index lookup. lower() is the
+ * database's own on both sides — the one its LIKE/ILIKE applies — so case rules stay identical.
+ */
+function labelled(siteId: number, kind: number, names: readonly string[]): Sql {
+  const lowered = names.map((name) => sql`lower(${name.trim()})`);
+  return sql`"id" IN (SELECT "contentId" FROM "ContentLabel" WHERE "siteId" = ${siteId} AND "kind" = ${kind} AND "name" IN (${joinSql(lowered)}))`;
 }
 
 function anyOf(parts: Sql[]): Sql {
@@ -133,7 +154,7 @@ function readValue(value: WhereRule['value'], column: ContentColumn, name: strin
   }
 }
 
-function compileWhere(rule: WhereRule, provider: DbProvider): Sql {
+function compileWhere(rule: WhereRule, siteId: number, provider: DbProvider): Sql {
   const column = contentColumn(rule.column);
   if (!column)
     throw invalid(`unknown column '${rule.column}'; allowed columns: ${CONTENT_COLUMN_NAMES.join(', ')}`);
@@ -165,8 +186,14 @@ function compileWhere(rule: WhereRule, provider: DbProvider): Sql {
     if (items.length > MAX_IN_ITEMS)
       throw invalid(`an ${rule.operator} list must hold at most ${MAX_IN_ITEMS} items`);
     if (column.kind === 'list') {
-      const has = anyOf(items.filter((item) => item !== '').map((item) => listHas(raw, item, provider)));
-      return operator === 'in' ? has : sql`NOT ${has}`;
+      const names = items.filter((item) => item !== '');
+      const kind = LABEL_KINDS[column.column];
+      if (kind === undefined || names.length === 0) {
+        const has = anyOf(names.map((item) => listHas(raw, item, provider)));
+        return operator === 'in' ? has : sql`NOT ${has}`;
+      }
+      const has = labelled(siteId, kind, names);
+      return operator === 'in' ? has : sql`NOT (${has})`;
     }
     const values = items.map((item) => readValue(item, column, name));
     const set = sql`${expression} IN (${joinSql(values)})`;
@@ -176,7 +203,11 @@ function compileWhere(rule: WhereRule, provider: DbProvider): Sql {
   if (column.kind === 'list') {
     if (operator !== '=' && operator !== '!=')
       throw invalid(`operator '${rule.operator}' does not apply to list column '${name}'`);
-    const has = listHas(raw, String(rule.value), provider);
+    const item = String(rule.value).trim();
+    const kind = LABEL_KINDS[column.column];
+    // An empty name matches an empty item (',,' in the joined text), which ContentLabel does not hold.
+    const has =
+      kind === undefined || item === '' ? listHas(raw, item, provider) : labelled(siteId, kind, [item]);
     return operator === '=' ? has : sql`NOT (${has})`;
   }
   if (column.kind === 'boolean' && operator !== '=' && operator !== '!=')
@@ -265,13 +296,13 @@ export function compileContentQuery(filter: ContentFilter, provider: DbProvider)
   ] as const) {
     const names = (filter[field] ?? []).filter((name) => name.trim() !== '');
     if (names.length === 0) continue;
-    const any = anyOf(names.map((name) => listHas(identifier(column), name, provider)));
-    conditions.push(negate ? sql`NOT ${any}` : any);
+    const any = labelled(filter.siteId, LABEL_KINDS[column] as number, names);
+    conditions.push(negate ? sql`NOT (${any})` : any);
   }
   if (filter.addedSince !== undefined) conditions.push(sql`"addDate" >= ${filter.addedSince}`);
   (filter.wheres ?? []).forEach((rule, index) => {
     try {
-      conditions.push(compileWhere(rule, provider));
+      conditions.push(compileWhere(rule, filter.siteId, provider));
     } catch (error) {
       // A rule's own problem is reported at that rule's place in the filter.
       if (!(error instanceof DomainError)) throw error;
@@ -281,5 +312,32 @@ export function compileContentQuery(filter: ContentFilter, provider: DbProvider)
 
   const orderBy = compileOrder(filter.orders ?? [], provider, problems);
   assertNoProblems(problems);
-  return { where: sql`WHERE ${joinSql(conditions, ' AND ')}`, orderBy };
+  return {
+    where: sql`WHERE ${joinSql(conditions, ' AND ')}`,
+    orderBy,
+    tallyWhere: tallyCondition(filter),
+  };
+}
+
+/**
+ * The ContentTally rows whose sum is the filter's count, when the filter names nothing but the
+ * site, a channel scope and the review state (the shapes ContentTally keeps: contents outside the
+ * recycle bin by site, channel and `checked`); undefined for any other filter.
+ */
+function tallyCondition(filter: ContentFilter): Sql | undefined {
+  const narrowed =
+    filter.top !== undefined ||
+    filter.recommend !== undefined ||
+    filter.hot !== undefined ||
+    filter.color !== undefined ||
+    filter.addedSince !== undefined ||
+    (filter.wheres ?? []).length > 0 ||
+    [filter.groupNames, filter.groupNamesNot, filter.tagNames].some((names) =>
+      (names ?? []).some((name) => name.trim() !== ''),
+    );
+  if (narrowed) return undefined;
+  const conditions: Sql[] = [sql`"siteId" = ${filter.siteId}`];
+  if (filter.channels !== undefined) conditions.push(channelCondition(filter.siteId, filter.channels));
+  if (filter.checked !== undefined) conditions.push(sql`"checked" = ${filter.checked}`);
+  return sql`WHERE ${joinSql(conditions, ' AND ')}`;
 }

@@ -74,7 +74,8 @@ export async function getStlChannel(db: Db, choice: SiteChoice & ChannelChoice):
       },
       select: { id: true },
     }),
-    db.content.count({ where: { channelId: channel.id, checked: true, recycled: false } }),
+    // The site too, so that the (siteId, recycled, channelId, checked, ...) index answers it alone.
+    db.content.count({ where: { siteId: site.id, channelId: channel.id, checked: true, recycled: false } }),
   ]);
   return toChannelFormB(channel, { isLastNode: laterSibling === null, contentNum });
 }

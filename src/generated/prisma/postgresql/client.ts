@@ -57,6 +57,20 @@ export type Channel = Prisma.ChannelModel
  */
 export type Content = Prisma.ContentModel
 /**
+ * Model ContentLabel
+ * The group and tag names of each content, one row per name, lower-cased: what `groupNames` and
+ * `tagNames` filters look up, instead of matching every row's comma-joined text. Written only by
+ * database triggers on Content (migration `content_labels_tallies`), never by the application.
+ */
+export type ContentLabel = Prisma.ContentLabelModel
+/**
+ * Model ContentTally
+ * How many contents outside the recycle bin each channel holds, by review state: list totals for
+ * a site, a channel subtree or a review state are sums over these rows instead of a count over
+ * every content. Written only by database triggers on Content (migration `content_labels_tallies`).
+ */
+export type ContentTally = Prisma.ContentTallyModel
+/**
  * Model User
  * 
  */

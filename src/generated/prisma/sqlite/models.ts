@@ -11,6 +11,8 @@
 export type * from './models/Site.ts'
 export type * from './models/Channel.ts'
 export type * from './models/Content.ts'
+export type * from './models/ContentLabel.ts'
+export type * from './models/ContentTally.ts'
 export type * from './models/User.ts'
 export type * from './models/Administrator.ts'
 export type * from './models/ApiKey.ts'

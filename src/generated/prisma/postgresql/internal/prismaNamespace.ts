@@ -400,6 +400,8 @@ export const ModelName = {
   Site: 'Site',
   Channel: 'Channel',
   Content: 'Content',
+  ContentLabel: 'ContentLabel',
+  ContentTally: 'ContentTally',
   User: 'User',
   Administrator: 'Administrator',
   ApiKey: 'ApiKey',
@@ -422,7 +424,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "site" | "channel" | "content" | "user" | "administrator" | "apiKey" | "systemSetting" | "sharedCounter" | "sharedMark" | "sharedSignal"
+    modelProps: "site" | "channel" | "content" | "contentLabel" | "contentTally" | "user" | "administrator" | "apiKey" | "systemSetting" | "sharedCounter" | "sharedMark" | "sharedSignal"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -645,6 +647,154 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.ContentCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.ContentCountAggregateOutputType> | number
+        }
+      }
+    }
+    ContentLabel: {
+      payload: Prisma.$ContentLabelPayload<ExtArgs>
+      fields: Prisma.ContentLabelFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ContentLabelFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentLabelPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ContentLabelFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentLabelPayload>
+        }
+        findFirst: {
+          args: Prisma.ContentLabelFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentLabelPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ContentLabelFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentLabelPayload>
+        }
+        findMany: {
+          args: Prisma.ContentLabelFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentLabelPayload>[]
+        }
+        create: {
+          args: Prisma.ContentLabelCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentLabelPayload>
+        }
+        createMany: {
+          args: Prisma.ContentLabelCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ContentLabelCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentLabelPayload>[]
+        }
+        delete: {
+          args: Prisma.ContentLabelDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentLabelPayload>
+        }
+        update: {
+          args: Prisma.ContentLabelUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentLabelPayload>
+        }
+        deleteMany: {
+          args: Prisma.ContentLabelDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ContentLabelUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ContentLabelUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentLabelPayload>[]
+        }
+        upsert: {
+          args: Prisma.ContentLabelUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentLabelPayload>
+        }
+        aggregate: {
+          args: Prisma.ContentLabelAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateContentLabel>
+        }
+        groupBy: {
+          args: Prisma.ContentLabelGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ContentLabelGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ContentLabelCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ContentLabelCountAggregateOutputType> | number
+        }
+      }
+    }
+    ContentTally: {
+      payload: Prisma.$ContentTallyPayload<ExtArgs>
+      fields: Prisma.ContentTallyFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ContentTallyFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentTallyPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ContentTallyFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentTallyPayload>
+        }
+        findFirst: {
+          args: Prisma.ContentTallyFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentTallyPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ContentTallyFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentTallyPayload>
+        }
+        findMany: {
+          args: Prisma.ContentTallyFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentTallyPayload>[]
+        }
+        create: {
+          args: Prisma.ContentTallyCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentTallyPayload>
+        }
+        createMany: {
+          args: Prisma.ContentTallyCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ContentTallyCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentTallyPayload>[]
+        }
+        delete: {
+          args: Prisma.ContentTallyDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentTallyPayload>
+        }
+        update: {
+          args: Prisma.ContentTallyUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentTallyPayload>
+        }
+        deleteMany: {
+          args: Prisma.ContentTallyDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ContentTallyUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ContentTallyUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentTallyPayload>[]
+        }
+        upsert: {
+          args: Prisma.ContentTallyUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentTallyPayload>
+        }
+        aggregate: {
+          args: Prisma.ContentTallyAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateContentTally>
+        }
+        groupBy: {
+          args: Prisma.ContentTallyGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ContentTallyGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ContentTallyCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ContentTallyCountAggregateOutputType> | number
         }
       }
     }
@@ -1312,6 +1462,26 @@ export const ContentScalarFieldEnum = {
 export type ContentScalarFieldEnum = (typeof ContentScalarFieldEnum)[keyof typeof ContentScalarFieldEnum]
 
 
+export const ContentLabelScalarFieldEnum = {
+  siteId: 'siteId',
+  kind: 'kind',
+  name: 'name',
+  contentId: 'contentId'
+} as const
+
+export type ContentLabelScalarFieldEnum = (typeof ContentLabelScalarFieldEnum)[keyof typeof ContentLabelScalarFieldEnum]
+
+
+export const ContentTallyScalarFieldEnum = {
+  siteId: 'siteId',
+  channelId: 'channelId',
+  checked: 'checked',
+  count: 'count'
+} as const
+
+export type ContentTallyScalarFieldEnum = (typeof ContentTallyScalarFieldEnum)[keyof typeof ContentTallyScalarFieldEnum]
+
+
 export const UserScalarFieldEnum = {
   id: 'id',
   userName: 'userName',
@@ -1659,6 +1829,8 @@ export type GlobalOmitConfig = {
   site?: Prisma.SiteOmit
   channel?: Prisma.ChannelOmit
   content?: Prisma.ContentOmit
+  contentLabel?: Prisma.ContentLabelOmit
+  contentTally?: Prisma.ContentTallyOmit
   user?: Prisma.UserOmit
   administrator?: Prisma.AdministratorOmit
   apiKey?: Prisma.ApiKeyOmit

@@ -54,6 +54,8 @@ export const ModelName = {
   Site: 'Site',
   Channel: 'Channel',
   Content: 'Content',
+  ContentLabel: 'ContentLabel',
+  ContentTally: 'ContentTally',
   User: 'User',
   Administrator: 'Administrator',
   ApiKey: 'ApiKey',
@@ -181,6 +183,26 @@ export const ContentScalarFieldEnum = {
 } as const
 
 export type ContentScalarFieldEnum = (typeof ContentScalarFieldEnum)[keyof typeof ContentScalarFieldEnum]
+
+
+export const ContentLabelScalarFieldEnum = {
+  siteId: 'siteId',
+  kind: 'kind',
+  name: 'name',
+  contentId: 'contentId'
+} as const
+
+export type ContentLabelScalarFieldEnum = (typeof ContentLabelScalarFieldEnum)[keyof typeof ContentLabelScalarFieldEnum]
+
+
+export const ContentTallyScalarFieldEnum = {
+  siteId: 'siteId',
+  channelId: 'channelId',
+  checked: 'checked',
+  count: 'count'
+} as const
+
+export type ContentTallyScalarFieldEnum = (typeof ContentTallyScalarFieldEnum)[keyof typeof ContentTallyScalarFieldEnum]
 
 
 export const UserScalarFieldEnum = {
