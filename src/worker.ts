@@ -8,6 +8,7 @@ import { connectRedis } from './db/redis.ts';
 import { closeSandboxes } from './db/sandbox/index.ts';
 import { backgroundTasksOf, createApp } from './http/app.ts';
 import { describeError } from './http/logging.ts';
+import { answerSupervisor, type MetricsEndpoint, ServiceMetrics, serveMetrics } from './http/metrics.ts';
 import { createHttpServer } from './http/server.ts';
 import type { RestartWorkers } from './operations/types.ts';
 import { createSharedState } from './state/index.ts';
@@ -86,7 +87,11 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
     process.on('SIGINT', () => undefined);
     process.on('SIGTERM', () => stop('SIGTERM'));
   }
-  const handle = createDb(config.databaseUrl, { statementTimeoutMs: STATEMENT_TIMEOUT_MS });
+  const metrics = config.metrics === undefined ? undefined : new ServiceMetrics();
+  const handle = createDb(config.databaseUrl, {
+    statementTimeoutMs: STATEMENT_TIMEOUT_MS,
+    ...(metrics && { onQuery: metrics.observeQuery }),
+  });
   const { db, provider } = handle;
   await prepareDatabase(handle);
   const resolved = await ensureTokenSecret(config, db);
@@ -94,7 +99,22 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl);
   const state = createSharedState({ db, redis, redisKeyPrefix: config.redisKeyPrefix, logger });
   const restart = underSupervisor ? await restartCapability(state) : undefined;
-  const app = createApp({ db, provider, config: resolved, logger, state, ...(restart && { restart }) });
+  const app = createApp({
+    db,
+    provider,
+    config: resolved,
+    logger,
+    state,
+    ...(restart && { restart }),
+    ...(metrics && { metrics }),
+  });
+  // Under the supervisor, its metrics port sums the workers' figures; alone, this process serves its own.
+  let metricsEndpoint: MetricsEndpoint | undefined;
+  if (metrics && config.metrics) {
+    metricsEndpoint = underSupervisor
+      ? answerSupervisor(metrics)
+      : await serveMetrics({ ...config.metrics, logger, collect: () => metrics.registry.metrics() });
+  }
   const server = createHttpServer(app);
   let stopping = false;
   // Keep-alive clients are told to reconnect elsewhere once shutdown has begun.
@@ -120,6 +140,7 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     clearTimeout(deadline);
     await backgroundTasksOf(app).settled();
+    await metricsEndpoint?.close();
     await state.close();
     await closeSandboxes();
     await db.$disconnect();
