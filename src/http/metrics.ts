@@ -2,7 +2,7 @@ import type { Worker } from 'node:cluster';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Router } from 'express';
+import { type NextFunction, type Request, type Response, Router } from 'express';
 import type { Logger } from 'pino';
 import {
   AggregatorRegistry,
@@ -132,6 +132,10 @@ export class ServiceMetrics {
         next();
       });
     }
+    // A path the router cannot percent-decode (`/contents/%E0%A4%A/1/1`) fails its matching here
+    // with a URIError. Labelling must not change the pipeline: the request goes on unlabelled, to
+    // be logged, then refused with a 400 by the authorization stage, exactly as with metrics off.
+    router.use((_error: unknown, _req: Request, _res: Response, next: NextFunction) => next());
     return router;
   }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import pino from 'pino';
 import supertest from 'supertest';
@@ -30,6 +31,17 @@ import { loadFixture } from '../support/fixtures.ts';
 const provider: DbProvider = testServerUrl() ? 'postgresql' : 'sqlite';
 const silent = pino({ level: 'silent' });
 const METRICS_TOKEN = 'metrics-token-for-the-test-0123456789';
+/** What the app logs (request lines), to show that the metrics stage changes nothing there. */
+const logLines: string[] = [];
+const appLogger = pino(
+  { level: 'info' },
+  new Writable({
+    write(chunk, _encoding, done) {
+      logLines.push(String(chunk));
+      done();
+    },
+  }),
+);
 
 let database: TestDatabase;
 let db: Db;
@@ -60,7 +72,7 @@ beforeAll(async () => {
     redisKeyPrefix: `cms-test-${randomUUID()}:`,
   };
   state = createSharedState({ db, redisKeyPrefix: config.redisKeyPrefix, logger: silent });
-  app = createApp({ db, provider, config, logger: silent, state, metrics });
+  app = createApp({ db, provider, config, logger: appLogger, state, metrics });
   request = supertest.agent(app);
   const collect = () => metrics.registry.metrics();
   open = await serveMetrics({ port: 0, host: '127.0.0.1', logger: silent, collect });
@@ -153,6 +165,20 @@ describe(`metrics on ${provider}`, () => {
     expect(after.text).not.toContain('/contents/');
     const operations = new Set(seriesOf(after.text, METRIC_NAMES.requests).map((s) => s.labels.operation));
     for (const operation of operations) expect(operation).toMatch(/^(?:[a-z][A-Za-z]+|unmatched)$/);
+  });
+
+  test('a path that cannot be decoded is still logged and refused as without metrics', async () => {
+    const before = (await scrape()).text;
+    const path = '/api/v1/contents/%E0%A4%A/1/1';
+    const answer = await request.get(path).set('X-SS-API-KEY', allKey);
+    expect(answer.status).toBe(400);
+    expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(logLines.some((line) => line.includes(path))).toBe(true);
+    const after = (await scrape()).text;
+    const labels = { operation: 'unmatched', status: '400' };
+    expect(
+      sampleOf(after, METRIC_NAMES.requests, labels) - sampleOf(before, METRIC_NAMES.requests, labels),
+    ).toBe(1);
   });
 
   test('request latency is a histogram per operation, with cumulative buckets', async () => {
