@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { MetricsConfig } from './config.ts';
-import { clusterCollector, type MetricsEndpoint, serveMetrics } from './http/metrics.ts';
+import type { MetricsEndpoint } from './http/metrics.ts';
 
 /*
  * The supervisor `npm start` runs (WORKERS ≥ 1): the primary process of node:cluster. It owns the
@@ -236,19 +236,19 @@ export function supervise(options: SupervisorOptions): void {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void stop(signal));
 
   const initial: Promise<unknown>[] = Array.from({ length: options.workers }, startWorker);
-  if (options.metrics) {
-    const opening = serveMetrics({
-      ...options.metrics,
-      logger,
-      collect: clusterCollector(() => [...serving]),
-    });
+  const settings = options.metrics;
+  if (settings) {
+    // Loaded only when metrics are on (prom-client costs a process ~100 ms and ~12 MB).
+    const opening = import('./http/metrics.ts').then(({ serveMetrics, clusterCollector }) =>
+      serveMetrics({ ...settings, logger, collect: clusterCollector(() => [...serving]) }),
+    );
     initial.push(
       opening.then(
         (endpoint) => {
           metricsEndpoint = endpoint;
         },
         (error: Error) => {
-          throw new Error(`metrics port ${options.metrics?.port}: ${error.message}`);
+          throw new Error(`metrics port ${settings.port}: ${error.message}`);
         },
       ),
     );
