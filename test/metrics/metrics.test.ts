@@ -1,18 +1,25 @@
+import type { Worker } from 'node:cluster';
 import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import express from 'express';
 import pino from 'pino';
 import supertest from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
 import { loadConfig } from '../../src/config.ts';
+import { contract } from '../../src/contract.ts';
 import { createDb, type Db, type DbProvider } from '../../src/db/client.ts';
 import { closeSandboxes } from '../../src/db/sandbox/index.ts';
 import { issueApiKey } from '../../src/domain/apiKeys/issueApiKey.ts';
 import { SCOPES, type Scope } from '../../src/domain/principal.ts';
 import { backgroundTasksOf, createApp } from '../../src/http/app.ts';
 import {
+  clusterCollector,
   METRIC_NAMES,
   type MetricsEndpoint,
+  type MetricsReply,
+  type MetricsRequest,
   ServiceMetrics,
   serveMetrics,
   statementKind,
@@ -287,7 +294,53 @@ describe(`metrics on ${provider}`, () => {
   });
 });
 
-describe('metrics configuration and labels', () => {
+/** A stand-in for a cluster worker: answers the supervisor's request with these figures, or never. */
+function fakeWorker(metrics: ServiceMetrics | undefined): Worker {
+  const worker = new EventEmitter() as EventEmitter & { send: Worker['send'] };
+  worker.send = ((message: MetricsRequest, _handle: unknown, callback?: (error: Error | null) => void) => {
+    callback?.(null);
+    if (metrics === undefined) return true;
+    void metrics.registry.getMetricsAsJSON().then((figures) => {
+      // Through JSON, as over the IPC channel.
+      const reply: MetricsReply = JSON.parse(
+        JSON.stringify({ cms: 'metrics', id: message.id, metrics: figures }),
+      );
+      worker.emit('message', reply);
+    });
+    return true;
+  }) as Worker['send'];
+  return worker as unknown as Worker;
+}
+
+describe('metrics configuration, labels and the cluster sum', () => {
+  test('the supervisor sums the workers that answer and counts those that do not', async () => {
+    const workers = [new ServiceMetrics(), new ServiceMetrics()];
+    // Each worker counts requests of its own app: 2 pings in one, 3 in the other.
+    for (const [worker, count] of [
+      [workers[0], 2],
+      [workers[1], 3],
+    ] as const) {
+      const served = express();
+      if (worker) served.use(worker.requests(contract));
+      served.get('/api/v1/ping', (_req, res) => {
+        res.type('text/plain').send('pong');
+      });
+      for (let i = 0; i < count; i++) expect((await supertest(served).get('/api/v1/ping')).status).toBe(200);
+    }
+    const pings = `${METRIC_NAMES.requests}{operation="ping",status="200"}`;
+    const both = await clusterCollector(() => workers.map(fakeWorker), 1000)();
+    expect(sampleOf(both, METRIC_NAMES.requests, { operation: 'ping', status: '200' })).toBe(5);
+    expect(both).toContain(`${pings} 5`);
+    expect(sampleOf(both, METRIC_NAMES.workersServing)).toBe(2);
+    expect(sampleOf(both, METRIC_NAMES.workersReporting)).toBe(2);
+    expect(sampleOf(both, `${METRIC_NAMES.requestDuration}_count`, { operation: 'ping' })).toBe(5);
+    // One silent worker (starting, stuck): the scrape still answers, without its figures.
+    const partial = await clusterCollector(() => [fakeWorker(workers[1]), fakeWorker(undefined)], 50)();
+    expect(sampleOf(partial, METRIC_NAMES.requests, { operation: 'ping', status: '200' })).toBe(3);
+    expect(sampleOf(partial, METRIC_NAMES.workersServing)).toBe(2);
+    expect(sampleOf(partial, METRIC_NAMES.workersReporting)).toBe(1);
+  });
+
   test('METRICS_* are validated, and the token is never repeated', () => {
     expect(
       loadConfig({ METRICS_PORT: '9464', METRICS_HOST: '127.0.0.1', METRICS_TOKEN: METRICS_TOKEN }).metrics,
