@@ -232,10 +232,11 @@ export function serveMetrics(options: MetricsEndpointOptions): Promise<MetricsEn
       logger.info({ metricsPort: port }, 'metrics listening');
       resolve({
         port,
+        // A scrape is not worth waiting for at shutdown: open connections are cut.
         close: () =>
           new Promise<void>((done) => {
             server.close(() => done());
-            server.closeIdleConnections();
+            server.closeAllConnections();
           }),
       });
     });

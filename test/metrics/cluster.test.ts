@@ -1,4 +1,4 @@
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
 import { afterEach, describe, expect, test } from '@jest/globals';
 import { METRIC_NAMES } from '../../src/http/metrics.ts';
 import { freePort, type Service, startService, stopService } from '../process/processes.ts';
@@ -102,5 +102,24 @@ describe(`metrics of a running service on ${provider}`, () => {
     // No supervisor, so no worker gauges.
     expect(sample(scraped.text, METRIC_NAMES.workersServing)).toBeUndefined();
     expect(sample(scraped.text, 'process_cpu_seconds_total')).toBeGreaterThan(0);
+  });
+
+  test('a metrics port in use stops the service at start, saying so', async () => {
+    const blocker = createServer();
+    const taken = await freePort();
+    await new Promise<void>((resolve) => blocker.listen(taken, resolve));
+    try {
+      database = await createEmptyDatabase();
+      service = startService({
+        DATABASE_URL: database.url,
+        PORT: String(await freePort()),
+        METRICS_PORT: String(taken),
+        WORKERS: '1',
+      });
+      expect(await service.exited).toBe(1);
+      expect(service.output()).toMatch(new RegExp(`metrics port ${taken}: listen EADDRINUSE`));
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
   });
 });
