@@ -47,7 +47,23 @@ export interface Config {
   stlSqlTimeoutMs: number;
   /** Lockout after failed logins and the rule for new passwords (DESIGN "Authentication", "Passwords"). */
   accounts: AccountPolicy;
+  /** Prometheus metrics on a port of their own (src/http/metrics.ts); undefined: no metrics at all. */
+  metrics: MetricsConfig | undefined;
 }
+
+export interface MetricsConfig {
+  /**
+   * Port of the metrics listener, never the API's: the supervisor serves there the sum over its
+   * workers (WORKERS ≥ 1), a process serving alone its own figures (WORKERS=0).
+   */
+  port: number;
+  /** Interface it listens on; undefined: every interface, as the API port. */
+  host: string | undefined;
+  /** When set, a scrape must send `Authorization: Bearer <token>` (401 otherwise). */
+  token: string | undefined;
+}
+
+export const MIN_METRICS_TOKEN_LENGTH = 16;
 
 /** Raised with every problem at once, so that an operator fixes the environment in one go. */
 export class ConfigError extends Error {
@@ -137,6 +153,35 @@ const schema = z.object({
     .optional(),
   STL_SQL_MAX_ROWS: integer('STL_SQL_MAX_ROWS', 1, 100_000, 1000),
   STL_SQL_TIMEOUT_MS: integer('STL_SQL_TIMEOUT_MS', 100, 60_000, 2000),
+  METRICS_PORT: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      if (raw === undefined) return undefined;
+      const value = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN;
+      if (Number.isSafeInteger(value) && value >= 1 && value <= 65535) return value;
+      ctx.addIssue({
+        code: 'custom',
+        message: `METRICS_PORT must be an integer from 1 to 65535 (got '${raw}')`,
+      });
+      return z.NEVER;
+    }),
+  METRICS_HOST: z
+    .string()
+    .optional()
+    .refine((host) => host === undefined || /^[A-Za-z0-9.:_-]{1,253}$/.test(host), {
+      message: 'METRICS_HOST must be a host name or an IP address',
+    }),
+  // Never repeated in a message: it is a credential.
+  METRICS_TOKEN: z
+    .string()
+    .optional()
+    .refine((token) => token === undefined || /^[\x21-\x7e]+$/.test(token), {
+      message: 'METRICS_TOKEN must be printable ASCII without spaces',
+    })
+    .refine((token) => token === undefined || token.length >= MIN_METRICS_TOKEN_LENGTH, {
+      message: `METRICS_TOKEN must be at least ${MIN_METRICS_TOKEN_LENGTH} characters long`,
+    }),
 });
 
 type EnvName = keyof typeof schema.shape;
@@ -152,6 +197,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = schema.safeParse(present);
   if (!parsed.success) throw new ConfigError(parsed.error.issues.map((issue) => issue.message));
   const vars = parsed.data;
+  const problems: string[] = [];
+  if (vars.METRICS_PORT !== undefined && vars.METRICS_PORT === vars.PORT) {
+    problems.push('METRICS_PORT must differ from PORT: metrics are never served on the API port');
+  }
+  if (
+    vars.METRICS_PORT === undefined &&
+    (vars.METRICS_HOST !== undefined || vars.METRICS_TOKEN !== undefined)
+  ) {
+    problems.push('METRICS_HOST and METRICS_TOKEN need METRICS_PORT, which turns metrics on');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
   return {
     port: vars.PORT,
     databaseUrl: vars.DATABASE_URL,
@@ -173,6 +229,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     stlSqlMaxRows: vars.STL_SQL_MAX_ROWS,
     stlSqlTimeoutMs: vars.STL_SQL_TIMEOUT_MS,
+    metrics:
+      vars.METRICS_PORT === undefined
+        ? undefined
+        : { port: vars.METRICS_PORT, host: vars.METRICS_HOST, token: vars.METRICS_TOKEN },
   };
 }
 

@@ -88,7 +88,7 @@ async function main(): Promise<void> {
   }
   await prepare(config, logger);
   if (config.workers === 0) await serve(config, logger);
-  else supervise({ workers: config.workers, logger });
+  else supervise({ workers: config.workers, logger, metrics: config.metrics });
 }
 
 main().catch((error: unknown) => {

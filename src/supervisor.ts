@@ -1,5 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
+import type { MetricsConfig } from './config.ts';
+import type { MetricsEndpoint } from './http/metrics.ts';
 
 /*
  * The supervisor `npm start` runs (WORKERS ≥ 1): the primary process of node:cluster. It owns the
@@ -52,6 +54,8 @@ export interface SupervisorOptions {
   logger: Logger;
   /** A worker asked to stop is killed after this long (its own grace is shorter). */
   stopTimeoutMs?: number;
+  /** The metrics port, where the supervisor answers the sum of its workers' figures. */
+  metrics?: MetricsConfig | undefined;
 }
 
 const FIRST_BACKOFF_MS = 500;
@@ -84,6 +88,7 @@ export function supervise(options: SupervisorOptions): void {
   let rolling = false;
   let rollAgain = false;
   let stopping = false;
+  let metricsEndpoint: MetricsEndpoint | undefined;
 
   const pidOf = (worker: Worker) => worker.process.pid;
   const pids = () => [...serving].map(pidOf);
@@ -224,12 +229,30 @@ export function supervise(options: SupervisorOptions): void {
     clearTimeout(replacing);
     logger.info({ signal, workers: pids() }, 'shutting down: workers finish their in-flight requests');
     await Promise.all([...alive].map(retire));
+    await metricsEndpoint?.close();
     logger.info('stopped');
     process.exit(0);
   }
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void stop(signal));
 
-  const initial = Array.from({ length: options.workers }, startWorker);
+  const initial: Promise<unknown>[] = Array.from({ length: options.workers }, startWorker);
+  const settings = options.metrics;
+  if (settings) {
+    // Loaded only when metrics are on (prom-client costs a process ~100 ms and ~12 MB).
+    const opening = import('./http/metrics.ts').then(({ serveMetrics, clusterCollector }) =>
+      serveMetrics({ ...settings, logger, collect: clusterCollector(() => [...serving]) }),
+    );
+    initial.push(
+      opening.then(
+        (endpoint) => {
+          metricsEndpoint = endpoint;
+        },
+        (error: Error) => {
+          throw new Error(`metrics port ${settings.port}: ${error.message}`);
+        },
+      ),
+    );
+  }
   Promise.allSettled(initial).then((results) => {
     if (stopping) return; // A signal came first: stop() is under way.
     const failed = results.find((result) => result.status === 'rejected');

@@ -45,8 +45,12 @@ export function sqliteFilePath(databaseUrl: string): string {
 export const SQLITE_TIMESTAMP_FORMAT = 'unixepoch-ms' as const;
 
 export interface DbOptions {
-  /** Called with the SQL text of every query the client sends (tests count queries with it). */
-  onQuery?: (sqlText: string) => void;
+  /**
+   * Called after every query the client sends, with its SQL text and how long the driver took, in
+   * milliseconds (tests count queries with it; metrics time them, never keeping the text).
+   * Prisma's own query events: it times the driver adapter's call, in the client, for both databases.
+   */
+  onQuery?: (sqlText: string, durationMs: number) => void;
   /**
    * PostgreSQL ends any statement running longer than this (statement_timeout); the service then
    * answers 503. SQLite statements are bounded by the input limits instead (one thread, no timer).
@@ -72,7 +76,7 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): DbHandle
     db = new PostgresClient({ adapter, log }) as unknown as Db;
   }
   const onQuery = options.onQuery;
-  if (onQuery) (db as unknown as QueryEvents).$on('query', (event) => onQuery(event.query));
+  if (onQuery) (db as unknown as QueryEvents).$on('query', (event) => onQuery(event.query, event.duration));
   providers.set(db, provider);
   return { db, provider };
 }
@@ -88,7 +92,7 @@ export function providerOfClient(db: Db): DbProvider {
 
 /** The part of a logging client's API that reports queries. */
 interface QueryEvents {
-  $on(event: 'query', listener: (event: { query: string }) => void): void;
+  $on(event: 'query', listener: (event: { query: string; duration: number }) => void): void;
 }
 
 /**

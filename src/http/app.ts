@@ -15,6 +15,7 @@ import { checkBodies, JSON_BODY_LIMIT_BYTES, JSON_MEDIA_TYPES, verifyJsonDepth }
 import { errorHandler, notFound } from './errors.ts';
 import { strictIntegerParameters } from './integerParameters.ts';
 import { requestLogging, safeLogger } from './logging.ts';
+import type { ServiceMetrics } from './metrics.ts';
 import { rejectNulCharacters } from './nulCharacters.ts';
 import { rateLimiting } from './rateLimit.ts';
 import { operationRoutes } from './routes.ts';
@@ -36,6 +37,8 @@ export interface AppOptions {
    * supervisor and a restart answers false.
    */
   restart?: RestartWorkers;
+  /** Counts and times every request when metrics are on (METRICS_PORT); absent, nothing is recorded. */
+  metrics?: ServiceMetrics;
 }
 
 /** A process that runs without a supervisor has nothing to roll. */
@@ -68,6 +71,7 @@ export function createApp(options: AppOptions): express.Express {
   app.disable('x-powered-by');
 
   // The pipeline, in order; each stage is one module.
+  if (options.metrics) app.use(options.metrics.requests(contract));
   app.use(requestLogging(logger));
   app.use(serviceRoutes(contract));
   app.use(
