@@ -2846,21 +2846,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://cms.example/problems/validation",
-                 *       "title": "Bad Request",
-                 *       "status": 400,
-                 *       "detail": "wheres/0 unknown column 'titel'; allowed columns: id, guid, siteId, channelId, title, ...",
-                 *       "message": "wheres/0 unknown column 'titel'; allowed columns: id, guid, siteId, channelId, title, ...",
-                 *       "errors": [
-                 *         {
-                 *           "path": "/body/wheres/0",
-                 *           "message": "unknown column 'titel'; allowed columns: id, guid, siteId, channelId, title, ..."
-                 *         }
-                 *       ]
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -3258,100 +3243,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "totalCount": 2,
-                     *       "contents": [
-                     *         {
-                     *           "id": 42,
-                     *           "guid": "3f2b8c1e-9a4d-4e57-b1c2-7d8e9f0a1b2c",
-                     *           "siteId": 1,
-                     *           "channelId": 7,
-                     *           "adminId": 1,
-                     *           "lastEditAdminId": 3,
-                     *           "userId": 0,
-                     *           "taxis": 12,
-                     *           "groupNames": [
-                     *             "Headlines"
-                     *           ],
-                     *           "tagNames": [
-                     *             "release",
-                     *             "spring"
-                     *           ],
-                     *           "sourceId": 0,
-                     *           "referenceId": 0,
-                     *           "templateId": 0,
-                     *           "checked": true,
-                     *           "checkedLevel": 1,
-                     *           "hits": 318,
-                     *           "downloads": 0,
-                     *           "imageUrlCount": 1,
-                     *           "videoUrlCount": 0,
-                     *           "fileUrlCount": 0,
-                     *           "content": "<p>The spring release brings faster search and a new editor.</p>",
-                     *           "title": "Spring release is out",
-                     *           "subTitle": "Faster search, new editor",
-                     *           "imageUrl": "/upload/images/2024/05/spring-release.png",
-                     *           "videoUrl": "",
-                     *           "fileUrl": "",
-                     *           "body": "<p>The spring release brings faster search and a new editor.</p>",
-                     *           "summary": "What is new in the spring release.",
-                     *           "author": "Jane Doe",
-                     *           "source": "Product team",
-                     *           "top": false,
-                     *           "recommend": true,
-                     *           "hot": false,
-                     *           "color": false,
-                     *           "linkType": "None",
-                     *           "linkUrl": null,
-                     *           "addDate": "2024-05-01 09:30:00",
-                     *           "createdDate": "2024-05-01 09:30:00",
-                     *           "lastModifiedDate": "2024-05-02 14:05:12"
-                     *         },
-                     *         {
-                     *           "id": 39,
-                     *           "guid": "9c1d4b7a-2e3f-4a8b-8c6d-5e4f3a2b1c0d",
-                     *           "siteId": 1,
-                     *           "channelId": 8,
-                     *           "adminId": 1,
-                     *           "lastEditAdminId": 1,
-                     *           "userId": 0,
-                     *           "taxis": 9,
-                     *           "groupNames": [],
-                     *           "tagNames": [],
-                     *           "sourceId": 0,
-                     *           "referenceId": 0,
-                     *           "templateId": 0,
-                     *           "checked": true,
-                     *           "checkedLevel": 1,
-                     *           "hits": 87,
-                     *           "downloads": 0,
-                     *           "imageUrlCount": 0,
-                     *           "videoUrlCount": 0,
-                     *           "fileUrlCount": 0,
-                     *           "content": "<p>Our new office opens on 1 June.</p>",
-                     *           "title": "New office in Lyon",
-                     *           "subTitle": "",
-                     *           "imageUrl": "",
-                     *           "videoUrl": "",
-                     *           "fileUrl": "",
-                     *           "body": "<p>Our new office opens on 1 June.</p>",
-                     *           "summary": "",
-                     *           "author": "",
-                     *           "source": "",
-                     *           "top": false,
-                     *           "recommend": false,
-                     *           "hot": false,
-                     *           "color": false,
-                     *           "linkType": "None",
-                     *           "linkUrl": "https://lyon.example.com/",
-                     *           "addDate": "2024-04-20 16:00:00",
-                     *           "createdDate": "2024-04-20 16:00:00",
-                     *           "lastModifiedDate": "2024-04-20 16:00:00"
-                     *         }
-                     *       ]
-                     *     }
-                     */
                     "application/json": components["schemas"]["ListContentsResponse"];
                 };
             };
@@ -3442,54 +3333,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": 42,
-                     *       "guid": "3f2b8c1e-9a4d-4e57-b1c2-7d8e9f0a1b2c",
-                     *       "siteId": 1,
-                     *       "channelId": 7,
-                     *       "adminId": 1,
-                     *       "lastEditAdminId": 3,
-                     *       "userId": 0,
-                     *       "taxis": 12,
-                     *       "groupNames": [
-                     *         "Headlines"
-                     *       ],
-                     *       "tagNames": [
-                     *         "release",
-                     *         "spring"
-                     *       ],
-                     *       "sourceId": 0,
-                     *       "referenceId": 0,
-                     *       "templateId": 0,
-                     *       "checked": true,
-                     *       "checkedLevel": 1,
-                     *       "hits": 318,
-                     *       "downloads": 0,
-                     *       "imageUrlCount": 1,
-                     *       "videoUrlCount": 0,
-                     *       "fileUrlCount": 0,
-                     *       "content": "<p>The spring release brings faster search, a new editor and dark mode.</p>",
-                     *       "title": "Spring release is out now",
-                     *       "subTitle": "Faster search, new editor",
-                     *       "imageUrl": "/upload/images/2024/05/spring-release.png",
-                     *       "videoUrl": "",
-                     *       "fileUrl": "",
-                     *       "body": "<p>The spring release brings faster search, a new editor and dark mode.</p>",
-                     *       "summary": "What is new in the spring release.",
-                     *       "author": "Jane Doe",
-                     *       "source": "Product team",
-                     *       "top": false,
-                     *       "recommend": true,
-                     *       "hot": false,
-                     *       "color": false,
-                     *       "linkType": "None",
-                     *       "linkUrl": null,
-                     *       "addDate": "2024-05-01 09:30:00",
-                     *       "createdDate": "2024-05-01 09:30:00",
-                     *       "lastModifiedDate": "2024-05-03 08:12:45"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Content"];
                 };
             };
@@ -3533,44 +3376,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "value": {
-                     *         "id": 42,
-                     *         "channelId": 7,
-                     *         "siteId": 1,
-                     *         "addUserName": "admin",
-                     *         "lastEditUserName": "editor",
-                     *         "writingUserName": "",
-                     *         "lastEditDate": "2024-05-03 08:12:45",
-                     *         "addDate": "2024-05-01 09:30:00",
-                     *         "taxis": 12,
-                     *         "groupNameCollection": "Headlines",
-                     *         "tags": "release,spring",
-                     *         "sourceId": 0,
-                     *         "referenceId": 0,
-                     *         "checkedLevel": 1,
-                     *         "hits": 318,
-                     *         "isChecked": "True",
-                     *         "isTop": "False",
-                     *         "isRecommend": "True",
-                     *         "isHot": "False",
-                     *         "isColor": "False",
-                     *         "title": "Spring release is out now",
-                     *         "linkUrl": "",
-                     *         "settingsXml": "{\"subTitle\":\"Faster search, new editor\",\"imageUrl\":\"/upload/images/2024/05/spring-release.png\",\"summary\":\"What is new in the spring release.\",\"author\":\"Jane Doe\",\"source\":\"Product team\"}",
-                     *         "subTitle": "Faster search, new editor",
-                     *         "imageUrl": "/upload/images/2024/05/spring-release.png",
-                     *         "videoUrl": "",
-                     *         "fileUrl": "",
-                     *         "content": "<p>The spring release brings faster search, a new editor and dark mode.</p>",
-                     *         "summary": "What is new in the spring release.",
-                     *         "author": "Jane Doe",
-                     *         "source": "Product team",
-                     *         "navigationUrl": "/contents/7/42.html"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["DeleteContentResponse"];
                 };
             };
