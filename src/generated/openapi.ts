@@ -4013,44 +4013,63 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "count": 2,
+                     *       "count": 3,
                      *       "users": [
                      *         {
-                     *           "id": 12,
-                     *           "userName": "lisa",
-                     *           "displayName": "Lisa Chen",
-                     *           "email": "lisa@example.com",
-                     *           "mobile": "+33612345678",
-                     *           "avatarUrl": "/upload/avatars/12.png",
+                     *           "id": 1,
+                     *           "userName": "demo-user",
+                     *           "displayName": "Demo User",
+                     *           "email": "demo-user@example.com",
+                     *           "mobile": "15500000001",
+                     *           "avatarUrl": "",
                      *           "openId": "",
                      *           "password": "",
                      *           "passwordFormat": "Hashed",
-                     *           "createDate": "2024-02-10 08:15:00",
-                     *           "lastResetPasswordDate": "2024-02-10 08:15:00",
-                     *           "lastActivityDate": "2024-05-02 19:40:11",
-                     *           "countOfLogin": 14,
+                     *           "createDate": "2026-11-24 12:44:45",
+                     *           "lastResetPasswordDate": "2026-11-24 12:44:45",
+                     *           "lastActivityDate": "2026-11-24 12:44:45",
+                     *           "countOfLogin": 0,
                      *           "countOfFailedLogin": 0,
-                     *           "countOfWriting": 3,
+                     *           "countOfWriting": 0,
                      *           "checked": true,
                      *           "locked": false
                      *         },
                      *         {
-                     *           "id": 13,
-                     *           "userName": "marc",
-                     *           "displayName": "Marc Dubois",
-                     *           "email": "",
-                     *           "mobile": "",
+                     *           "id": 2,
+                     *           "userName": "lisa",
+                     *           "displayName": "Lisa Chen",
+                     *           "email": "lisa@example.com",
+                     *           "mobile": "+33612345678",
                      *           "avatarUrl": "",
                      *           "openId": "oX3k9-wechat-7f2a",
                      *           "password": "",
                      *           "passwordFormat": "Hashed",
-                     *           "createDate": "2024-03-05 12:00:00",
-                     *           "lastResetPasswordDate": "2024-03-05 12:00:00",
-                     *           "lastActivityDate": "2024-03-05 12:00:00",
-                     *           "countOfLogin": 1,
-                     *           "countOfFailedLogin": 2,
+                     *           "createDate": "2026-11-24 12:44:54",
+                     *           "lastResetPasswordDate": "2026-11-24 12:44:56",
+                     *           "lastActivityDate": "2026-11-24 12:44:56",
+                     *           "countOfLogin": 2,
+                     *           "countOfFailedLogin": 0,
                      *           "countOfWriting": 0,
-                     *           "checked": false,
+                     *           "checked": true,
+                     *           "locked": false
+                     *         },
+                     *         {
+                     *           "id": 3,
+                     *           "userName": "paul",
+                     *           "displayName": "",
+                     *           "email": "",
+                     *           "mobile": "",
+                     *           "avatarUrl": "",
+                     *           "openId": "",
+                     *           "password": "",
+                     *           "passwordFormat": "Hashed",
+                     *           "createDate": "2026-11-24 12:44:55",
+                     *           "lastResetPasswordDate": "2026-11-24 12:44:55",
+                     *           "lastActivityDate": "2026-11-24 12:44:55",
+                     *           "countOfLogin": 0,
+                     *           "countOfFailedLogin": 0,
+                     *           "countOfWriting": 0,
+                     *           "checked": true,
                      *           "locked": false
                      *         }
                      *       ]
@@ -4085,27 +4104,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": 12,
-                     *       "userName": "lisa",
-                     *       "displayName": "Lisa Chen",
-                     *       "email": "lisa@example.com",
-                     *       "mobile": "+33612345678",
-                     *       "avatarUrl": "",
-                     *       "openId": "",
-                     *       "password": "",
-                     *       "passwordFormat": "Hashed",
-                     *       "createDate": "2024-02-10 08:15:00",
-                     *       "lastResetPasswordDate": "2024-02-10 08:15:00",
-                     *       "lastActivityDate": "2024-02-10 08:15:00",
-                     *       "countOfLogin": 0,
-                     *       "countOfFailedLogin": 0,
-                     *       "countOfWriting": 0,
-                     *       "checked": true,
-                     *       "locked": false
-                     *     }
-                     */
                     "application/json": components["schemas"]["User"];
                 };
             };
@@ -4136,31 +4134,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "user": {
-                     *         "id": 12,
-                     *         "userName": "lisa",
-                     *         "displayName": "Lisa Chen",
-                     *         "email": "lisa@example.com",
-                     *         "mobile": "+33612345678",
-                     *         "avatarUrl": "/upload/avatars/12.png",
-                     *         "openId": "",
-                     *         "password": "",
-                     *         "passwordFormat": "Hashed",
-                     *         "createDate": "2024-02-10 08:15:00",
-                     *         "lastResetPasswordDate": "2024-02-10 08:15:00",
-                     *         "lastActivityDate": "2024-05-03 09:00:02",
-                     *         "countOfLogin": 15,
-                     *         "countOfFailedLogin": 0,
-                     *         "countOfWriting": 3,
-                     *         "checked": true,
-                     *         "locked": false
-                     *       },
-                     *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ1c2VyOjEyIiwiZXhwIjoxNzE0ODA5NjAyfQ.Q2hhbmdlTWVJbkV4YW1wbGVzT25seQ",
-                     *       "expiresAt": "2024-05-04 09:00:02"
-                     *     }
-                     */
                     "application/json": components["schemas"]["LoginUserResponse"];
                 };
             };
@@ -4213,7 +4186,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "account": "lisa@example.com",
-                 *       "password": "5f4dcc3b5aa765d61d8327deb882cf99",
+                 *       "password": "5e20a7635bd7f3892dfdee42dd0fe5ce",
                  *       "newPassword": "Summer2024"
                  *     }
                  */
@@ -4229,21 +4202,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": 12,
+                     *       "id": 2,
                      *       "userName": "lisa",
                      *       "displayName": "Lisa Chen",
                      *       "email": "lisa@example.com",
                      *       "mobile": "+33612345678",
-                     *       "avatarUrl": "/upload/avatars/12.png",
-                     *       "openId": "",
+                     *       "avatarUrl": "",
+                     *       "openId": "oX3k9-wechat-7f2a",
                      *       "password": "",
                      *       "passwordFormat": "Hashed",
-                     *       "createDate": "2024-02-10 08:15:00",
-                     *       "lastResetPasswordDate": "2024-05-03 09:05:40",
-                     *       "lastActivityDate": "2024-05-03 09:05:40",
-                     *       "countOfLogin": 15,
+                     *       "createDate": "2026-11-24 12:44:54",
+                     *       "lastResetPasswordDate": "2026-11-24 12:44:56",
+                     *       "lastActivityDate": "2026-11-24 12:44:56",
+                     *       "countOfLogin": 2,
                      *       "countOfFailedLogin": 0,
-                     *       "countOfWriting": 3,
+                     *       "countOfWriting": 0,
                      *       "checked": true,
                      *       "locked": false
                      *     }
@@ -4363,43 +4336,23 @@ export interface operations {
                      *       "value": [
                      *         {
                      *           "id": 1,
-                     *           "siteId": 0,
+                     *           "siteId": 1,
                      *           "departmentId": 0,
                      *           "areaId": 0,
                      *           "userName": "admin",
                      *           "displayName": "Site administrator",
-                     *           "email": "admin@example.com",
-                     *           "mobile": "",
+                     *           "email": "webmaster@example.com",
+                     *           "mobile": "+33698765432",
                      *           "creatorUserName": "",
                      *           "password": "",
                      *           "passwordSalt": "",
                      *           "passwordFormat": "Hashed",
-                     *           "creationDate": "2024-01-15 09:00:00",
-                     *           "lastActivityDate": "2024-05-03 08:10:00",
-                     *           "countOfLogin": 57,
+                     *           "creationDate": "2026-11-24 12:44:45",
+                     *           "lastActivityDate": "2026-11-24 12:44:58",
+                     *           "countOfLogin": 1,
                      *           "countOfFailedLogin": 0,
                      *           "isLockedOut": false,
-                     *           "siteIdCollection": ""
-                     *         },
-                     *         {
-                     *           "id": 3,
-                     *           "siteId": 1,
-                     *           "departmentId": 2,
-                     *           "areaId": 0,
-                     *           "userName": "editor",
-                     *           "displayName": "Eva Martin",
-                     *           "email": "eva.martin@example.com",
-                     *           "mobile": "+33698765432",
-                     *           "creatorUserName": "admin",
-                     *           "password": "",
-                     *           "passwordSalt": "",
-                     *           "passwordFormat": "Hashed",
-                     *           "creationDate": "2024-01-20 14:30:00",
-                     *           "lastActivityDate": "2024-05-03 08:12:45",
-                     *           "countOfLogin": 120,
-                     *           "countOfFailedLogin": 1,
-                     *           "isLockedOut": false,
-                     *           "siteIdCollection": "1,2"
+                     *           "siteIdCollection": "1"
                      *         }
                      *       ]
                      *     }
@@ -4439,30 +4392,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "value": {
-                     *         "id": 3,
-                     *         "siteId": 1,
-                     *         "departmentId": 2,
-                     *         "areaId": 0,
-                     *         "userName": "editor",
-                     *         "displayName": "Eva Martin-Leroy",
-                     *         "email": "eva.leroy@example.com",
-                     *         "mobile": "+33698765432",
-                     *         "creatorUserName": "admin",
-                     *         "password": "",
-                     *         "passwordSalt": "",
-                     *         "passwordFormat": "Hashed",
-                     *         "creationDate": "2024-01-20 14:30:00",
-                     *         "lastActivityDate": "2024-05-03 08:12:45",
-                     *         "countOfLogin": 120,
-                     *         "countOfFailedLogin": 0,
-                     *         "isLockedOut": false,
-                     *         "siteIdCollection": "1,2"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["UpdateAdministratorResponse"];
                 };
             };
@@ -4486,8 +4415,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "account": "editor",
-                 *       "password": "e10adc3949ba59abbe56e057f20f883e",
+                 *       "account": "admin",
+                 *       "password": "d6cad8870561635eb680ee7f035c6dfe",
                  *       "newPassword": "Blue-Harbour-42"
                  *     }
                  */
@@ -4504,24 +4433,24 @@ export interface operations {
                     /**
                      * @example {
                      *       "value": {
-                     *         "id": 3,
+                     *         "id": 1,
                      *         "siteId": 1,
-                     *         "departmentId": 2,
+                     *         "departmentId": 0,
                      *         "areaId": 0,
-                     *         "userName": "editor",
-                     *         "displayName": "Eva Martin",
-                     *         "email": "eva.martin@example.com",
+                     *         "userName": "admin",
+                     *         "displayName": "Site administrator",
+                     *         "email": "webmaster@example.com",
                      *         "mobile": "+33698765432",
-                     *         "creatorUserName": "admin",
+                     *         "creatorUserName": "",
                      *         "password": "",
                      *         "passwordSalt": "",
                      *         "passwordFormat": "Hashed",
-                     *         "creationDate": "2024-01-20 14:30:00",
-                     *         "lastActivityDate": "2024-05-03 09:20:00",
-                     *         "countOfLogin": 120,
+                     *         "creationDate": "2026-11-24 12:44:45",
+                     *         "lastActivityDate": "2026-11-24 12:44:58",
+                     *         "countOfLogin": 1,
                      *         "countOfFailedLogin": 0,
                      *         "isLockedOut": false,
-                     *         "siteIdCollection": "1,2"
+                     *         "siteIdCollection": "1"
                      *       }
                      *     }
                      */
@@ -4548,7 +4477,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "account": "admin",
-                 *       "password": "21232f297a57a5a743894a0e4a801fc3"
+                 *       "password": "d6cad8870561635eb680ee7f035c6dfe"
                  *     }
                  */
                 "application/json": components["schemas"]["LoginAdministratorRequest"];
@@ -4565,26 +4494,26 @@ export interface operations {
                      * @example {
                      *       "administrator": {
                      *         "id": 1,
-                     *         "siteId": 0,
+                     *         "siteId": 1,
                      *         "departmentId": 0,
                      *         "areaId": 0,
                      *         "userName": "admin",
-                     *         "displayName": "Site administrator",
+                     *         "displayName": "Administrator",
                      *         "email": "admin@example.com",
                      *         "mobile": "",
                      *         "creatorUserName": "",
                      *         "password": "",
                      *         "passwordSalt": "",
                      *         "passwordFormat": "Hashed",
-                     *         "creationDate": "2024-01-15 09:00:00",
-                     *         "lastActivityDate": "2024-05-03 09:30:00",
-                     *         "countOfLogin": 58,
+                     *         "creationDate": "2026-11-24 12:44:45",
+                     *         "lastActivityDate": "2026-11-24 12:44:57",
+                     *         "countOfLogin": 1,
                      *         "countOfFailedLogin": 0,
                      *         "isLockedOut": false,
-                     *         "siteIdCollection": ""
+                     *         "siteIdCollection": "1"
                      *       },
-                     *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhZG1pbmlzdHJhdG9yOjEiLCJleHAiOjE3MTQ4MTEwMDB9.RXhhbXBsZVNpZ25hdHVyZU9ubHk",
-                     *       "expiresAt": "2024-05-04 09:30:00"
+                     *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxIiwia2luZCI6ImFkbWluaXN0cmF0b3IiLCJzY29wZXMiOlsiQ29udGVudHMiLCJDaGFubmVscyIsIlNUTCIsIlVzZXJzIiwiQWRtaW5pc3RyYXRvcnMiLCJPdGhlcnMiLCJBcGlLZXlzIl0sInZlciI6MCwiaWF0IjoxNzk1NTI0Mjk3LCJleHAiOjE3OTU2MTA2OTd9.7swSh5_lbt0D3WfccY95yCs19mmkuGfk-anhT4qZaj4",
+                     *       "expiresAt": "2026-11-25 12:44:57"
                      *     }
                      */
                     "application/json": components["schemas"]["LoginAdministratorResponse"];
@@ -4647,29 +4576,48 @@ export interface operations {
                      *       "value": [
                      *         {
                      *           "id": 1,
-                     *           "title": "Site back end",
+                     *           "title": "Demo key",
                      *           "scopes": [
                      *             "Contents",
                      *             "Channels",
-                     *             "STL"
+                     *             "STL",
+                     *             "Users",
+                     *             "Administrators",
+                     *             "Others",
+                     *             "ApiKeys"
                      *           ],
-                     *           "createdAt": "2024-01-15 09:00:00",
-                     *           "lastUsedAt": "2024-05-03 08:12:00",
+                     *           "createdAt": "2026-11-24 12:44:45",
+                     *           "lastUsedAt": "2026-11-24 12:44:47",
                      *           "expiresAt": null,
                      *           "revokedAt": null,
                      *           "rateLimitPerMinute": null
                      *         },
                      *         {
                      *           "id": 2,
-                     *           "title": "Partner feed",
+                     *           "title": "Site back end",
                      *           "scopes": [
+                     *             "Contents",
+                     *             "Channels",
                      *             "STL"
                      *           ],
-                     *           "createdAt": "2024-03-02 10:00:00",
+                     *           "createdAt": "2026-11-24 12:45:00",
                      *           "lastUsedAt": null,
-                     *           "expiresAt": "2025-03-02 00:00:00",
+                     *           "expiresAt": null,
                      *           "revokedAt": null,
-                     *           "rateLimitPerMinute": 120
+                     *           "rateLimitPerMinute": 300
+                     *         },
+                     *         {
+                     *           "id": 3,
+                     *           "title": "Partner feed",
+                     *           "scopes": [
+                     *             "Contents",
+                     *             "STL"
+                     *           ],
+                     *           "createdAt": "2026-11-24 12:45:00",
+                     *           "lastUsedAt": null,
+                     *           "expiresAt": null,
+                     *           "revokedAt": null,
+                     *           "rateLimitPerMinute": null
                      *         }
                      *       ]
                      *     }
@@ -4703,23 +4651,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "key": "cms_3q2-7wEvX1dBfZg0kY8mJt9cR5uHn4pLa6sQe1oVi2w",
-                     *       "apiKey": {
-                     *         "id": 2,
-                     *         "title": "Partner feed",
-                     *         "scopes": [
-                     *           "STL"
-                     *         ],
-                     *         "createdAt": "2024-03-02 10:00:00",
-                     *         "lastUsedAt": null,
-                     *         "expiresAt": "2025-03-02 00:00:00",
-                     *         "revokedAt": null,
-                     *         "rateLimitPerMinute": 120
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["IssuedApiKey"];
                 };
             };
@@ -4756,20 +4687,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": 2,
-                     *       "title": "Partner feed",
-                     *       "scopes": [
-                     *         "STL"
-                     *       ],
-                     *       "createdAt": "2024-03-02 10:00:00",
-                     *       "lastUsedAt": "2024-05-03 08:12:00",
-                     *       "expiresAt": "2025-03-02 00:00:00",
-                     *       "revokedAt": null,
-                     *       "rateLimitPerMinute": 300
-                     *     }
-                     */
                     "application/json": components["schemas"]["ApiKey"];
                 };
             };
@@ -4806,15 +4723,17 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": 2,
-                     *       "title": "Partner feed",
+                     *       "title": "Site back end",
                      *       "scopes": [
+                     *         "Contents",
+                     *         "Channels",
                      *         "STL"
                      *       ],
-                     *       "createdAt": "2024-03-02 10:00:00",
+                     *       "createdAt": "2026-11-24 12:45:00",
                      *       "lastUsedAt": null,
-                     *       "expiresAt": "2025-03-02 00:00:00",
+                     *       "expiresAt": null,
                      *       "revokedAt": null,
-                     *       "rateLimitPerMinute": 120
+                     *       "rateLimitPerMinute": 300
                      *     }
                      */
                     "application/json": components["schemas"]["ApiKey"];
@@ -4852,18 +4771,19 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "key": "cms_Vb9x0QeT4mWn7sKd2hRj5yLc8fGa1uPo3iZt6eNq0kM",
+                     *       "key": "cms_m14QlgVrdnI44WQbL3l-2jYzlB7WizyjkqDiKOEs2Ww",
                      *       "apiKey": {
-                     *         "id": 2,
+                     *         "id": 3,
                      *         "title": "Partner feed",
                      *         "scopes": [
+                     *           "Contents",
                      *           "STL"
                      *         ],
-                     *         "createdAt": "2024-03-02 10:00:00",
-                     *         "lastUsedAt": "2024-05-03 08:12:00",
-                     *         "expiresAt": "2025-03-02 00:00:00",
+                     *         "createdAt": "2026-11-24 12:45:00",
+                     *         "lastUsedAt": null,
+                     *         "expiresAt": null,
                      *         "revokedAt": null,
-                     *         "rateLimitPerMinute": 120
+                     *         "rateLimitPerMinute": null
                      *       }
                      *     }
                      */
