@@ -16,7 +16,8 @@ import { startTestApp, type TestApp } from '../support/app.ts';
  * A request example is paired with the response example that has its name, whatever the status
  * (the 400 example of components/responses/BadRequest answers the request example `badValue`); a
  * single unnamed `example` pairs with the success answer's. Operations without a request body
- * (get, delete, lists, key reset) are played for their success example. The cases run in order as
+ * (get, delete, lists, key reset, template-tag reads with the query given here) are played for
+ * their success example; a required query parameter's example is sent too (stl/sqlContents' SQL). The cases run in order as
  * one story on one database (lisa is created before she logs in), so the examples agree with each
  * other too.
  */
@@ -25,8 +26,15 @@ interface MediaType {
   example?: unknown;
   examples?: Record<string, { value?: unknown }>;
 }
+interface Parameter {
+  name: string;
+  in: string;
+  required?: boolean;
+  example?: unknown;
+}
 interface Operation {
   operationId: string;
+  parameters?: Parameter[];
   requestBody?: { content?: Record<string, MediaType> };
   responses?: Record<string, { content?: Record<string, MediaType> }>;
 }
@@ -39,9 +47,14 @@ interface Case {
   /** The example's name: of the request body example and of the response example it gets. */
   example: string;
   path?: Record<string, number>;
+  /** Query parameters, besides the examples of the required ones (stl/sqlContents' SQL). */
+  query?: Record<string, string>;
   /** Fields whose value is not reproducible here (checked for type only). */
   volatile?: readonly string[];
 }
+
+/** The name given here to a media type's single `example`. */
+const UNNAMED = 'example';
 
 /** Random in every seeding; the demo fixes everything else. */
 const ALWAYS_VOLATILE = ['guid'];
@@ -70,6 +83,24 @@ const CASES: Case[] = [
   { operationId: 'listContents', example: 'badValue' },
   { operationId: 'getContent', example: 'content', path: { siteId: 1, channelId: 3, id: 10 } },
   { operationId: 'getChannel', example: 'channel', path: { siteId: 1, channelId: 2 } },
+  // Template-tag reads, before any write.
+  { operationId: 'stlListSites', example: 'sites' },
+  { operationId: 'stlGetSite', example: 'site', query: { siteDir: 'demo' } },
+  { operationId: 'stlGetChannel', example: UNNAMED, query: { siteId: '1', channelIndex: 'news-tech' } },
+  {
+    operationId: 'stlListContents',
+    example: UNNAMED,
+    query: {
+      siteId: '1',
+      channelIndex: 'news',
+      scope: 'Descendant',
+      order: 'Hits',
+      totalNum: '2',
+      isRecommend: 'true',
+    },
+  },
+  { operationId: 'stlGetContent', example: UNNAMED, query: { siteId: '1', channelId: '3', contentId: '10' } },
+  { operationId: 'stlSqlContents', example: UNNAMED },
   {
     operationId: 'updateContent',
     example: 'titleAndBody',
@@ -155,9 +186,6 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-/** The name given here to a media type's single `example`. */
-const UNNAMED = 'example';
-
 function jsonExamples(media: MediaType | undefined): Map<string, unknown> {
   const found = new Map<string, unknown>();
   if (media?.example !== undefined) found.set(UNNAMED, media.example);
@@ -200,6 +228,17 @@ function matcherOf(value: unknown, volatile: ReadonlySet<string>): unknown {
   );
 }
 
+/** The example of every required query parameter that has one (stl/sqlContents' SQL). */
+function requiredParameterExamples(operation: Operation): Record<string, string> {
+  return Object.fromEntries(
+    (operation.parameters ?? [])
+      .filter(
+        (parameter) => parameter.in === 'query' && parameter.required && parameter.example !== undefined,
+      )
+      .map((parameter) => [parameter.name, String(parameter.example)]),
+  );
+}
+
 function pathOf(template: string, values: Record<string, number> = {}): string {
   return template.replace(/\{(\w+)\}/g, (_, name: string) => {
     const value = values[name];
@@ -230,7 +269,9 @@ describe('each example, sent to the demo, gets the response example of its name'
       const located = operations.get(c.operationId);
       if (located === undefined) throw new Error(`no operation ${c.operationId}`);
       const body = requestExample(located.operation, c.example);
-      const url = pathOf(located.path, c.path);
+      const query = { ...requiredParameterExamples(located.operation), ...c.query };
+      const url =
+        pathOf(located.path, c.path) + (Object.keys(query).length ? `?${new URLSearchParams(query)}` : '');
       const request =
         located.method === 'get' ? app.request.get(url) : app.request.post(url).type('application/json');
       const response = await (body === undefined ? request : request.send(body as object)).set(
