@@ -2860,8 +2860,8 @@ export interface components {
                  *       "type": "https://cms.example/problems/unauthorized",
                  *       "title": "Unauthorized",
                  *       "status": 401,
-                 *       "detail": "Missing or invalid API key or access token",
-                 *       "message": "Missing or invalid API key or access token"
+                 *       "detail": "This operation needs an API key (X-SS-API-KEY header or apiKey query parameter) or a bearer access token",
+                 *       "message": "This operation needs an API key (X-SS-API-KEY header or apiKey query parameter) or a bearer access token"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -2878,8 +2878,8 @@ export interface components {
                  *       "type": "https://cms.example/problems/forbidden",
                  *       "title": "Forbidden",
                  *       "status": 403,
-                 *       "detail": "This API key lacks the scope Contents",
-                 *       "message": "This API key lacks the scope Contents"
+                 *       "detail": "The credentials do not carry the 'Contents' scope this operation needs",
+                 *       "message": "The credentials do not carry the 'Contents' scope this operation needs"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -2896,8 +2896,8 @@ export interface components {
                  *       "type": "https://cms.example/problems/not-found",
                  *       "title": "Not Found",
                  *       "status": 404,
-                 *       "detail": "Content 42 does not exist in channel 7 of site 1",
-                 *       "message": "Content 42 does not exist in channel 7 of site 1"
+                 *       "detail": "Content 42 does not exist in channel 3 of site 1",
+                 *       "message": "Content 42 does not exist in channel 3 of site 1"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
