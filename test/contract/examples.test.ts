@@ -148,6 +148,10 @@ const CASES: Case[] = [
   { operationId: 'loginUser', example: 'openId', volatile: [...USER_DATES, ...TOKEN] },
   { operationId: 'resetUserPassword', example: 'example', volatile: USER_DATES },
   { operationId: 'listUsers', example: 'example', volatile: USER_DATES },
+  { operationId: 'getUserAvatar', example: 'own', path: { id: 2 } },
+  { operationId: 'getUserAvatar', example: 'default', path: { id: 1 } },
+  { operationId: 'getUserAvatar', example: UNNAMED, status: 400, path: { id: 0 } },
+  { operationId: 'getUserAvatar', example: UNNAMED, status: 404, path: { id: 12 } },
   // Administrators: the demo's admin, whose password the test knows (DEMO_SECRETS).
   { operationId: 'loginAdministrator', example: 'example', volatile: [...ADMIN_DATES, ...TOKEN] },
   { operationId: 'updateAdministrator', example: 'contact', path: { id: 1 }, volatile: ADMIN_DATES },
