@@ -70,7 +70,7 @@ const USER_DATES = ['createDate', 'lastResetPasswordDate', 'lastActivityDate'];
 const ADMIN_DATES = ['creationDate', 'lastActivityDate'];
 /** A fresh signed token and its expiry. */
 const TOKEN = ['accessToken', 'expiresAt'];
-/** A key's secret (random) and its creation date. */
+/** A key's secret (random), its creation date and when it was last used. */
 const KEY_FIELDS = ['key', 'createdAt', 'lastUsedAt'];
 
 /** The demo's secrets, chosen here so that the login examples (MD5 of Admin2024) can be played. */
@@ -80,7 +80,8 @@ const DEMO_SECRETS: DemoSecrets = {
 };
 
 /*
- * In order: reads first, then writes, each write on a record no earlier case reads afterwards.
+ * In order, as one story: the reads of the demo first, then writes, each on a record no later
+ * read expects unchanged; accounts and keys are created before they are used.
  */
 const CASES: Case[] = [
   { operationId: 'ping', example: UNNAMED },
@@ -146,26 +147,26 @@ const CASES: Case[] = [
   { operationId: 'createUser', example: 'minimal', volatile: USER_DATES },
   { operationId: 'loginUser', example: 'password', volatile: [...USER_DATES, ...TOKEN] },
   { operationId: 'loginUser', example: 'openId', volatile: [...USER_DATES, ...TOKEN] },
-  { operationId: 'resetUserPassword', example: 'example', volatile: USER_DATES },
-  { operationId: 'listUsers', example: 'example', volatile: USER_DATES },
+  { operationId: 'resetUserPassword', example: UNNAMED, volatile: USER_DATES },
+  { operationId: 'listUsers', example: UNNAMED, volatile: USER_DATES },
   { operationId: 'getUserAvatar', example: 'own', path: { id: 2 } },
   { operationId: 'getUserAvatar', example: 'default', path: { id: 1 } },
   { operationId: 'getUserAvatar', example: UNNAMED, status: 400, path: { id: 0 } },
   { operationId: 'getUserAvatar', example: UNNAMED, status: 404, path: { id: 12 } },
   // Administrators: the demo's admin, whose password the test knows (DEMO_SECRETS).
-  { operationId: 'loginAdministrator', example: 'example', volatile: [...ADMIN_DATES, ...TOKEN] },
+  { operationId: 'loginAdministrator', example: UNNAMED, volatile: [...ADMIN_DATES, ...TOKEN] },
   { operationId: 'updateAdministrator', example: 'contact', path: { id: 1 }, volatile: ADMIN_DATES },
   { operationId: 'updateAdministrator', example: 'unlock', path: { id: 1 }, volatile: ADMIN_DATES },
-  { operationId: 'resetAdministratorPassword', example: 'example', volatile: ADMIN_DATES },
-  { operationId: 'listAdministrators', example: 'example', volatile: ADMIN_DATES },
+  { operationId: 'resetAdministratorPassword', example: UNNAMED, volatile: ADMIN_DATES },
+  { operationId: 'listAdministrators', example: UNNAMED, volatile: ADMIN_DATES },
   // API keys: two beside the demo's own (id 1).
   { operationId: 'createApiKey', example: 'backEnd', volatile: KEY_FIELDS },
   { operationId: 'createApiKey', example: 'partner', volatile: KEY_FIELDS },
   { operationId: 'updateApiKey', example: 'limit', path: { id: 2 }, volatile: KEY_FIELDS },
   { operationId: 'updateApiKey', example: 'unlimitedForever', path: { id: 3 }, volatile: KEY_FIELDS },
-  { operationId: 'listApiKeys', example: 'example', volatile: KEY_FIELDS },
-  { operationId: 'resetApiKey', example: 'example', path: { id: 3 }, volatile: KEY_FIELDS },
-  { operationId: 'deleteApiKey', example: 'example', path: { id: 2 }, volatile: KEY_FIELDS },
+  { operationId: 'listApiKeys', example: UNNAMED, volatile: KEY_FIELDS },
+  { operationId: 'resetApiKey', example: UNNAMED, path: { id: 3 }, volatile: KEY_FIELDS },
+  { operationId: 'deleteApiKey', example: UNNAMED, path: { id: 2 }, volatile: KEY_FIELDS },
   // The problems every operation shares, as the content read meets them (last: the key made for
   // the 403 would take an id the key examples expect).
   {
