@@ -10,8 +10,8 @@ import { SCOPES } from '../principal.ts';
 /*
  * A small, realistic catalogue to try the service with: one root site, a two-level channel tree,
  * forty contents in every review state, one user and one administrator. Everything but the guids,
- * the passwords and the API key is the same on every run, so examples in the documentation stay
- * true. The passwords and the key are random and shown once to whoever seeded: published ones would
+ * the passwords and the API key is the same on every run (dates included), so examples in the
+ * documentation stay true: test/contract checks the contract's examples against this demo. The passwords and the key are random and shown once to whoever seeded: published ones would
  * let anyone sign in (and so reach every scope) on any system that kept the demo.
  *
  *   1 Demo site ─┬─ 2 News (news) ─┬─ 3 Tech news (news-tech)
@@ -158,6 +158,17 @@ function checkedLevelOf(n: number): number {
   return PENDING.has(n) ? 0 : 1;
 }
 
+/**
+ * Dates the import would otherwise set to "now": fixed, so that a record read from the demo is the
+ * same on every system (the contract's examples and the README's are checked against it).
+ */
+function sameDates<K extends string>(names: readonly K[], date: string): Record<K, string> {
+  return Object.fromEntries(names.map((name) => [name, date])) as Record<K, string>;
+}
+
+/** When the demo's channels were created. */
+const CHANNELS_DATE = '2024-01-02 09:00:00';
+
 function demoContents() {
   return CHANNELS.flatMap((channel, c) =>
     channel.titles.map((title, i) => {
@@ -184,7 +195,10 @@ function demoContents() {
         tagNames: i % 2 === 0 ? channel.tags : channel.tags.slice(0, 1),
         checkedLevel: checkedLevelOf(n),
         addUserName: DEMO_USER_NAMES.administrator,
-        addDate: formatDateTime(new Date(2024, 0, 5 + n * 3, 9 + (n % 8), (n * 7) % 60, 0)),
+        ...sameDates(
+          ['addDate', 'createdDate', 'lastModifiedDate', 'lastEditDate'],
+          formatDateTime(new Date(2024, 0, 5 + n * 3, 9 + (n % 8), (n * 7) % 60, 0)),
+        ),
       };
     }),
   );
@@ -210,6 +224,7 @@ export function demoDocument(secrets: DemoSecrets) {
       indexName,
       taxis: i + 1,
       description: `${channelName} of the demo site`,
+      ...sameDates(['addDate', 'createdDate', 'lastModifiedDate'], CHANNELS_DATE),
     })),
     contents: demoContents(),
     users: [
