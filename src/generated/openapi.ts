@@ -1473,20 +1473,25 @@ export interface components {
             /** @description Select by the hot flag (absent = all). */
             hot?: boolean;
             /**
-             * @description Contents in any of these groups (at most 100).
+             * @description Contents in any of these groups (at most 20: each name is one more pattern matched
+             *     against every content of the site, see bench/HOSTILE.md).
              * @example [
              *       "Headlines"
              *     ]
              */
             groupNames?: string[];
             /**
-             * @description Contents with any of these tags (at most 100).
+             * @description Contents with any of these tags (at most 20: each name is one more pattern matched
+             *     against every content of the site, see bench/HOSTILE.md).
              * @example [
              *       "release"
              *     ]
              */
             tagNames?: string[];
-            /** @description Filter rules (at most 50); a content must satisfy all of them. */
+            /**
+             * @description Filter rules (at most 20); a content must satisfy all of them. 20 rules of 1,000 `In`
+             *     items each stay within SQLite's 32,766 bound values per statement.
+             */
             wheres?: components["schemas"]["Where"][];
             /** @description Sort rules (at most 10), applied in sequence (default order when absent or empty). */
             orders?: components["schemas"]["Order"][];

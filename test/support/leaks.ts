@@ -21,6 +21,8 @@ export interface Secret {
   label: string;
   /** `word`: short codes (captcha answers), matched only as a whole upper-case word. */
   kind: 'text' | 'word';
+  /** Taken from what a client sent, not issued: void if the client also sent it as plain data. */
+  sent?: boolean;
 }
 
 export interface Kept {
@@ -145,25 +147,38 @@ export function findLeaks(texts: readonly Kept[], secrets: readonly Secret[]): L
 export class LeakCollector {
   private readonly secrets = new Map<string, Secret>();
   private readonly texts: Kept[] = [];
+  private readonly plainValues = new Set<string>();
   private readonly live: { source: string; read: () => string; known: Set<string> }[] = [];
 
   /** Registers a secret; values too short or too long to be credentials are ignored. */
-  secret(value: unknown, label: string, kind: Secret['kind'] = 'text'): void {
+  secret(value: unknown, label: string, kind: Secret['kind'] = 'text', sent = false): void {
     if (typeof value !== 'string') return;
     if (kind === 'text' && (value.length < MIN_LENGTH || value.length > MAX_LENGTH)) return;
     if (kind === 'word' && !/^[A-Z0-9]{4,}$/.test(value)) return;
-    if (!this.secrets.has(value)) this.secrets.set(value, { value, label, kind });
+    const known = this.secrets.get(value);
+    // Issued beats sent: a key the API issued stays a secret even if a client also sends it oddly.
+    if (known === undefined || (known.sent && !sent)) this.secrets.set(value, { value, label, kind, sent });
   }
 
-  /** A password as sent: itself and its MD5 digests (what logins send) are secrets. */
-  password(value: unknown, label: string): void {
+  /**
+   * A password as sent: itself and its MD5 digests (what logins send) are secrets. A value a client
+   * sends in a password field is taken for a password only when it looks like one (a letter and a
+   * digit, no white space): generated test data (the fuzzer's words) would otherwise match by chance.
+   */
+  password(value: unknown, label: string, sent = false): void {
     if (typeof value !== 'string' || value.length < MIN_LENGTH) return;
-    this.secret(value, label);
+    if (sent && !(/[A-Za-z]/.test(value) && /\d/.test(value) && !/\s/.test(value))) return;
+    this.secret(value, label, 'text', sent);
     if (!/^[0-9a-fA-F]{32}$/.test(value)) {
       const digest = createHash('md5').update(value).digest('hex');
-      this.secret(digest, `MD5 of ${label}`);
-      this.secret(digest.toUpperCase(), `MD5 of ${label}`);
+      this.secret(digest, `MD5 of ${label}`, 'text', sent);
+      this.secret(digest.toUpperCase(), `MD5 of ${label}`, 'text', sent);
     }
+  }
+
+  /** A value a client sent as ordinary data (a path segment, a query or body value): not a secret of the file. */
+  plain(value: unknown): void {
+    if (typeof value === 'string' && value.length >= MIN_LENGTH) this.plainValues.add(value);
   }
 
   keep(source: string, text: string): void {
@@ -201,7 +216,9 @@ export class LeakCollector {
       texts.push({ source: `${source} (log)`, text: lines.filter(isLog).join('\n') });
       consoles.push({ source: `${source} (console)`, text: console, known });
     }
-    const all = [...this.secrets.values()];
+    const all = [...this.secrets.values()].filter(
+      (secret) => !(secret.sent && this.plainValues.has(secret.value)),
+    );
     return [
       ...findLeaks(texts, all),
       ...consoles.flatMap(({ source, text, known }) =>
@@ -240,6 +257,7 @@ export const LEAK_CHECK = Symbol.for('cms.test.leakCheck');
 (globalThis as unknown as Record<symbol, unknown>)[LEAK_CHECK] = () => leaks.report();
 
 const SECRET_BODY_FIELDS = /password$/i;
+const SECRET_QUERY_NAMES = /api_?key|token|password/i;
 /** Answer fields that issue a secret: it is registered, and that occurrence is not a leak. */
 const ISSUING_FIELDS = ['accessToken', 'key'];
 
@@ -248,23 +266,35 @@ function registerSent(
   req: IncomingMessage & { body?: unknown; query?: unknown },
 ): void {
   const key = req.headers['x-ss-api-key'];
-  collector.secret(typeof key === 'string' ? key : undefined, 'API key sent');
+  collector.secret(typeof key === 'string' ? key : undefined, 'API key sent', 'text', true);
   const bearer = /^Bearer\s+(\S+)/i.exec(req.headers.authorization ?? '')?.[1];
-  collector.secret(bearer, 'access token sent');
+  collector.secret(bearer, 'access token sent', 'text', true);
   const cookie = req.headers.cookie ?? '';
   for (const pair of cookie.split(';'))
-    collector.secret(pair.split('=').slice(1).join('=').trim(), 'cookie sent');
-  const search = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
-  for (const [name, value] of search)
-    if (/api_?key|token|password/i.test(name)) collector.secret(value, `${name} sent in the query`);
-  const body = req.body;
-  if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
-    for (const [name, value] of Object.entries(body)) {
-      if (SECRET_BODY_FIELDS.test(name)) collector.password(value, `${name} sent`);
-      if (name === 'captcha' && typeof value === 'string')
-        collector.secret(value.trim().toUpperCase(), 'captcha answer sent', 'word');
+    collector.secret(pair.split('=').slice(1).join('=').trim(), 'cookie sent', 'text', true);
+  const [path = '', query = ''] = (req.url ?? '').split('?');
+  for (const segment of path.split('/')) {
+    try {
+      collector.plain(decodeURIComponent(segment));
+    } catch {
+      collector.plain(segment);
     }
   }
+  for (const [name, value] of new URLSearchParams(query)) {
+    if (SECRET_QUERY_NAMES.test(name)) collector.secret(value, `${name} sent in the query`, 'text', true);
+    else collector.plain(value);
+  }
+  const visit = (value: unknown, name: string, depth: number): void => {
+    if (depth > 8) return;
+    if (SECRET_BODY_FIELDS.test(name)) collector.password(value, `${name} sent`, true);
+    else if (name === 'captcha' && typeof value === 'string')
+      collector.secret(value.trim().toUpperCase(), 'captcha answer sent', 'word', true);
+    else if (typeof value === 'string') collector.plain(value);
+    else if (Array.isArray(value)) for (const item of value) visit(item, name, depth + 1);
+    else if (value !== null && typeof value === 'object')
+      for (const [inner, item] of Object.entries(value)) visit(item, inner, depth + 1);
+  };
+  visit(req.body, '', 0);
 }
 
 function decodedBody(res: ServerResponse, chunks: Buffer[]): string | undefined {
