@@ -1427,7 +1427,8 @@ export interface components {
             /**
              * @description Comparison value. A string per the specification; numbers and booleans are accepted for
              *     convenience and treated as their text. At most 20,000 characters; an `In`/`NotIn` list
-             *     holds at most 1,000 items and a `Like`/`NotLike` pattern at most 1,000 characters
+             *     holds at most 1,000 items (at most 100 names on `groupNames` and `tagNames`, where each
+             *     name is matched on its own) and a `Like`/`NotLike` pattern at most 1,000 characters
              *     (400 beyond).
              * @example %spring%
              */

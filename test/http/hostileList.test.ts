@@ -60,6 +60,19 @@ describe('the largest lists the contract allows are answered', () => {
   });
 });
 
+test.each([
+  ['groupNames', 'In', 'home', [2, 5]],
+  ['tagNames', 'NotIn', 'beta', [1, 3, 4, 5, 6, 7]],
+])('%s %s with 100 names is answered', async (column, operator, known, expected) => {
+  // 99 names no content has, and one that contents 2 and 5 (group home) or 2 (tag beta) have.
+  const response = await list({
+    wheres: [{ column, operator, value: `${items('n', 99)},${known}` }],
+    perPage: 100,
+  });
+  expect(response.status).toBe(200);
+  expect(response.body.contents.map((content: { id: number }) => content.id).sort()).toEqual(expected);
+});
+
 describe('one step beyond is a 400 that names the field', () => {
   test.each([
     [
@@ -69,6 +82,16 @@ describe('one step beyond is a 400 that names the field', () => {
     ],
     ['21 group names', { groupNames: names('g', 21) }, '/body/groupNames'],
     ['21 tag names', { tagNames: names('t', 21) }, '/body/tagNames'],
+    [
+      '101 names in a groupNames rule',
+      { wheres: [{ column: 'groupNames', operator: 'In', value: items('n', 101) }] },
+      '/body/wheres/0/value',
+    ],
+    [
+      '101 names in a tagNames rule',
+      { wheres: [{ column: 'tagNames', operator: 'NotIn', value: items('n', 101) }] },
+      '/body/wheres/0/value',
+    ],
   ])('%s', async (_name, body, path) => {
     const response = await list(body);
     expect(response.status).toBe(400);
