@@ -155,6 +155,25 @@ describe('LeakCollector', () => {
     }
   });
 
+  test('a value sent in a password field is a secret only when it looks like a password', () => {
+    const collector = new LeakCollector();
+    collector.password('newsTech', 'fuzzed word', true);
+    collector.password('release notes 2', 'with spaces', true);
+    collector.password('Spring2024', 'password sent', true);
+    collector.keep('log', '{"msg":"newsTech release notes 2 Spring2024"}');
+    expect(collector.leaks().map((leak) => leak.label)).toEqual(['password sent']);
+  });
+
+  test('a value the client sent as a credential and also as plain data is no secret; an issued one stays one', () => {
+    const collector = new LeakCollector();
+    collector.secret('cms_sent-in-a-header-and-a-path', 'API key sent', 'text', true);
+    collector.secret('cms_issued-and-sent-as-plain-data', 'API key issued');
+    collector.plain('cms_sent-in-a-header-and-a-path');
+    collector.plain('cms_issued-and-sent-as-plain-data');
+    collector.keep('log', '{"url":"/a/cms_sent-in-a-header-and-a-path/cms_issued-and-sent-as-plain-data"}');
+    expect(collector.leaks().map((leak) => leak.label)).toEqual(['API key issued']);
+  });
+
   test("a process's log lines are scanned for every secret, its console only for those known before it started", () => {
     const collector = new LeakCollector();
     collector.secret('cms_known-before-the-process-started', 'known key');
