@@ -1414,7 +1414,15 @@ export interface components {
          *     case-sensitive.
          */
         Where: {
-            /** @example title */
+            /**
+             * @example title
+             * @example body
+             * @example groupNames
+             * @example tagNames
+             * @example hits
+             * @example addDate
+             * @example checked
+             */
             column: string;
             /**
              * @description One of `=`, `!=`, `>`, `>=`, `<`, `<=`, `In`, `NotIn`, `Like`, `NotLike`, matched
