@@ -55,6 +55,8 @@ function isPublished(value: string): boolean {
 /** Shorter values are not credentials and would match by chance; longer ones are not credentials either. */
 const MIN_LENGTH = 8;
 const MAX_LENGTH = 2048;
+/** How much of each end of a long text is scanned: the scan's time and memory stay bounded. */
+const KEPT_EDGE = 1_000_000;
 
 function base64Forms(value: string): string[] {
   // A secret inside a longer encoded text starts at byte offset 0, 1 or 2 of a 3-byte group: the
@@ -194,8 +196,11 @@ export class LeakCollector {
     if (typeof value === 'string' && value.length >= MIN_LENGTH) this.plainValues.add(value);
   }
 
+  /** Keeps a text for the scan: a long one (a big export) by its first and last megabyte. */
   keep(source: string, text: string): void {
-    this.texts.push({ source, text });
+    const kept =
+      text.length > 2 * KEPT_EDGE ? `${text.slice(0, KEPT_EDGE)}\n…\n${text.slice(-KEPT_EDGE)}` : text;
+    this.texts.push({ source, text: kept });
   }
 
   /** A destination for pino: every line is kept as a log line. */
