@@ -1,6 +1,7 @@
 /** Jest runs in ESM mode: Prisma 7's generated client loads its query compiler with import(). */
 export default {
-  testEnvironment: 'node',
+  // node's, plus the run-wide secret scan of test/support/leaks.ts after each file.
+  testEnvironment: '<rootDir>/test/support/leakEnvironment.ts',
   extensionsToTreatAsEsm: ['.ts'],
   transform: {
     '^.+\\.ts$': [

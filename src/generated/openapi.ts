@@ -1414,7 +1414,15 @@ export interface components {
          *     case-sensitive.
          */
         Where: {
-            /** @example title */
+            /**
+             * @example title
+             * @example body
+             * @example groupNames
+             * @example tagNames
+             * @example hits
+             * @example addDate
+             * @example checked
+             */
             column: string;
             /**
              * @description One of `=`, `!=`, `>`, `>=`, `<`, `<=`, `In`, `NotIn`, `Like`, `NotLike`, matched
@@ -1427,7 +1435,8 @@ export interface components {
             /**
              * @description Comparison value. A string per the specification; numbers and booleans are accepted for
              *     convenience and treated as their text. At most 20,000 characters; an `In`/`NotIn` list
-             *     holds at most 1,000 items and a `Like`/`NotLike` pattern at most 1,000 characters
+             *     holds at most 1,000 items (at most 100 names on `groupNames` and `tagNames`, where each
+             *     name is matched on its own) and a `Like`/`NotLike` pattern at most 1,000 characters
              *     (400 beyond).
              * @example %spring%
              */
@@ -1473,20 +1482,25 @@ export interface components {
             /** @description Select by the hot flag (absent = all). */
             hot?: boolean;
             /**
-             * @description Contents in any of these groups (at most 100).
+             * @description Contents in any of these groups (at most 20: each name is one more pattern matched
+             *     against every content of the site, see bench/HOSTILE.md).
              * @example [
              *       "Headlines"
              *     ]
              */
             groupNames?: string[];
             /**
-             * @description Contents with any of these tags (at most 100).
+             * @description Contents with any of these tags (at most 20: each name is one more pattern matched
+             *     against every content of the site, see bench/HOSTILE.md).
              * @example [
              *       "release"
              *     ]
              */
             tagNames?: string[];
-            /** @description Filter rules (at most 50); a content must satisfy all of them. */
+            /**
+             * @description Filter rules (at most 20); a content must satisfy all of them. 20 rules of 1,000 `In`
+             *     items each stay within SQLite's 32,766 bound values per statement.
+             */
             wheres?: components["schemas"]["Where"][];
             /** @description Sort rules (at most 10), applied in sequence (default order when absent or empty). */
             orders?: components["schemas"]["Order"][];

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import querystring from 'node:querystring';
 import type { Logger } from 'pino';
 import { type HttpLogger, pinoHttp } from 'pino-http';
 
@@ -24,12 +25,12 @@ const SECRET_HEADERS = new Set([
  */
 const SECRET_QUERY_NAMES = ['apikey', 'accesstoken', 'token', 'password', 'querystring'];
 
+/**
+ * The name as the app's query parser reads it (express's "simple" parser is node's querystring):
+ * `+` is a space, and valid %XX sequences are decoded even beside invalid ones (`api%4Bey%zz`).
+ */
 function decodedName(raw: string): string {
-  try {
-    return decodeURIComponent(raw.replaceAll('+', ' '));
-  } catch {
-    return raw;
-  }
+  return querystring.unescape(raw.replaceAll('+', ' '));
 }
 
 function isSecretName(raw: string): boolean {

@@ -8,6 +8,7 @@ import { createCheckCaptcha } from '../../src/operations/captcha/checkCaptcha.ts
 import { createGetCaptcha } from '../../src/operations/captcha/getCaptcha.ts';
 import type { Registry } from '../../src/operations/registry.ts';
 import { handlers } from '../../src/operations/registry.ts';
+import { leaks } from '../support/leaks.ts';
 
 /*
  * What the captcha tests share: the captcha handlers of production, built with a clock the test
@@ -34,6 +35,7 @@ export function captchaHarness(options: Pick<CaptchaOptions, 'checksPerMinute'> 
     now: () => Date.now() + offset,
     newCode: () => {
       last = newCaptchaCode();
+      leaks.secret(last, 'captcha code drawn', 'word');
       return last;
     },
   };

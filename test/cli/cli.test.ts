@@ -7,6 +7,7 @@ import { createDb, type DbHandle } from '../../src/db/client.ts';
 import { md5Hex, verifyMd5Password } from '../../src/domain/accounts/passwords.ts';
 import { digestApiKey } from '../../src/domain/crypto/apiKeys.ts';
 import { rowCounts } from '../import/rowCounts.ts';
+import { leaks } from '../support/leaks.ts';
 
 /*
  * The command-line tool as an operator runs it: a child process on a temporary SQLite file
@@ -22,6 +23,9 @@ interface Run {
 }
 
 function cms(databaseUrl: string, ...args: string[]): Promise<Run> {
+  // The file's secret scan reads what the tool printed (test/support/leaks.ts).
+  let output = '';
+  leaks.watchProcess(`cms ${args.join(' ')}`.slice(0, 80), () => output);
   return new Promise((resolve) => {
     execFile(
       TSX,
@@ -29,6 +33,7 @@ function cms(databaseUrl: string, ...args: string[]): Promise<Run> {
       { env: { ...process.env, DATABASE_URL: databaseUrl }, timeout: 60_000 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+        output = `${stdout}\n${stderr}`;
         resolve({ code, stdout, stderr });
       },
     );

@@ -22,7 +22,8 @@ import {
  * The project's own fuzzer: requests generated from openapi/cms.yaml for every operation, valid
  * ones with random values and mutated ones (wrong types, missing and extra fields, huge and
  * non-finite values, unicode and control characters, __proto__ keys, deep nesting, malformed JSON,
- * missing and wrong media types, repeated and encoded parameter names, bad credentials). It fails
+ * missing and wrong media types, repeated and encoded parameter names, bad credentials, bodies
+ * with every array and string as long as the contract allows). It fails
  * on a 5xx other than a documented 503, an error body that is not problem+json, a 2xx body the
  * contract does not describe (Ajv 2020 over the contract's own schemas), and any response or log
  * line holding a stack frame, SQL text or a credential the run used.
@@ -107,6 +108,7 @@ const MUTATIONS = [
   'no-credentials',
   'bad-credentials',
   'unknown-parameter',
+  'at-limits',
 ] as const;
 
 function build(rng: Rng, operation: ContractOperation): Built {
@@ -142,7 +144,7 @@ function build(rng: Rng, operation: ContractOperation): Built {
   let body: string | undefined;
   const schema = described.requestBody?.content?.['application/json']?.schema;
   if (schema !== undefined) {
-    const value = sample(rng, schema) as Record<string, unknown>;
+    const value = sample(rng, schema, 0, mutation === 'at-limits') as Record<string, unknown>;
     if (value && typeof value === 'object' && !Array.isArray(value)) {
       const names = Object.keys(value);
       if (mutation === 'wrong-value' && names.length > 0) value[pick(rng, names)] = pick(rng, AWKWARD_VALUES);

@@ -60,8 +60,42 @@ const WORDS = [
   '<b>',
 ];
 
-function text(rng: Rng, schema: Schema): string {
+/**
+ * A string of a pattern made only of alternatives of literals and character lists, like the
+ * operator's `^(=|!=|[Ii][Nn]|…)$`; undefined for any other pattern.
+ */
+export function fromAlternatives(rng: Rng, pattern: string): string | undefined {
+  const body = /^\^\((.*)\)\$$/.exec(pattern)?.[1];
+  if (body === undefined || /[()*+?{}.]/.test(body.replace(/\\./g, ''))) return undefined;
+  const alternative = pick(rng, body.split('|'));
+  let out = '';
+  for (const token of alternative.match(/\[[^\]]+\]|\\.|[^[\\]/g) ?? []) {
+    if (token.startsWith('[')) out += pick(rng, [...token.slice(1, -1)]);
+    else out += token.startsWith('\\') ? token.slice(1) : token;
+  }
+  return out;
+}
+
+/** Words joined by commas up to the length: an `In` list of many items, a long pattern. */
+function longText(rng: Rng, length: number): string {
+  let out = '';
+  while (out.length < length) out += `${out ? ',' : ''}${pick(rng, WORDS)}${int(rng, 0, 99)}`;
+  return out.slice(0, length);
+}
+
+function text(rng: Rng, schema: Schema, atLimits = false): string {
   const examples = [...(schema.examples ?? []), ...(schema.example === undefined ? [] : [schema.example])];
+  if (schema.pattern !== undefined && chance(rng, 0.5)) {
+    const generated = fromAlternatives(rng, schema.pattern);
+    if (generated !== undefined) return generated;
+  }
+  if (
+    atLimits &&
+    schema.pattern === undefined &&
+    schema.maxLength !== undefined &&
+    schema.format === undefined
+  )
+    return longText(rng, Math.min(schema.maxLength, 20_000));
   if (schema.pattern !== undefined || schema.format === 'date-time') {
     const strings = examples.filter((value): value is string => typeof value === 'string');
     if (strings.length > 0) return pick(rng, strings);
@@ -77,20 +111,23 @@ function text(rng: Rng, schema: Schema): string {
   return out.slice(0, Math.max(min, Math.min(out.length, max)));
 }
 
-/** A value the schema accepts, most of the time (patterns without examples are guessed). */
-export function sample(rng: Rng, schema: Schema | undefined, depth = 0): unknown {
+/**
+ * A value the schema accepts, most of the time (patterns without examples are guessed). At limits,
+ * arrays are as long as the schema allows (up to 1,000) and strings as long as their maxLength.
+ */
+export function sample(rng: Rng, schema: Schema | undefined, depth = 0, atLimits = false): unknown {
   if (schema === undefined) return null;
   if (schema.const !== undefined) return schema.const;
   if (schema.enum !== undefined) return pick(rng, schema.enum);
-  if (schema.oneOf !== undefined) return sample(rng, pick(rng, schema.oneOf), depth);
-  if (schema.anyOf !== undefined) return sample(rng, pick(rng, schema.anyOf), depth);
+  if (schema.oneOf !== undefined) return sample(rng, pick(rng, schema.oneOf), depth, atLimits);
+  if (schema.anyOf !== undefined) return sample(rng, pick(rng, schema.anyOf), depth, atLimits);
   if (schema.allOf !== undefined) {
     const merged: Schema = { type: 'object', properties: {}, required: [] };
     for (const part of schema.allOf) {
       Object.assign(merged.properties as object, part.properties ?? {});
       merged.required?.push(...(part.required ?? []));
     }
-    return sample(rng, merged, depth);
+    return sample(rng, merged, depth, atLimits);
   }
   const type = Array.isArray(schema.type) ? pick(rng, schema.type) : schema.type;
   switch (type) {
@@ -107,22 +144,24 @@ export function sample(rng: Rng, schema: Schema | undefined, depth = 0): unknown
       return null;
     case 'array': {
       if (depth > 4) return [];
-      const count = int(rng, schema.minItems ?? 0, Math.min(schema.maxItems ?? 3, 3));
-      return Array.from({ length: count }, () => sample(rng, schema.items, depth + 1));
+      const count = atLimits
+        ? Math.min(schema.maxItems ?? 3, 1000)
+        : int(rng, schema.minItems ?? 0, Math.min(schema.maxItems ?? 3, 3));
+      return Array.from({ length: count }, () => sample(rng, schema.items, depth + 1, atLimits));
     }
     case 'object': {
       const out: Record<string, unknown> = {};
       if (depth > 4) return out;
       for (const [name, property] of Object.entries(schema.properties ?? {})) {
         if (schema.required?.includes(name) || chance(rng, 0.35))
-          out[name] = sample(rng, property, depth + 1);
+          out[name] = sample(rng, property, depth + 1, atLimits);
       }
       return out;
     }
     case 'string':
-      return text(rng, schema);
+      return text(rng, schema, atLimits);
     default:
-      return schema.properties ? sample(rng, { ...schema, type: 'object' }, depth) : text(rng, {});
+      return schema.properties ? sample(rng, { ...schema, type: 'object' }, depth, atLimits) : text(rng, {});
   }
 }
 

@@ -1,6 +1,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
+import { keepAnswer, leaks } from '../support/leaks.ts';
 
 /*
  * The service's real processes, as an operator starts them: `npm start` (src/main.ts), the CLI
@@ -8,6 +9,13 @@ import { createServer } from 'node:net';
  */
 
 const ROOT = new URL('../..', import.meta.url);
+
+let started = 0;
+
+/** The token secret a test hands a process is a secret of the file's scan. */
+function registerEnvironment(env: Record<string, string>): void {
+  leaks.secret(env.CMS_SECRET, 'CMS_SECRET given to a process');
+}
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -36,6 +44,8 @@ export function startService(env: Record<string, string>): Service {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  registerEnvironment(env);
+  leaks.watchProcess(`service #${++started} (src/main.ts)`, () => output);
   child.stdout?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
   });
@@ -68,6 +78,9 @@ export interface Run {
 
 /** Runs a TypeScript entry point of the project (`src/cli/main.ts`, `scripts/db.ts`) to its end. */
 export function runScript(script: string, args: string[], env: Record<string, string>): Promise<Run> {
+  registerEnvironment(env);
+  let output = '';
+  leaks.watchProcess(`${script} ${args.join(' ')}`.slice(0, 80), () => output);
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -75,6 +88,7 @@ export function runScript(script: string, args: string[], env: Record<string, st
       { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+        output = `${stdout}\n${stderr}`;
         resolve({ code, stdout, stderr });
       },
     );
@@ -89,6 +103,7 @@ export function post(
   headers: Record<string, string> = {},
 ): Promise<{ status: number; json: unknown }> {
   const text = JSON.stringify(body);
+  leaks.secret(headers['X-SS-API-KEY'], 'API key sent to a process');
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -108,6 +123,7 @@ export function post(
           answer += chunk.toString();
         });
         res.on('end', () => {
+          keepAnswer(`response POST ${path} (process)`, answer);
           let json: unknown = answer;
           try {
             json = JSON.parse(answer);

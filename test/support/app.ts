@@ -13,6 +13,7 @@ import type { Registry } from '../../src/operations/registry.ts';
 import type { RestartWorkers } from '../../src/operations/types.ts';
 import { createSharedState, type SharedState } from '../../src/state/index.ts';
 import { createTestDatabase } from './database.ts';
+import { leaks, observeApp } from './leaks.ts';
 
 export interface ApiKeyOptions {
   expiresAt?: Date;
@@ -37,7 +38,10 @@ export interface TestApp {
 }
 
 export interface TestAppOptions {
-  /** Where the app logs; silent by default. */
+  /**
+   * Where the app logs, besides the file's secret scan (test/support/leaks.ts), which sees every
+   * line at every level whatever this logger's level.
+   */
   logger?: Logger;
   handlers?: Registry;
   /** Settings that differ from the defaults, e.g. a small rate limit. */
@@ -49,6 +53,30 @@ export interface TestAppOptions {
    * the app is an unsupervised process, whose restart answers false.
    */
   restart?: RestartWorkers;
+}
+
+type Destination = { write(line: string): unknown };
+
+/**
+ * The app's logger: everything, at trace level, into the file's secret scan; and into the test's own
+ * logger (at that logger's level) when the test gave one.
+ */
+function scannedLogger(given: Logger | undefined): Logger {
+  const scanned = leaks.logDestination();
+  if (given === undefined) return pino({ level: 'trace' }, scanned);
+  const own = (given as unknown as Record<symbol, Destination | undefined>)[pino.symbols.streamSym];
+  const threshold = given.levelVal;
+  return pino(
+    { level: 'trace' },
+    {
+      write(line: string) {
+        scanned.write(line);
+        // pino writes each line with its numeric level first: `{"level":30,...`.
+        const level = Number(/^\{"level":(\d+)/.exec(line)?.[1] ?? Number.POSITIVE_INFINITY);
+        if (own !== undefined && level >= threshold) own.write(line);
+      },
+    },
+  );
 }
 
 export const TEST_SECRET = 'test-secret-that-is-at-least-32-characters-long';
@@ -64,7 +92,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     redisKeyPrefix: `cms-test-${randomUUID()}:`,
     ...options.config,
   };
-  const logger = options.logger ?? pino({ level: 'silent' });
+  leaks.secret(config.cmsSecret, 'CMS_SECRET');
+  const logger = scannedLogger(options.logger);
   const state = createSharedState({
     db,
     redis: options.redis,
@@ -81,12 +110,15 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...(options.restart === undefined ? {} : { restart: options.restart }),
   });
 
+  observeApp(app);
+
   async function createApiKey(scopes: Scope[] | 'all', keyOptions: ApiKeyOptions = {}): Promise<string> {
     const { id, key } = await issueApiKey(db, {
       title: keyOptions.title ?? 'test key',
       scopes: scopes === 'all' ? SCOPES : scopes,
       expiresAt: keyOptions.expiresAt,
     });
+    leaks.secret(key, `API key '${keyOptions.title ?? 'test key'}' from the fixture`);
     if (keyOptions.revoked) await db.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
     return key;
   }
