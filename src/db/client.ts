@@ -2,6 +2,7 @@ import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient as PostgresClient } from '../generated/prisma/postgresql/client.ts';
 import { PrismaClient as SqliteClient } from '../generated/prisma/sqlite/client.ts';
+import { withTimeLimit } from './sqliteTimeLimit.ts';
 
 /**
  * The application-facing database type. Both generated clients come from one model, so their
@@ -53,19 +54,29 @@ export interface DbOptions {
   onQuery?: (sqlText: string, durationMs: number) => void;
   /**
    * PostgreSQL ends any statement running longer than this (statement_timeout); the service then
-   * answers 503. SQLite statements are bounded by the input limits instead (one thread, no timer).
+   * answers 503.
    */
   statementTimeoutMs?: number;
+  /**
+   * SQLite ends a content query (list, template-tag contents) that runs longer than this, so that
+   * none holds the process's one thread for long (src/db/sqliteTimeLimit.ts). Default 2000.
+   */
+  sqliteQueryTimeoutMs?: number;
 }
+
+export const DEFAULT_SQLITE_QUERY_TIMEOUT_MS = 2000;
 
 export function createDb(databaseUrl: string, options: DbOptions = {}): DbHandle {
   const provider = providerOf(databaseUrl);
   const log = options.onQuery ? [{ emit: 'event' as const, level: 'query' as const }] : [];
   let db: Db;
   if (provider === 'sqlite') {
-    const adapter = new PrismaBetterSqlite3(
-      { url: sqliteFilePath(databaseUrl) },
-      { timestampFormat: SQLITE_TIMESTAMP_FORMAT },
+    const adapter = withTimeLimit(
+      new PrismaBetterSqlite3(
+        { url: sqliteFilePath(databaseUrl) },
+        { timestampFormat: SQLITE_TIMESTAMP_FORMAT },
+      ),
+      options.sqliteQueryTimeoutMs ?? DEFAULT_SQLITE_QUERY_TIMEOUT_MS,
     );
     db = new SqliteClient({ adapter, log }) as unknown as Db;
   } else {

@@ -1,3 +1,5 @@
+import { SQLITE_TIME_LIMIT_CODE } from '../db/sqliteTimeLimit.ts';
+
 /*
  * Recognising database failures by code, never by message text: Prisma wraps driver errors, and its
  * `meta` differs between PostgreSQL and SQLite, but codes and driver-adapter kinds are stable.
@@ -28,9 +30,14 @@ const UNAVAILABLE_SOCKET_CODES = new Set([
   'ENOTFOUND',
   'EAI_AGAIN',
   'EPIPE',
-  // PostgreSQL's query_canceled: a statement ran past statement_timeout.
-  '57014',
 ]);
+
+/**
+ * A statement stopped at its time limit: PostgreSQL's query_canceled (statement_timeout), or the
+ * SQLite time-limit function's own code (src/db/sqliteTimeLimit.ts), which Prisma's SQLite adapter
+ * keeps as the driver error's `originalCode`.
+ */
+const TIME_LIMIT_CODES = new Set(['57014', SQLITE_TIME_LIMIT_CODE]);
 
 function field(value: unknown, name: string): unknown {
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[name] : undefined;
@@ -62,6 +69,15 @@ export function isDatabaseUnavailable(error: unknown): boolean {
         field(link, 'name') === 'Error')
     );
   });
+}
+
+export function isStatementTimeLimit(error: unknown): boolean {
+  return chain(error).some((link) =>
+    ['code', 'originalCode'].some((name) => {
+      const code = field(link, name);
+      return typeof code === 'string' && TIME_LIMIT_CODES.has(code);
+    }),
+  );
 }
 
 /** Prisma's unique-constraint violation, on either database. */

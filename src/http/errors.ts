@@ -6,7 +6,7 @@ import { DomainError, type DomainErrorCode, type FieldProblem, RateLimited } fro
 import { SharedStateUnavailable } from '../state/port.ts';
 import { WWW_AUTHENTICATE } from './auth.ts';
 import { unsupportedMediaType } from './bodies.ts';
-import { isDatabaseUnavailable, isUniqueViolation } from './databaseErrors.ts';
+import { isDatabaseUnavailable, isStatementTimeLimit, isUniqueViolation } from './databaseErrors.ts';
 import { describeError } from './logging.ts';
 import {
   type FieldError,
@@ -164,6 +164,14 @@ export function mapError(error: unknown, req: Request, nodeEnv: string, contract
     // A single-use mark that cannot be checked is refused rather than risked (src/state/failPolicy.ts).
     const unavailable = serviceUnavailable('State shared between nodes is unavailable; retry later');
     return { body: unavailable.problem, headers: unavailable.headers, unexpected: true };
+  }
+  if (isStatementTimeLimit(error)) {
+    // Not the client's fault alone (the same filter is quick on a smaller site or a quieter node),
+    // so a 503 with Retry-After, whose detail says how to make the query cheaper.
+    const limited = serviceUnavailable(
+      'The query ran past the time the database allows; narrow the filter (fewer or more selective Like rules) or retry later',
+    );
+    return { body: limited.problem, headers: limited.headers, unexpected: true };
   }
   if (isDatabaseUnavailable(error)) {
     const unavailable = serviceUnavailable('The database is unavailable; retry later');

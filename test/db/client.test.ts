@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { createDb, prepareDatabase, providerOf, sqliteFilePath } from '../../src/db/client.ts';
-import { isDatabaseUnavailable } from '../../src/http/databaseErrors.ts';
+import { isDatabaseUnavailable, isStatementTimeLimit } from '../../src/http/databaseErrors.ts';
 import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/database.ts';
 
 let database: TestDatabase;
@@ -28,7 +28,7 @@ const onSqlite = testServerUrl() === undefined;
 });
 
 (onSqlite ? test.skip : test)(
-  'PostgreSQL ends a statement past statement_timeout; the error reads as unavailable (503), the pool lives on',
+  'PostgreSQL ends a statement past statement_timeout; the error reads as a time limit (503), the pool lives on',
   async () => {
     const { db } = createDb(database.url, { statementTimeoutMs: 100 });
     try {
@@ -37,7 +37,8 @@ const onSqlite = testServerUrl() === undefined;
         (failure: unknown) => failure,
       );
       expect(error).toBeDefined();
-      expect(isDatabaseUnavailable(error)).toBe(true);
+      expect(isStatementTimeLimit(error)).toBe(true);
+      expect(isDatabaseUnavailable(error)).toBe(false);
       expect(await db.$queryRawUnsafe('SELECT 1 AS one')).toEqual([{ one: 1 }]);
     } finally {
       await db.$disconnect();

@@ -1,5 +1,6 @@
 import type { DbProvider } from '../../db/client.ts';
 import { identifier, joinSql, keyword, type Sql, sql } from '../../db/sql.ts';
+import { timeLimitCondition } from '../../db/sqliteTimeLimit.ts';
 import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, DomainError, type FieldProblem, invalid } from '../errors.ts';
 import { CONTENT_COLUMN_NAMES, type ContentColumn, contentColumn } from './columns.ts';
@@ -283,6 +284,9 @@ function channelCondition(
 export function compileContentQuery(filter: ContentFilter, provider: DbProvider): CompiledContentQuery {
   const problems: FieldProblem[] = [];
   const conditions: Sql[] = [sql`"siteId" = ${filter.siteId}`, sql`"recycled" = ${false}`];
+  // SQLite: first among the row tests, the time limit that keeps a costly filter from holding the
+  // process's one thread (src/db/sqliteTimeLimit.ts); PostgreSQL has statement_timeout.
+  if (provider === 'sqlite') conditions.unshift(timeLimitCondition());
 
   if (filter.channels !== undefined) conditions.push(channelCondition(filter.siteId, filter.channels));
   for (const flag of ['checked', 'top', 'recommend', 'hot', 'color'] as const) {

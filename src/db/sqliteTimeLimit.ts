@@ -1,0 +1,63 @@
+import type { SqlDriverAdapter, SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import type BetterSqlite3 from 'better-sqlite3';
+import { identifier, type Sql, sql } from './sql.ts';
+
+/*
+ * A time limit for SQLite's expensive reads. better-sqlite3 runs a statement on the event loop's
+ * thread and can neither interrupt it nor register SQLite's progress handler, so a costly content
+ * list (a `Like` over 100,000 bodies) would hold a worker, health checks included, for seconds.
+ * Instead, the queries that can be costly carry a call of the function below in their WHERE clause,
+ * first, with the time the query was issued: SQLite calls it for every row it examines, and once
+ * the query has run past the limit it throws, which ends the statement. The function is not
+ * declared deterministic, so SQLite never evaluates it once and keeps the result. The cost is one
+ * cheap call per row examined (about a quarter of a microsecond here).
+ */
+
+export const SQLITE_TIME_LIMIT_FUNCTION = 'cms_time_limit';
+
+/** The condition that puts a query under the limit, counted from now (put it first in the WHERE). */
+export function timeLimitCondition(): Sql {
+  return sql`${identifier(SQLITE_TIME_LIMIT_FUNCTION)}(${Date.now()}) = 1`;
+}
+
+/** The error code the function throws with; the HTTP layer answers it like a PostgreSQL statement_timeout. */
+export const SQLITE_TIME_LIMIT_CODE = 'CMS_SQLITE_TIME_LIMIT';
+
+class TimeLimitExceeded extends Error {
+  readonly code = SQLITE_TIME_LIMIT_CODE;
+  constructor(limitMs: number) {
+    super(`The query ran past its limit of ${limitMs} ms`);
+  }
+}
+
+/** Adds the time-limit function to a connection: a query issued at `issuedAt` may run `limitMs`. */
+export function installTimeLimit(database: BetterSqlite3.Database, limitMs: number): void {
+  database.function(SQLITE_TIME_LIMIT_FUNCTION, { deterministic: false }, (issuedAt: unknown) => {
+    if (Date.now() - Number(issuedAt) >= limitMs) throw new TimeLimitExceeded(limitMs);
+    return 1;
+  });
+}
+
+/** The better-sqlite3 connection inside Prisma's adapter (its `client` field). */
+function connectionOf(adapter: SqlDriverAdapter): BetterSqlite3.Database {
+  const client = (adapter as unknown as { client?: BetterSqlite3.Database }).client;
+  if (client === undefined || typeof client.function !== 'function') {
+    throw new Error(
+      'The SQLite adapter no longer exposes its connection: the time limit cannot be installed',
+    );
+  }
+  return client;
+}
+
+/** The adapter factory, with the time-limit function on every connection it opens. */
+export function withTimeLimit(factory: SqlDriverAdapterFactory, limitMs: number): SqlDriverAdapterFactory {
+  return {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    async connect() {
+      const adapter = await factory.connect();
+      installTimeLimit(connectionOf(adapter), limitMs);
+      return adapter;
+    },
+  };
+}
