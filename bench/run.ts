@@ -413,6 +413,25 @@ function withMemory(m: Measurement, peak: MemoryPeak | undefined): Measurement {
   return peak ? { ...m, memory: { totalBytes: peak.totalBytes, workerBytes: peak.workerBytes } } : m;
 }
 
+async function cleanUp() {
+  for (const cleanup of cleanups.splice(0).reverse()) {
+    try {
+      await cleanup();
+    } catch (error) {
+      log(`cleanup: ${(error as Error).message}`);
+    }
+  }
+  rmSync(work, { recursive: true, force: true });
+}
+
+// The service and the floors run in process groups of their own, which Ctrl-C does not reach.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping what the benchmark started`);
+    void cleanUp().finally(() => process.exit(130));
+  });
+}
+
 async function main(): Promise<number> {
   mkdirSync(work, { recursive: true });
   const startedAt = new Date();
@@ -424,8 +443,7 @@ async function main(): Promise<number> {
       process.stdout.write(`${formatDatabase(result)}\n`);
     }
   } finally {
-    for (const cleanup of cleanups.reverse()) await cleanup();
-    rmSync(work, { recursive: true, force: true });
+    await cleanUp();
   }
   const report = {
     startedAt: startedAt.toISOString(),
