@@ -50,11 +50,12 @@ export function formatDatabase(result: DatabaseResult): string {
     for (const m of s.measurements) {
       const ratio = service && m.reqPerSec > 0 ? fixed(service.reqPerSec / m.reqPerSec, 2) : '-';
       const memory = m.memory ? `${mb(m.memory.totalBytes)} / ${mb(m.memory.workerBytes)}` : '';
+      const counted = m.byCount ? `  (by count: ${m.requests} requests)` : '';
       const bad = m.non2xx + m.errors > 0 ? `  !! ${m.non2xx} non-2xx, ${m.errors} errors` : '';
       lines.push(
         `${(m === s.measurements[0] ? s.scenario : '').padEnd(15)}${m.target.padEnd(13)}` +
           `${fixed(m.reqPerSec).padStart(8)}${fixed(m.p50Ms).padStart(10)}${fixed(m.p99Ms).padStart(8)}` +
-          `${ratio.padStart(12)}${String(m.bytesPerResponse).padStart(7)}   ${memory}${bad}`,
+          `${ratio.padStart(12)}${String(m.bytesPerResponse).padStart(7)}   ${memory}${counted}${bad}`,
       );
       if (m.reads) {
         lines.push(

@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import type { FloorsConfig } from './floors.ts';
 import { COMMON_WORD, NEWS_CHANNEL_ID, SITE_ID, writeImportFile } from './generate.ts';
-import { type LoadFigures, runLoad, type Target } from './load.ts';
+import { drain, type LoadFigures, measureLoad, runLoad, type Target } from './load.ts';
 import {
   freePort,
   type MemoryPeak,
@@ -356,8 +356,11 @@ async function measureDatabase(provider: Provider): Promise<DatabaseResult> {
     const smallService = await startService(small.url);
     const request = serviceRequest('list-page1', await scenarioParams(small.url, size));
     const target = { ...serviceTarget, base: `http://127.0.0.1:${smallService.port}` };
-    if (warmupSeconds > 0) await runLoad(target, 'list-page1', request, connections, warmupSeconds);
-    const figures = await runLoad(target, 'list-page1', request, connections, seconds);
+    if (warmupSeconds > 0) {
+      await runLoad(target, 'list-page1', request, connections, warmupSeconds);
+      await drain(target, 'list-page1', request);
+    }
+    const figures = await measureLoad(target, 'list-page1', request, connections, seconds);
     smallService.memory.stop();
     await stopProcess(smallService.started);
     growth.push({ contents: size, p50Ms: figures.p50Ms, reqPerSec: figures.reqPerSec });
@@ -388,24 +391,26 @@ async function measure(
   if (name === 'update') {
     // One writer connection, the rest read the default list at the same time.
     const reads = serviceRequest(UPDATE_READS, params);
-    const both = () =>
-      Promise.all([
-        runLoad(target, name, request, 1, seconds),
-        runLoad(target, UPDATE_READS, reads, Math.max(1, connections - 1), seconds),
+    const readers = Math.max(1, connections - 1);
+    const both = async (duration: number) => {
+      const result = await Promise.all([
+        runLoad(target, name, request, 1, duration),
+        runLoad(target, UPDATE_READS, reads, readers, duration),
       ]);
-    if (warmupSeconds > 0) {
-      await Promise.all([
-        runLoad(target, name, request, 1, warmupSeconds),
-        runLoad(target, UPDATE_READS, reads, Math.max(1, connections - 1), warmupSeconds),
-      ]);
-    }
+      await Promise.all([drain(target, name, request), drain(target, UPDATE_READS, reads)]);
+      return result;
+    };
+    if (warmupSeconds > 0) await both(warmupSeconds);
     const sampler = targetName === 'service' ? sampleMemory(service.started.child.pid!) : undefined;
-    const [writes, readFigures] = await both();
+    const [writes, readFigures] = await both(seconds);
     return withMemory({ target: targetName, ...writes, reads: readFigures }, sampler?.stop());
   }
-  if (warmupSeconds > 0) await runLoad(target, name, request, connections, warmupSeconds);
+  if (warmupSeconds > 0) {
+    await runLoad(target, name, request, connections, warmupSeconds);
+    await drain(target, name, request);
+  }
   const sampler = targetName === 'service' ? sampleMemory(service.started.child.pid!) : undefined;
-  const figures: LoadFigures = await runLoad(target, name, request, connections, seconds);
+  const figures: LoadFigures = await measureLoad(target, name, request, connections, seconds);
   return withMemory({ target: targetName, ...figures }, sampler?.stop());
 }
 
