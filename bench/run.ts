@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -440,6 +441,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 async function main(): Promise<number> {
   mkdirSync(work, { recursive: true });
   const startedAt = new Date();
+  // The machine may be shared: its load at the start and the end say how far to trust the figures.
+  const loadAtStart = loadavg();
   const results: DatabaseResult[] = [];
   try {
     for (const provider of providers) {
@@ -462,7 +465,11 @@ async function main(): Promise<number> {
       workers: Number(options.workers),
       seed,
     },
-    machine: { node: process.version, cpus: (await import('node:os')).cpus().length },
+    machine: {
+      node: process.version,
+      cpus: cpus().length,
+      loadAverage: { start: loadAtStart, end: loadavg() },
+    },
     results,
   };
   const out =
@@ -475,7 +482,9 @@ async function main(): Promise<number> {
     );
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
-  log(`results: ${out} (${report.seconds.toFixed(0)} s)`);
+  log(
+    `results: ${out} (${report.seconds.toFixed(0)} s; load average ${loadAtStart[0]!.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, ${cpus().length} CPUs)`,
+  );
   // A run whose answers differ, or that saw errors, proves nothing: it fails.
   const failures = results.flatMap((r) =>
     r.scenarios.flatMap((s) => [
