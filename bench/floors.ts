@@ -44,7 +44,11 @@ function send(res: ServerResponse, status: number, body: Buffer | string) {
   res.end(body);
 }
 
-const floorA = createServer(async (req, res) => {
+// No server-side timeouts: behind a slow synchronous query, queued requests wait longer than node's
+// default 60 s for their headers to be read, and would be cut off (the service's own are the same).
+const NO_TIMEOUTS = { requestTimeout: 0, headersTimeout: 0 };
+
+const floorA = createServer(NO_TIMEOUTS, async (req, res) => {
   await readBody(req);
   const body = bodies.get((req.url ?? '').slice(1));
   if (body) send(res, 200, body);
@@ -61,7 +65,7 @@ app.all('/:scenario', (req, res) => {
 
 function sqlFloor(url: string, only?: ScenarioName): Server {
   const queries = floorQueries(openSql(url), config.params);
-  return createServer(async (req, res) => {
+  return createServer(NO_TIMEOUTS, async (req, res) => {
     const name = (req.url ?? '').slice(1) as ScenarioName;
     try {
       const body = await readBody(req);
