@@ -1,152 +1,510 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { createDb, type Db, type DbProvider } from '../src/db/client.ts';
-import { applyMigrations } from '../src/db/migrate/index.ts';
-import { toContentFormA } from '../src/domain/contents/forms.ts';
-import { type ListContentsRequest, listContents } from '../src/domain/contents/list.ts';
-import { importDocument } from '../src/domain/import/index.ts';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import type { FloorsConfig } from './floors.ts';
+import { COMMON_WORD, NEWS_CHANNEL_ID, SITE_ID, writeImportFile } from './generate.ts';
+import { drain, type LoadFigures, measureLoad, runLoad, type Target } from './load.ts';
+import {
+  freePort,
+  type MemoryPeak,
+  type Started,
+  sampleMemory,
+  startProcess,
+  stopProcess,
+  waitForAnswer,
+} from './processes.ts';
+import {
+  type DatabaseResult,
+  formatDatabase,
+  type Measurement,
+  type ScenarioResult,
+  type TargetName,
+} from './report.ts';
+import { answerIds, SCENARIOS, type ScenarioName, serviceRequest, UPDATE_READS } from './scenarios.ts';
+import { floorQueries, openSql, type Provider, type ScenarioParams } from './sql.ts';
 
 /*
- * `npm run bench`: the content list against a baseline measured in the same run on the same data —
- * the same request answered the way plain ORM code would (load the channel tree to find the
- * descendants, then findMany + count through Prisma's query builder). Figures are ratios, so they
- * hold on any machine. BENCH_DATABASE_URL picks the database (default: a temporary SQLite file);
- * BENCH_CONTENTS the number of contents (default 20000).
+ * `npm run bench [-- options]`: the service, started as users start it (`npm start`, production mode),
+ * loaded over HTTP by autocannon from this process, next to floors measured in the same run on the
+ * same data with the same concurrency (see bench/README.md for what each figure means).
  */
 
-const CONTENTS = Number(process.env.BENCH_CONTENTS ?? 20000);
-const ROUNDS = 40;
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-function random(seed: number) {
-  let state = seed;
-  return () => {
-    state = (state * 1103515245 + 12345) % 2147483648;
-    return state / 2147483648;
-  };
+const { values: options } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    contents: { type: 'string' },
+    db: { type: 'string', default: 'sqlite,postgresql' },
+    seconds: { type: 'string' },
+    connections: { type: 'string', default: '10' },
+    workers: { type: 'string', default: process.env.WORKERS ?? '1' },
+    growth: { type: 'string' },
+    million: { type: 'boolean', default: false },
+    seed: { type: 'string', default: '42' },
+    out: { type: 'string' },
+  },
+});
+
+const quick = options.quick;
+const contents = Number(options.contents ?? (quick ? 1000 : 100000));
+const seconds = Number(options.seconds ?? (quick ? 0.5 : 10));
+// Quick mode proves the benchmark works, no more: no warm-up, half a second per run, no growth.
+const warmupSeconds = quick ? 0 : 2;
+const connections = Number(options.connections);
+const seed = Number(options.seed);
+const providers = options.db.split(',').map((p) => p.trim()) as Provider[];
+// Sizes for the growth of the default list's p50; the main size is always one of them.
+const growthSizes = (options.growth ? options.growth.split(',').map(Number) : quick ? [] : [10000]).filter(
+  (n) => n !== contents,
+);
+const postgresServer = process.env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const apiKey = randomBytes(24).toString('hex');
+const work = join(ROOT, '.tmp', `bench-${process.pid}`);
+const cleanups: (() => Promise<void> | void)[] = [];
+
+for (const p of providers)
+  if (p !== 'sqlite' && p !== 'postgresql') throw new Error(`--db: unknown database ${p}`);
+
+function log(line: string) {
+  process.stderr.write(`[bench] ${line}\n`);
 }
 
-function benchDocument() {
-  const next = random(7);
-  const channels = [{ id: 1, siteId: 1, parentId: 0, channelName: 'Root' }];
-  for (let i = 2; i <= 21; i++) channels.push({ id: i, siteId: 1, parentId: 1, channelName: `Section ${i}` });
-  for (let i = 22; i <= 101; i++)
-    channels.push({ id: i, siteId: 1, parentId: 2 + (i % 20), channelName: `Topic ${i}` });
-  const words = ['alpha', 'beta', 'gamma', 'delta', 'report', 'notes', 'launch', 'review'];
-  const contents = Array.from({ length: CONTENTS }, (_, index) => ({
-    id: index + 1,
-    siteId: 1,
-    channelId: 1 + Math.floor(next() * 101),
-    title: `${words[Math.floor(next() * 8)]} ${words[Math.floor(next() * 8)]} ${index}`,
-    body: `<p>Body of content ${index}</p>`,
-    taxis: Math.floor(next() * 1000),
-    hits: Math.floor(next() * 10000),
-    checkedLevel: next() < 0.8 ? 1 : 0,
-    top: next() < 0.05,
-    hot: next() < 0.2,
-    groupNames: next() < 0.3 ? ['featured'] : [],
-    addDate: `2024-0${1 + Math.floor(next() * 9)}-1${Math.floor(next() * 9)} 10:00:00`,
-  }));
-  return { sites: [{ id: 1, siteDir: 'bench', siteName: 'Bench' }], channels, contents };
+/** The import file of a size, generated once per run. */
+const importFiles = new Map<number, string>();
+async function importFile(size: number): Promise<string> {
+  let file = importFiles.get(size);
+  if (!file) {
+    file = join(work, `contents-${size}.json`);
+    const start = performance.now();
+    await writeImportFile(file, { contents: size, seed, apiKey });
+    log(`generated ${size} contents in ${((performance.now() - start) / 1000).toFixed(1)} s`);
+    importFiles.set(size, file);
+  }
+  return file;
 }
 
-/** The same request, answered as straightforward ORM code would. */
-async function baseline(db: Db, request: ListContentsRequest & { perPage: number }) {
-  const channels = await db.channel.findMany({
-    where: { siteId: request.siteId },
-    select: { id: true, parentId: true },
+function runCommand(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const started = startProcess('npm', args, { ...process.env, ...env }, ROOT);
+  return new Promise((resolvePromise, reject) => {
+    started.child.once('exit', (code) =>
+      code === 0
+        ? resolvePromise()
+        : reject(new Error(`npm ${args.join(' ')} failed (${code}):\n${started.output()}`)),
+    );
   });
-  let scope: number[] | undefined;
-  if (request.channelId !== undefined) {
-    scope = [request.channelId];
-    for (let i = 0; i < scope.length; i++) {
-      for (const channel of channels) if (channel.parentId === scope[i]) scope.push(channel.id);
+}
+
+interface PreparedDatabase {
+  url: string;
+  naiveUrl: string;
+  importSeconds: number;
+}
+
+/** A fresh database loaded through the CLI users have, and its naive copy (PK + (siteId, channelId) only). */
+async function prepareDatabase(
+  provider: Provider,
+  size: number,
+  withNaive: boolean,
+): Promise<PreparedDatabase> {
+  const file = await importFile(size);
+  let url: string;
+  let naiveUrl = '';
+  const tag = `${size}_${randomBytes(4).toString('hex')}`;
+  if (provider === 'sqlite') {
+    url = `file:${join(work, `bench-${tag}.db`)}`;
+  } else {
+    const name = `bench_${tag}`;
+    await onPostgres(`CREATE DATABASE "${name}"`);
+    cleanups.push(() => onPostgres(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+    url = withDatabase(name);
+  }
+  const start = performance.now();
+  await runCommand(['run', '--silent', 'cms', '--', 'import', file], { DATABASE_URL: url });
+  const importSeconds = (performance.now() - start) / 1000;
+  log(`${provider}: imported ${size} contents with \`cms import\` in ${importSeconds.toFixed(1)} s`);
+  if (withNaive) {
+    if (provider === 'sqlite') {
+      const path = join(work, `naive-${tag}.db`);
+      const db = new Database(url.slice('file:'.length));
+      db.prepare('VACUUM INTO ?').run(path);
+      db.close();
+      const naive = new Database(path);
+      const indexes = naive
+        .prepare(
+          `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Content' AND sql IS NOT NULL`,
+        )
+        .all() as { name: string }[];
+      for (const { name } of indexes) naive.exec(`DROP INDEX "${name}"`);
+      naive.exec('CREATE INDEX "naive_site_channel" ON "Content"("siteId", "channelId"); ANALYZE;');
+      naive.close();
+      naiveUrl = `file:${path}`;
+    } else {
+      const name = `bench_naive_${tag}`;
+      await onPostgres(`CREATE DATABASE "${name}" TEMPLATE "bench_${tag}"`);
+      cleanups.push(() => onPostgres(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+      naiveUrl = withDatabase(name);
+      const client = new pg.Client({ connectionString: naiveUrl });
+      await client.connect();
+      const { rows } = await client.query<{ indexname: string }>(
+        `SELECT indexname FROM pg_indexes WHERE tablename = 'Content' AND indexname <> 'Content_pkey'`,
+      );
+      for (const { indexname } of rows) await client.query(`DROP INDEX "${indexname}"`);
+      await client.query('CREATE INDEX "naive_site_channel" ON "Content"("siteId", "channelId")');
+      await client.query('ANALYZE');
+      await client.end();
     }
   }
-  const where = {
-    siteId: request.siteId,
-    recycled: false,
-    ...(scope && { channelId: { in: scope } }),
-    ...(request.checked !== undefined && { checked: request.checked }),
-    ...(request.hot !== undefined && { hot: request.hot }),
-    ...(request.groupNames && { OR: request.groupNames.map((name) => ({ groupNames: { contains: name } })) }),
-    ...(request.wheres?.[0] && { title: { contains: String(request.wheres[0].value).replaceAll('%', '') } }),
-  };
-  const orderBy = request.orders?.length
-    ? request.orders.map((order) => ({ [order.column]: order.desc ? 'desc' : 'asc' }))
-    : [
-        { top: 'desc' as const },
-        { channelId: 'desc' as const },
-        { taxis: 'desc' as const },
-        { id: 'desc' as const },
-      ];
-  const skip = ((request.page ?? 1) - 1) * request.perPage;
-  const [rows, totalCount] = await Promise.all([
-    db.content.findMany({ where, orderBy, skip, take: request.perPage }),
-    db.content.count({ where }),
-  ]);
-  return { totalCount, contents: rows.map(toContentFormA) };
+  return { url, naiveUrl, importSeconds };
 }
 
-async function timeIt(run: () => Promise<unknown>): Promise<number> {
-  for (let i = 0; i < 3; i++) await run();
-  const start = performance.now();
-  for (let i = 0; i < ROUNDS; i++) await run();
-  return (performance.now() - start) / ROUNDS;
+function withDatabase(name: string): string {
+  const url = new URL(postgresServer);
+  url.pathname = `/${name}`;
+  return url.toString();
 }
 
-const SCENARIOS: [string, ListContentsRequest & { perPage: number }][] = [
-  ['whole site, default order, first page', { siteId: 1, perPage: 30 }],
-  [
-    'subtree + checked + hot, by hits',
-    {
-      siteId: 1,
-      channelId: 2,
-      checked: true,
-      hot: true,
-      perPage: 30,
-      orders: [{ column: 'hits', desc: true }],
-    },
-  ],
-  [
-    'title Like + group, page 5',
-    {
-      siteId: 1,
-      groupNames: ['featured'],
-      wheres: [{ column: 'title', operator: 'Like', value: '%alpha%' }],
-      page: 5,
-      perPage: 20,
-    },
-  ],
-  ['deep page (page 400 of 30)', { siteId: 1, page: 400, perPage: 30 }],
-];
-
-async function main() {
-  const folder = mkdtempSync(join(tmpdir(), 'cms-bench-'));
-  const url = process.env.BENCH_DATABASE_URL ?? `file:${join(folder, 'bench.db')}`;
-  await applyMigrations(url);
-  const { db, provider } = createDb(url);
+async function onPostgres(sql: string) {
+  const client = new pg.Client({ connectionString: postgresServer });
+  await client.connect();
   try {
-    await db.content.deleteMany();
-    await db.channel.deleteMany();
-    await db.site.deleteMany();
-    const document = benchDocument();
-    const importStart = performance.now();
-    await importDocument(db, document);
-    const importSeconds = (performance.now() - importStart) / 1000;
-    console.log(`database: ${provider}; ${CONTENTS} contents imported in ${importSeconds.toFixed(2)} s`);
-    console.log('scenario | ours ms | baseline ms | ours/baseline (lower is better)');
-    for (const [name, request] of SCENARIOS) {
-      const ours = await timeIt(() => listContents(db, provider as DbProvider, request, 1000));
-      const theirs = await timeIt(() => baseline(db, request));
-      console.log(`${name} | ${ours.toFixed(2)} | ${theirs.toFixed(2)} | ${(ours / theirs).toFixed(2)}`);
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+interface Service {
+  started: Started;
+  port: number;
+  startToFirstAnswerMs: number;
+  memory: ReturnType<typeof sampleMemory>;
+}
+
+/** `npm start` as a user runs it, in production mode, with the rate limit off. */
+async function startService(url: string, attempt = 1): Promise<Service> {
+  const port = await freePort();
+  const since = performance.now();
+  const started = startProcess(
+    'npm',
+    ['start'],
+    {
+      ...process.env,
+      PORT: String(port),
+      DATABASE_URL: url,
+      WORKERS: options.workers,
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MINUTE: '0',
+      CMS_SECRET: 'bench-secret-that-is-at-least-32-characters',
+      REDIS_URL: '',
+    },
+    ROOT,
+  );
+  cleanups.push(() => stopProcess(started));
+  try {
+    const startToFirstAnswerMs = await waitForAnswer(`http://127.0.0.1:${port}/api/v1/ping`, started, since);
+    return { started, port, startToFirstAnswerMs, memory: sampleMemory(started.child.pid!) };
+  } catch (error) {
+    // Another process on this shared machine may take the port between the check and the bind.
+    if (attempt < 3 && started.output().includes('EADDRINUSE')) return startService(url, attempt + 1);
+    throw error;
+  }
+}
+
+async function startFloors(config: FloorsConfig): Promise<Started> {
+  const file = join(work, `floors-${randomBytes(4).toString('hex')}.json`);
+  writeFileSync(file, JSON.stringify(config));
+  const started = startProcess(
+    join(ROOT, 'node_modules/.bin/tsx'),
+    ['bench/floors.ts', file],
+    process.env,
+    ROOT,
+  );
+  cleanups.push(() => stopProcess(started));
+  await waitForAnswer(`http://127.0.0.1:${config.ports.A}/get-one`, started, performance.now());
+  return started;
+}
+
+/** The values the scenarios use, read from the data (the deep page shrinks on small data sets). */
+async function scenarioParams(url: string, size: number): Promise<ScenarioParams> {
+  const sql = openSql(url, 1);
+  try {
+    const contentId = Math.ceil(size / 2);
+    const [row] = await sql.all(
+      {
+        sqlite: 'SELECT "channelId", "title" FROM "Content" WHERE "id" = ?',
+        postgresql: 'SELECT "channelId", "title" FROM "Content" WHERE "id" = $1',
+      },
+      [contentId],
+    );
+    const perPage = 30;
+    const params: ScenarioParams = {
+      siteId: SITE_ID,
+      perPage,
+      contentId,
+      contentChannelId: Number(row!.channelId),
+      updateTitle: String(row!.title),
+      subtreeId: NEWS_CHANNEL_ID,
+      word: COMMON_WORD,
+      deepPage: 1,
+      stlChannelId: NEWS_CHANNEL_ID,
+      stlTotal: perPage,
+    };
+    const { totalCount } = await floorQueries(sql, params).filteredDeep();
+    params.deepPage = Math.max(1, Math.min(200, Math.ceil(totalCount / perPage)));
+    return params;
+  } finally {
+    await sql.close();
+  }
+}
+
+async function fetchBody(
+  base: string,
+  path: string,
+  request: { method: string; body?: string },
+  headers: Record<string, string>,
+) {
+  const response = await fetch(`${base}${path}`, {
+    method: request.method,
+    headers: { ...headers, ...(request.body ? { 'content-type': 'application/json' } : {}) },
+    ...(request.body ? { body: request.body } : {}),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${request.method} ${path}: ${response.status} ${text.slice(0, 300)}`);
+  return text;
+}
+
+function compare(name: string, a: string, b: string): { ok: boolean; detail: string } {
+  const x = answerIds(JSON.parse(a));
+  const y = answerIds(JSON.parse(b));
+  const same =
+    x.total === y.total && x.ids.length === y.ids.length && x.ids.every((id, i) => id === y.ids[i]);
+  const total = x.total === undefined ? '' : `, total ${x.total}`;
+  return same
+    ? { ok: true, detail: `${x.ids.length} ids${total}` }
+    : {
+        ok: false,
+        detail: `${name}: [${x.ids.slice(0, 5)}…] total ${x.total} vs [${y.ids.slice(0, 5)}…] total ${y.total}`,
+      };
+}
+
+async function measureDatabase(provider: Provider): Promise<DatabaseResult> {
+  const db = await prepareDatabase(provider, contents, true);
+  const params = await scenarioParams(db.url, contents);
+  const service = await startService(db.url);
+  log(
+    `${provider}: service answered ${(service.startToFirstAnswerMs / 1000).toFixed(2)} s after \`npm start\``,
+  );
+  const serviceTarget: Target = {
+    base: `http://127.0.0.1:${service.port}`,
+    headers: { 'x-ss-api-key': apiKey },
+    pathOf: (request) => request.path,
+  };
+  // The service's own answers: what floors A and B send back, and one side of the guard.
+  const bodies: Partial<Record<ScenarioName, string>> = {};
+  for (const name of SCENARIOS) {
+    const request = serviceRequest(name, params);
+    bodies[name] = await fetchBody(serviceTarget.base, request.path, request, serviceTarget.headers);
+  }
+  const ports = { A: await freePort(), B: await freePort(), C: await freePort(), D: await freePort() };
+  const floors = await startFloors({ ports, databaseUrl: db.url, naiveUrl: db.naiveUrl, params, bodies });
+  const floorTarget = (port: number): Target => ({
+    base: `http://127.0.0.1:${port}`,
+    headers: {},
+    pathOf: (_request, scenario) => `/${scenario}`,
+  });
+  const targets: [TargetName, Target][] = [
+    ['service', serviceTarget],
+    ['A node:http', floorTarget(ports.A)],
+    ['B express', floorTarget(ports.B)],
+    ['C sql', floorTarget(ports.C)],
+  ];
+
+  const scenarios: ScenarioResult[] = [];
+  for (const name of SCENARIOS) {
+    const request = serviceRequest(name, params);
+    const floorC = await fetchBody(floorTarget(ports.C).base, `/${name}`, request, {});
+    let guard = compare('service vs C', bodies[name]!, floorC);
+    const list: [TargetName, Target][] = [...targets];
+    if (name === 'filtered-deep') {
+      const floorD = await fetchBody(floorTarget(ports.D).base, `/${name}`, request, {});
+      const naive = compare('D vs C', floorD, floorC);
+      if (!naive.ok) guard = naive;
+      list.push(['D naive sql', floorTarget(ports.D)]);
+    }
+    log(`${provider} ${name}: guard ${guard.ok ? 'ok' : 'MISMATCH'} (${guard.detail})`);
+    const measurements: Measurement[] = [];
+    for (const [targetName, target] of list) {
+      measurements.push(await measure(name, request, targetName, target, params, service));
+    }
+    scenarios.push({ scenario: name, request: `${request.method} ${request.path}`, guard, measurements });
+  }
+  await stopProcess(floors);
+  const serviceMemory = service.memory.stop();
+  await stopProcess(service.started);
+
+  const listP50 = scenarios.find((s) => s.scenario === 'list-page1')!.measurements[0]!;
+  const growth = [{ contents, p50Ms: listP50.p50Ms, reqPerSec: listP50.reqPerSec }];
+  const sizes = [...growthSizes, ...(options.million && provider === 'sqlite' ? [1000000] : [])];
+  for (const size of sizes) {
+    const small = await prepareDatabase(provider, size, false);
+    const smallService = await startService(small.url);
+    const request = serviceRequest('list-page1', await scenarioParams(small.url, size));
+    const target = { ...serviceTarget, base: `http://127.0.0.1:${smallService.port}` };
+    if (warmupSeconds > 0) {
+      await runLoad(target, 'list-page1', request, connections, warmupSeconds);
+      await drain(target, 'list-page1', request);
+    }
+    const figures = await measureLoad(target, 'list-page1', request, connections, seconds);
+    smallService.memory.stop();
+    await stopProcess(smallService.started);
+    growth.push({ contents: size, p50Ms: figures.p50Ms, reqPerSec: figures.reqPerSec });
+    log(`${provider}: default list at ${size} contents, p50 ${figures.p50Ms} ms`);
+  }
+  growth.sort((a, b) => a.contents - b.contents);
+  return {
+    provider,
+    contents,
+    importSeconds: db.importSeconds,
+    startToFirstAnswerMs: service.startToFirstAnswerMs,
+    deepPage: params.deepPage,
+    filteredTotal: answerIds(JSON.parse(bodies['filtered-deep']!)).total ?? 0,
+    serviceMemory,
+    scenarios,
+    growth,
+  };
+}
+
+async function measure(
+  name: ScenarioName,
+  request: ReturnType<typeof serviceRequest>,
+  targetName: TargetName,
+  target: Target,
+  params: ScenarioParams,
+  service: Service,
+): Promise<Measurement> {
+  if (name === 'update') {
+    // One writer connection, the rest read the default list at the same time.
+    const reads = serviceRequest(UPDATE_READS, params);
+    const readers = Math.max(1, connections - 1);
+    const both = async (duration: number) => {
+      const result = await Promise.all([
+        runLoad(target, name, request, 1, duration),
+        runLoad(target, UPDATE_READS, reads, readers, duration),
+      ]);
+      await Promise.all([drain(target, name, request), drain(target, UPDATE_READS, reads)]);
+      return result;
+    };
+    if (warmupSeconds > 0) await both(warmupSeconds);
+    const sampler = targetName === 'service' ? sampleMemory(service.started.child.pid!) : undefined;
+    const [writes, readFigures] = await both(seconds);
+    return withMemory({ target: targetName, ...writes, reads: readFigures }, sampler?.stop());
+  }
+  if (warmupSeconds > 0) {
+    await runLoad(target, name, request, connections, warmupSeconds);
+    await drain(target, name, request);
+  }
+  const sampler = targetName === 'service' ? sampleMemory(service.started.child.pid!) : undefined;
+  const figures: LoadFigures = await measureLoad(target, name, request, connections, seconds);
+  return withMemory({ target: targetName, ...figures }, sampler?.stop());
+}
+
+function withMemory(m: Measurement, peak: MemoryPeak | undefined): Measurement {
+  return peak ? { ...m, memory: { totalBytes: peak.totalBytes, workerBytes: peak.workerBytes } } : m;
+}
+
+async function cleanUp() {
+  for (const cleanup of cleanups.splice(0).reverse()) {
+    try {
+      await cleanup();
+    } catch (error) {
+      log(`cleanup: ${(error as Error).message}`);
+    }
+  }
+  rmSync(work, { recursive: true, force: true });
+}
+
+// The service and the floors run in process groups of their own, which Ctrl-C does not reach.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping what the benchmark started`);
+    void cleanUp().finally(() => process.exit(130));
+  });
+}
+
+async function main(): Promise<number> {
+  mkdirSync(work, { recursive: true });
+  const startedAt = new Date();
+  // The machine may be shared: its load at the start and the end say how far to trust the figures.
+  const loadAtStart = loadavg();
+  const results: DatabaseResult[] = [];
+  try {
+    for (const provider of providers) {
+      const result = await measureDatabase(provider);
+      results.push(result);
+      process.stdout.write(`${formatDatabase(result)}\n`);
     }
   } finally {
-    await db.$disconnect();
-    rmSync(folder, { recursive: true, force: true });
+    await cleanUp();
   }
+  const report = {
+    startedAt: startedAt.toISOString(),
+    seconds: (Date.now() - startedAt.getTime()) / 1000,
+    mode: quick ? 'quick' : 'full',
+    settings: {
+      contents,
+      secondsPerRun: seconds,
+      warmupSeconds,
+      connections,
+      workers: Number(options.workers),
+      seed,
+    },
+    machine: {
+      node: process.version,
+      cpus: cpus().length,
+      loadAverage: { start: loadAtStart, end: loadavg() },
+    },
+    results,
+  };
+  const out =
+    options.out ??
+    join(
+      ROOT,
+      'bench',
+      'results',
+      `${quick ? 'quick' : 'full'}-${startedAt.toISOString().replaceAll(':', '-').slice(0, 19)}.json`,
+    );
+  mkdirSync(dirname(out), { recursive: true });
+  // Arrays of plain values on one line, as the repository's formatter (biome) writes them, so that a
+  // committed result passes `npm run lint` as written.
+  const text = JSON.stringify(report, null, 2).replace(
+    /\[\n\s*((?:-?[\d.e+-]+|"[^"\n]*"|true|false|null)(?:,\n\s*(?:-?[\d.e+-]+|"[^"\n]*"|true|false|null))*)\n\s*\]/g,
+    (_match, items: string) => `[${items.split(/,\n\s*/).join(', ')}]`,
+  );
+  writeFileSync(out, `${text}\n`);
+  log(
+    `results: ${out} (${report.seconds.toFixed(0)} s; load average ${loadAtStart[0]!.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, ${cpus().length} CPUs)`,
+  );
+  // A run whose answers differ, or that saw errors, proves nothing: it fails.
+  const failures = results.flatMap((r) =>
+    r.scenarios.flatMap((s) => [
+      ...(s.guard.ok ? [] : [`${r.provider} ${s.scenario}: guard mismatch`]),
+      ...s.measurements
+        .filter(
+          (m) =>
+            m.non2xx + m.errors + (m.reads ? m.reads.non2xx + m.reads.errors : 0) > 0 || m.requests === 0,
+        )
+        .map((m) => `${r.provider} ${s.scenario} ${m.target}: failed requests`),
+    ]),
+  );
+  for (const failure of failures) log(`FAILED: ${failure}`);
+  return failures.length > 0 ? 1 : 0;
 }
 
-await main();
-process.exit(0);
+process.exit(await main());

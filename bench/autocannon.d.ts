@@ -1,0 +1,38 @@
+// autocannon ships no types and @types/autocannon is not installed: the part of its API the benchmark
+// uses, as documented in its README (v8+).
+declare module 'autocannon' {
+  interface Stats {
+    average: number;
+    mean: number;
+    stddev: number;
+    min: number;
+    max: number;
+    total: number;
+    p50: number;
+    p90: number;
+    p99: number;
+  }
+  interface Result {
+    requests: Stats;
+    latency: Stats;
+    throughput: Stats;
+    errors: number;
+    timeouts: number;
+    non2xx: number;
+    duration: number;
+    '2xx': number;
+  }
+  interface Options {
+    url: string;
+    connections?: number;
+    duration?: number;
+    amount?: number;
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    timeout?: number;
+  }
+  function autocannon(options: Options): Promise<Result>;
+  export default autocannon;
+  export type { Options, Result, Stats };
+}

@@ -1,0 +1,93 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import express from 'express';
+import { floorAnswer, type ScenarioName } from './scenarios.ts';
+import { floorQueries, openSql, type ScenarioParams } from './sql.ts';
+
+/*
+ * The floors, in a process of their own (started by bench/run.ts like the service, loaded by the
+ * same autocannon client). Each serves `/<scenario>`:
+ *   A  bare node:http answering the service's own response bytes for that scenario (fixed body);
+ *   B  bare express 5 (JSON body parser, nothing else) answering the same bytes;
+ *   C  bare node:http running the scenario's SQL through the driver, serialised with JSON.stringify;
+ *   D  as C, on a copy of the database holding only the primary key and (siteId, channelId) indexes
+ *      (naive, filtered deep page only).
+ * Usage: tsx bench/floors.ts CONFIG.json; prints "ready" once every floor listens.
+ */
+
+export interface FloorsConfig {
+  ports: { A: number; B: number; C: number; D?: number };
+  databaseUrl: string;
+  naiveUrl?: string;
+  params: ScenarioParams;
+  /** The service's response body per scenario: what floors A and B answer. */
+  bodies: Partial<Record<ScenarioName, string>>;
+}
+
+const config = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as FloorsConfig;
+const bodies = new Map(Object.entries(config.bodies).map(([name, body]) => [name, Buffer.from(body)]));
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString()));
+    req.on('error', reject);
+  });
+}
+
+function send(res: ServerResponse, status: number, body: Buffer | string) {
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+  });
+  res.end(body);
+}
+
+// No server-side timeouts: behind a slow synchronous query, queued requests wait longer than node's
+// default 60 s for their headers to be read, and would be cut off (the service's own are the same).
+const NO_TIMEOUTS = { requestTimeout: 0, headersTimeout: 0 };
+
+const floorA = createServer(NO_TIMEOUTS, async (req, res) => {
+  await readBody(req);
+  const body = bodies.get((req.url ?? '').slice(1));
+  if (body) send(res, 200, body);
+  else send(res, 404, '{}');
+});
+
+const app = express();
+app.use(express.json());
+app.all('/:scenario', (req, res) => {
+  const body = bodies.get(String(req.params.scenario));
+  if (body) res.type('application/json').send(body);
+  else res.status(404).json({});
+});
+
+function sqlFloor(url: string, only?: ScenarioName): Server {
+  const queries = floorQueries(openSql(url), config.params);
+  return createServer(NO_TIMEOUTS, async (req, res) => {
+    const name = (req.url ?? '').slice(1) as ScenarioName;
+    try {
+      const body = await readBody(req);
+      if (!bodies.has(name) || (only && name !== only)) return send(res, 404, '{}');
+      const answer = await floorAnswer(name, queries, body);
+      if (answer === undefined) return send(res, 404, '{}');
+      send(res, 200, JSON.stringify(answer));
+    } catch (error) {
+      process.stderr.write(`floor ${name}: ${(error as Error).message}\n`);
+      send(res, 500, '{}');
+    }
+  });
+}
+
+const listen = (server: Server | express.Express, port: number) =>
+  new Promise<void>((resolve) => {
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+
+await listen(floorA, config.ports.A);
+await listen(app, config.ports.B);
+await listen(sqlFloor(config.databaseUrl), config.ports.C);
+if (config.naiveUrl && config.ports.D)
+  await listen(sqlFloor(config.naiveUrl, 'filtered-deep'), config.ports.D);
+process.stdout.write('ready\n');

@@ -1,0 +1,87 @@
+import type { LoadFigures } from './load.ts';
+import type { MemoryPeak } from './processes.ts';
+import type { ScenarioName } from './scenarios.ts';
+import type { Provider } from './sql.ts';
+
+export type TargetName = 'service' | 'A node:http' | 'B express' | 'C sql' | 'D naive sql';
+
+export interface Measurement extends LoadFigures {
+  target: TargetName;
+  /** update scenario: the concurrent readers' figures beside the writer's. */
+  reads?: LoadFigures;
+  /** service rows: peak RSS during this scenario. */
+  memory?: Pick<MemoryPeak, 'totalBytes' | 'workerBytes'>;
+}
+
+export interface ScenarioResult {
+  scenario: ScenarioName;
+  request: string;
+  /** The correctness guard: the service and floor C (and D) give the same ids (and total). */
+  guard: { ok: boolean; detail: string };
+  measurements: Measurement[];
+}
+
+export interface DatabaseResult {
+  provider: Provider;
+  contents: number;
+  importSeconds: number;
+  /** `npm start` to the first answered request, on the database the import left. */
+  startToFirstAnswerMs: number;
+  deepPage: number;
+  filteredTotal: number;
+  serviceMemory: MemoryPeak;
+  scenarios: ScenarioResult[];
+  growth: { contents: number; p50Ms: number; reqPerSec: number }[];
+}
+
+const mb = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MB`;
+const fixed = (n: number, digits = 1) => n.toFixed(digits);
+
+export function formatDatabase(result: DatabaseResult): string {
+  const lines = [
+    '',
+    `== ${result.provider}: ${result.contents} contents (import ${fixed(result.importSeconds)} s, ` +
+      `start to first answer ${fixed(result.startToFirstAnswerMs / 1000, 2)} s, ` +
+      `filtered deep page ${result.deepPage} of ${result.filteredTotal} matches)`,
+    'scenario       target        req/s     p50 ms  p99 ms  svc/target  bytes   service peak RSS (sum / worker)',
+  ];
+  for (const s of result.scenarios) {
+    const service = s.measurements.find((m) => m.target === 'service');
+    for (const m of s.measurements) {
+      const ratio = service && m.reqPerSec > 0 ? fixed(service.reqPerSec / m.reqPerSec, 2) : '-';
+      const memory = m.memory ? `${mb(m.memory.totalBytes)} / ${mb(m.memory.workerBytes)}` : '';
+      const counted = m.byCount ? `  (by count: ${m.requests} requests)` : '';
+      const bad = m.non2xx + m.errors > 0 ? `  !! ${m.non2xx} non-2xx, ${m.errors} errors` : '';
+      lines.push(
+        `${(m === s.measurements[0] ? s.scenario : '').padEnd(15)}${m.target.padEnd(13)}` +
+          `${fixed(m.reqPerSec).padStart(8)}${fixed(m.p50Ms).padStart(10)}${fixed(m.p99Ms).padStart(8)}` +
+          `${ratio.padStart(12)}${String(m.bytesPerResponse).padStart(7)}   ${memory}${counted}${bad}`,
+      );
+      if (m.reads) {
+        lines.push(
+          `${''.padEnd(15)}${'  + reads'.padEnd(13)}${fixed(m.reads.reqPerSec).padStart(8)}` +
+            `${fixed(m.reads.p50Ms).padStart(10)}${fixed(m.reads.p99Ms).padStart(8)}`,
+        );
+      }
+    }
+    lines.push(`${''.padEnd(15)}guard: ${s.guard.ok ? 'ok' : 'MISMATCH'} (${s.guard.detail})`);
+  }
+  lines.push(
+    `service peak RSS over the run: ${mb(result.serviceMemory.totalBytes)} in all, ` +
+      `${mb(result.serviceMemory.workerBytes)} per worker; processes: ` +
+      result.serviceMemory.processes
+        .map((p) => `${p.name}${p.worker ? '*' : ''} ${mb(p.rssBytes)}`)
+        .join(', '),
+  );
+  if (result.growth.length > 1) {
+    const base = result.growth[0]!;
+    lines.push(
+      `default list p50 growth: ${result.growth
+        .map(
+          (g) => `${g.contents}: ${fixed(g.p50Ms)} ms (x${fixed(g.p50Ms / Math.max(base.p50Ms, 0.01), 2)})`,
+        )
+        .join(' -> ')}`,
+    );
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,92 @@
+import type { FloorQueries, ScenarioParams } from './sql.ts';
+
+/*
+ * The scenarios, each as the HTTP request a client sends to the service and as floor C's answer to
+ * the same question. The service is a black box: only its public API is used.
+ */
+
+export type ScenarioName = 'get-one' | 'list-page1' | 'filtered-deep' | 'stl-contents' | 'update';
+export const SCENARIOS: ScenarioName[] = ['get-one', 'list-page1', 'filtered-deep', 'stl-contents', 'update'];
+
+export interface HttpRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+}
+
+export function serviceRequest(name: ScenarioName, p: ScenarioParams): HttpRequest {
+  const json = (value: unknown) => JSON.stringify(value);
+  switch (name) {
+    case 'get-one':
+      return { method: 'GET', path: `/api/v1/contents/${p.siteId}/${p.contentChannelId}/${p.contentId}` };
+    case 'list-page1':
+      return {
+        method: 'POST',
+        path: '/api/v1/contents',
+        body: json({ siteId: p.siteId, perPage: p.perPage }),
+      };
+    case 'filtered-deep':
+      return {
+        method: 'POST',
+        path: '/api/v1/contents',
+        body: json({
+          siteId: p.siteId,
+          channelId: p.subtreeId,
+          hot: true,
+          wheres: [{ column: 'title', operator: 'Like', value: `%${p.word}%` }],
+          orders: [
+            { column: 'taxis', desc: true },
+            { column: 'id', desc: false },
+          ],
+          page: p.deepPage,
+          perPage: p.perPage,
+        }),
+      };
+    case 'stl-contents':
+      return {
+        method: 'GET',
+        path: `/api/v1/stl/contents?siteId=${p.siteId}&channelId=${p.stlChannelId}&scope=Descendant&order=Hits&totalNum=${p.stlTotal}`,
+      };
+    case 'update':
+      return {
+        method: 'POST',
+        path: `/api/v1/contents/${p.siteId}/${p.contentChannelId}/${p.contentId}/actions/update`,
+        body: json({ title: p.updateTitle }),
+      };
+  }
+}
+
+/** "update under concurrent reads": one connection writes while the others read this scenario. */
+export const UPDATE_READS: ScenarioName = 'list-page1';
+
+/** Floor C's answer to a scenario (the update takes the title from the request body). */
+export async function floorAnswer(name: ScenarioName, q: FloorQueries, body: string): Promise<unknown> {
+  switch (name) {
+    case 'get-one':
+      return q.getOne();
+    case 'list-page1':
+      return q.listPage1();
+    case 'filtered-deep':
+      return q.filteredDeep();
+    case 'stl-contents':
+      return q.stlContents();
+    case 'update':
+      return q.update(String((JSON.parse(body) as { title?: unknown }).title));
+  }
+}
+
+/** The ids an answer holds, in order, and its total when it has one: what the guard compares. */
+export function answerIds(body: unknown): { ids: number[]; total?: number } {
+  if (typeof body !== 'object' || body === null) return { ids: [] };
+  const record = body as { contents?: unknown; value?: unknown; totalCount?: unknown; id?: unknown };
+  const list = Array.isArray(record.contents)
+    ? record.contents
+    : Array.isArray(record.value)
+      ? record.value
+      : null;
+  if (list) {
+    const ids = list.map((item) => Number((item as { id?: unknown }).id));
+    return typeof record.totalCount === 'number' ? { ids, total: record.totalCount } : { ids };
+  }
+  return typeof record.id === 'number' ? { ids: [record.id] } : { ids: [] };
+}
