@@ -1435,8 +1435,7 @@ export interface components {
             /**
              * @description Comparison value. A string per the specification; numbers and booleans are accepted for
              *     convenience and treated as their text. At most 20,000 characters; an `In`/`NotIn` list
-             *     holds at most 1,000 items (at most 100 names on `groupNames` and `tagNames`, where each
-             *     name is matched on its own) and a `Like`/`NotLike` pattern at most 1,000 characters
+             *     holds at most 1,000 items and a `Like`/`NotLike` pattern at most 1,000 characters
              *     (400 beyond).
              * @example %spring%
              */
@@ -1482,16 +1481,14 @@ export interface components {
             /** @description Select by the hot flag (absent = all). */
             hot?: boolean;
             /**
-             * @description Contents in any of these groups (at most 20: each name is one more pattern matched
-             *     against every content of the site, see bench/HOSTILE.md).
+             * @description Contents in any of these groups (at most 100).
              * @example [
              *       "Headlines"
              *     ]
              */
             groupNames?: string[];
             /**
-             * @description Contents with any of these tags (at most 20: each name is one more pattern matched
-             *     against every content of the site, see bench/HOSTILE.md).
+             * @description Contents with any of these tags (at most 100).
              * @example [
              *       "release"
              *     ]

@@ -1414,7 +1414,15 @@ export interface components {
          *     case-sensitive.
          */
         Where: {
-            /** @example title */
+            /**
+             * @example title
+             * @example body
+             * @example groupNames
+             * @example tagNames
+             * @example hits
+             * @example addDate
+             * @example checked
+             */
             column: string;
             /**
              * @description One of `=`, `!=`, `>`, `>=`, `<`, `<=`, `In`, `NotIn`, `Like`, `NotLike`, matched
@@ -1486,7 +1494,10 @@ export interface components {
              *     ]
              */
             tagNames?: string[];
-            /** @description Filter rules (at most 50); a content must satisfy all of them. */
+            /**
+             * @description Filter rules (at most 20); a content must satisfy all of them. 20 rules of 1,000 `In`
+             *     items each stay within SQLite's 32,766 bound values per statement.
+             */
             wheres?: components["schemas"]["Where"][];
             /** @description Sort rules (at most 10), applied in sequence (default order when absent or empty). */
             orders?: components["schemas"]["Order"][];
@@ -2846,21 +2857,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "https://cms.example/problems/validation",
-                 *       "title": "Bad Request",
-                 *       "status": 400,
-                 *       "detail": "wheres/0 unknown column 'titel'; allowed columns: id, guid, siteId, channelId, title, ...",
-                 *       "message": "wheres/0 unknown column 'titel'; allowed columns: id, guid, siteId, channelId, title, ...",
-                 *       "errors": [
-                 *         {
-                 *           "path": "/body/wheres/0",
-                 *           "message": "unknown column 'titel'; allowed columns: id, guid, siteId, channelId, title, ..."
-                 *         }
-                 *       ]
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -2875,8 +2871,8 @@ export interface components {
                  *       "type": "https://cms.example/problems/unauthorized",
                  *       "title": "Unauthorized",
                  *       "status": 401,
-                 *       "detail": "Missing or invalid API key or access token",
-                 *       "message": "Missing or invalid API key or access token"
+                 *       "detail": "This operation needs an API key (X-SS-API-KEY header or apiKey query parameter) or a bearer access token",
+                 *       "message": "This operation needs an API key (X-SS-API-KEY header or apiKey query parameter) or a bearer access token"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -2893,8 +2889,8 @@ export interface components {
                  *       "type": "https://cms.example/problems/forbidden",
                  *       "title": "Forbidden",
                  *       "status": 403,
-                 *       "detail": "This API key lacks the scope Contents",
-                 *       "message": "This API key lacks the scope Contents"
+                 *       "detail": "The credentials do not carry the 'Contents' scope this operation needs",
+                 *       "message": "The credentials do not carry the 'Contents' scope this operation needs"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -2911,8 +2907,8 @@ export interface components {
                  *       "type": "https://cms.example/problems/not-found",
                  *       "title": "Not Found",
                  *       "status": 404,
-                 *       "detail": "Content 42 does not exist in channel 7 of site 1",
-                 *       "message": "Content 42 does not exist in channel 7 of site 1"
+                 *       "detail": "Content 42 does not exist in channel 3 of site 1",
+                 *       "message": "Content 42 does not exist in channel 3 of site 1"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -3258,100 +3254,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "totalCount": 2,
-                     *       "contents": [
-                     *         {
-                     *           "id": 42,
-                     *           "guid": "3f2b8c1e-9a4d-4e57-b1c2-7d8e9f0a1b2c",
-                     *           "siteId": 1,
-                     *           "channelId": 7,
-                     *           "adminId": 1,
-                     *           "lastEditAdminId": 3,
-                     *           "userId": 0,
-                     *           "taxis": 12,
-                     *           "groupNames": [
-                     *             "Headlines"
-                     *           ],
-                     *           "tagNames": [
-                     *             "release",
-                     *             "spring"
-                     *           ],
-                     *           "sourceId": 0,
-                     *           "referenceId": 0,
-                     *           "templateId": 0,
-                     *           "checked": true,
-                     *           "checkedLevel": 1,
-                     *           "hits": 318,
-                     *           "downloads": 0,
-                     *           "imageUrlCount": 1,
-                     *           "videoUrlCount": 0,
-                     *           "fileUrlCount": 0,
-                     *           "content": "<p>The spring release brings faster search and a new editor.</p>",
-                     *           "title": "Spring release is out",
-                     *           "subTitle": "Faster search, new editor",
-                     *           "imageUrl": "/upload/images/2024/05/spring-release.png",
-                     *           "videoUrl": "",
-                     *           "fileUrl": "",
-                     *           "body": "<p>The spring release brings faster search and a new editor.</p>",
-                     *           "summary": "What is new in the spring release.",
-                     *           "author": "Jane Doe",
-                     *           "source": "Product team",
-                     *           "top": false,
-                     *           "recommend": true,
-                     *           "hot": false,
-                     *           "color": false,
-                     *           "linkType": "None",
-                     *           "linkUrl": null,
-                     *           "addDate": "2024-05-01 09:30:00",
-                     *           "createdDate": "2024-05-01 09:30:00",
-                     *           "lastModifiedDate": "2024-05-02 14:05:12"
-                     *         },
-                     *         {
-                     *           "id": 39,
-                     *           "guid": "9c1d4b7a-2e3f-4a8b-8c6d-5e4f3a2b1c0d",
-                     *           "siteId": 1,
-                     *           "channelId": 8,
-                     *           "adminId": 1,
-                     *           "lastEditAdminId": 1,
-                     *           "userId": 0,
-                     *           "taxis": 9,
-                     *           "groupNames": [],
-                     *           "tagNames": [],
-                     *           "sourceId": 0,
-                     *           "referenceId": 0,
-                     *           "templateId": 0,
-                     *           "checked": true,
-                     *           "checkedLevel": 1,
-                     *           "hits": 87,
-                     *           "downloads": 0,
-                     *           "imageUrlCount": 0,
-                     *           "videoUrlCount": 0,
-                     *           "fileUrlCount": 0,
-                     *           "content": "<p>Our new office opens on 1 June.</p>",
-                     *           "title": "New office in Lyon",
-                     *           "subTitle": "",
-                     *           "imageUrl": "",
-                     *           "videoUrl": "",
-                     *           "fileUrl": "",
-                     *           "body": "<p>Our new office opens on 1 June.</p>",
-                     *           "summary": "",
-                     *           "author": "",
-                     *           "source": "",
-                     *           "top": false,
-                     *           "recommend": false,
-                     *           "hot": false,
-                     *           "color": false,
-                     *           "linkType": "None",
-                     *           "linkUrl": "https://lyon.example.com/",
-                     *           "addDate": "2024-04-20 16:00:00",
-                     *           "createdDate": "2024-04-20 16:00:00",
-                     *           "lastModifiedDate": "2024-04-20 16:00:00"
-                     *         }
-                     *       ]
-                     *     }
-                     */
                     "application/json": components["schemas"]["ListContentsResponse"];
                 };
             };
@@ -3442,54 +3344,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": 42,
-                     *       "guid": "3f2b8c1e-9a4d-4e57-b1c2-7d8e9f0a1b2c",
-                     *       "siteId": 1,
-                     *       "channelId": 7,
-                     *       "adminId": 1,
-                     *       "lastEditAdminId": 3,
-                     *       "userId": 0,
-                     *       "taxis": 12,
-                     *       "groupNames": [
-                     *         "Headlines"
-                     *       ],
-                     *       "tagNames": [
-                     *         "release",
-                     *         "spring"
-                     *       ],
-                     *       "sourceId": 0,
-                     *       "referenceId": 0,
-                     *       "templateId": 0,
-                     *       "checked": true,
-                     *       "checkedLevel": 1,
-                     *       "hits": 318,
-                     *       "downloads": 0,
-                     *       "imageUrlCount": 1,
-                     *       "videoUrlCount": 0,
-                     *       "fileUrlCount": 0,
-                     *       "content": "<p>The spring release brings faster search, a new editor and dark mode.</p>",
-                     *       "title": "Spring release is out now",
-                     *       "subTitle": "Faster search, new editor",
-                     *       "imageUrl": "/upload/images/2024/05/spring-release.png",
-                     *       "videoUrl": "",
-                     *       "fileUrl": "",
-                     *       "body": "<p>The spring release brings faster search, a new editor and dark mode.</p>",
-                     *       "summary": "What is new in the spring release.",
-                     *       "author": "Jane Doe",
-                     *       "source": "Product team",
-                     *       "top": false,
-                     *       "recommend": true,
-                     *       "hot": false,
-                     *       "color": false,
-                     *       "linkType": "None",
-                     *       "linkUrl": null,
-                     *       "addDate": "2024-05-01 09:30:00",
-                     *       "createdDate": "2024-05-01 09:30:00",
-                     *       "lastModifiedDate": "2024-05-03 08:12:45"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Content"];
                 };
             };
@@ -3533,44 +3387,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "value": {
-                     *         "id": 42,
-                     *         "channelId": 7,
-                     *         "siteId": 1,
-                     *         "addUserName": "admin",
-                     *         "lastEditUserName": "editor",
-                     *         "writingUserName": "",
-                     *         "lastEditDate": "2024-05-03 08:12:45",
-                     *         "addDate": "2024-05-01 09:30:00",
-                     *         "taxis": 12,
-                     *         "groupNameCollection": "Headlines",
-                     *         "tags": "release,spring",
-                     *         "sourceId": 0,
-                     *         "referenceId": 0,
-                     *         "checkedLevel": 1,
-                     *         "hits": 318,
-                     *         "isChecked": "True",
-                     *         "isTop": "False",
-                     *         "isRecommend": "True",
-                     *         "isHot": "False",
-                     *         "isColor": "False",
-                     *         "title": "Spring release is out now",
-                     *         "linkUrl": "",
-                     *         "settingsXml": "{\"subTitle\":\"Faster search, new editor\",\"imageUrl\":\"/upload/images/2024/05/spring-release.png\",\"summary\":\"What is new in the spring release.\",\"author\":\"Jane Doe\",\"source\":\"Product team\"}",
-                     *         "subTitle": "Faster search, new editor",
-                     *         "imageUrl": "/upload/images/2024/05/spring-release.png",
-                     *         "videoUrl": "",
-                     *         "fileUrl": "",
-                     *         "content": "<p>The spring release brings faster search, a new editor and dark mode.</p>",
-                     *         "summary": "What is new in the spring release.",
-                     *         "author": "Jane Doe",
-                     *         "source": "Product team",
-                     *         "navigationUrl": "/contents/7/42.html"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["DeleteContentResponse"];
                 };
             };
@@ -3782,23 +3598,17 @@ export interface operations {
                     /**
                      * @example {
                      *       "value": {
-                     *         "id": 7,
-                     *         "channelName": "News",
+                     *         "id": 3,
                      *         "siteId": 1,
-                     *         "contentModelPluginId": "",
-                     *         "contentRelatedPluginIds": "",
-                     *         "parentId": 1,
-                     *         "parentsPath": "1",
-                     *         "parentsCount": 1,
-                     *         "childrenCount": 2,
-                     *         "isLastNode": false,
-                     *         "indexName": "news",
-                     *         "groupNameCollection": "Home",
+                     *         "parentId": 2,
+                     *         "channelName": "Tech news",
+                     *         "indexName": "news-tech",
+                     *         "parentsCount": 2,
+                     *         "childrenCount": 0,
                      *         "taxis": 2,
-                     *         "addDate": "2024-01-15 10:00:00",
-                     *         "imageUrl": "/upload/images/channels/news.png",
-                     *         "content": "<p>Company news and press releases.</p>",
-                     *         "contentNum": 12,
+                     *         "addDate": "2024-01-02 09:00:00",
+                     *         "imageUrl": "",
+                     *         "content": "",
                      *         "filePath": "",
                      *         "channelFilePathRule": "",
                      *         "contentFilePathRule": "",
@@ -3806,16 +3616,22 @@ export interface operations {
                      *         "linkType": "None",
                      *         "channelTemplateId": 0,
                      *         "contentTemplateId": 0,
-                     *         "keywords": "news,press",
-                     *         "description": "Company news and press releases.",
+                     *         "keywords": "",
+                     *         "description": "Tech news of the demo site",
+                     *         "contentModelPluginId": "",
+                     *         "contentRelatedPluginIds": "",
+                     *         "parentsPath": "1,2",
+                     *         "isLastNode": false,
+                     *         "groupNameCollection": "",
+                     *         "contentNum": 7,
                      *         "additional": {
                      *           "isChannelAddable": true,
                      *           "isContentAddable": true,
                      *           "isChannelCreatable": true,
                      *           "isContentCreatable": true,
                      *           "isCreateChannelIfContentChanged": true,
-                     *           "createChannelIDsIfContentChanged": "1,7",
-                     *           "contentAttributesOfDisplay": "Title,AddDate,Hits",
+                     *           "createChannelIDsIfContentChanged": "",
+                     *           "contentAttributesOfDisplay": "",
                      *           "transChannelIds": "",
                      *           "transChannelNames": "",
                      *           "defaultTaxisType": "OrderByTaxisDesc",
@@ -3831,8 +3647,8 @@ export interface operations {
                      *           "isChannelCreatable": true,
                      *           "isContentCreatable": true,
                      *           "isCreateChannelIfContentChanged": true,
-                     *           "createChannelIDsIfContentChanged": "1,7",
-                     *           "contentAttributesOfDisplay": "Title,AddDate,Hits",
+                     *           "createChannelIDsIfContentChanged": "",
+                     *           "contentAttributesOfDisplay": "",
                      *           "transChannelIds": "",
                      *           "transChannelNames": "",
                      *           "defaultTaxisType": "OrderByTaxisDesc",
@@ -3966,54 +3782,54 @@ export interface operations {
                      * @example {
                      *       "value": [
                      *         {
-                     *           "id": 42,
-                     *           "channelId": 7,
+                     *           "id": 21,
+                     *           "channelId": 4,
                      *           "siteId": 1,
                      *           "addUserName": "admin",
-                     *           "lastEditUserName": "editor",
+                     *           "lastEditUserName": "",
                      *           "writingUserName": "",
-                     *           "lastEditDate": "2024-05-02 14:05:12",
-                     *           "addDate": "2024-05-01 09:30:00",
-                     *           "taxis": 12,
-                     *           "groupNameCollection": "Headlines",
-                     *           "tags": "release,spring",
+                     *           "lastEditDate": "2024-03-05 13:20:00",
+                     *           "addDate": "2024-03-05 13:20:00",
+                     *           "taxis": 5,
+                     *           "groupNameCollection": "home",
+                     *           "tags": "company",
                      *           "sourceId": 0,
                      *           "referenceId": 0,
                      *           "checkedLevel": 1,
-                     *           "hits": 318,
+                     *           "hits": 740,
+                     *           "title": "Customer story: City Library",
+                     *           "linkUrl": "",
+                     *           "isChecked": true,
+                     *           "isTop": false,
+                     *           "isRecommend": true,
+                     *           "isHot": true,
+                     *           "isColor": false,
+                     *           "settingsXml": "summary=Customer%20story%3A%20City%20Library%3A%20a%20short%20summary%20for%20lists%20and%20previews.&author=Ann%20Lee&source=Demo%20newsroom"
+                     *         },
+                     *         {
+                     *           "id": 13,
+                     *           "channelId": 3,
+                     *           "siteId": 1,
+                     *           "addUserName": "admin",
+                     *           "lastEditUserName": "",
+                     *           "writingUserName": "",
+                     *           "lastEditDate": "2024-02-10 13:24:00",
+                     *           "addDate": "2024-02-10 13:24:00",
+                     *           "taxis": 5,
+                     *           "groupNameCollection": "home",
+                     *           "tags": "tech,engineering",
+                     *           "sourceId": 0,
+                     *           "referenceId": 0,
+                     *           "checkedLevel": 1,
+                     *           "hits": 644,
+                     *           "title": "Scaling API nodes behind a load balancer",
+                     *           "linkUrl": "",
                      *           "isChecked": true,
                      *           "isTop": false,
                      *           "isRecommend": true,
                      *           "isHot": false,
                      *           "isColor": false,
-                     *           "title": "Spring release is out",
-                     *           "linkUrl": "",
-                     *           "settingsXml": "subTitle=Faster%20search%2C%20new%20editor&imageUrl=%2Fupload%2Fimages%2F2024%2F05%2Fspring-release.png&summary=What%20is%20new%20in%20the%20spring%20release.&author=Jane%20Doe&source=Product%20team"
-                     *         },
-                     *         {
-                     *           "id": 39,
-                     *           "channelId": 8,
-                     *           "siteId": 1,
-                     *           "addUserName": "admin",
-                     *           "lastEditUserName": "admin",
-                     *           "writingUserName": "",
-                     *           "lastEditDate": "2024-04-20 16:00:00",
-                     *           "addDate": "2024-04-20 16:00:00",
-                     *           "taxis": 9,
-                     *           "groupNameCollection": "",
-                     *           "tags": "",
-                     *           "sourceId": 0,
-                     *           "referenceId": 0,
-                     *           "checkedLevel": 1,
-                     *           "hits": 87,
-                     *           "isChecked": true,
-                     *           "isTop": false,
-                     *           "isRecommend": false,
-                     *           "isHot": false,
-                     *           "isColor": false,
-                     *           "title": "New office in Lyon",
-                     *           "linkUrl": "https://lyon.example.com/",
-                     *           "settingsXml": ""
+                     *           "settingsXml": "summary=Scaling%20API%20nodes%20behind%20a%20load%20balancer%3A%20a%20short%20summary%20for%20lists%20and%20previews.&author=Ann%20Lee&source=Demo%20newsroom"
                      *         }
                      *       ]
                      *     }
@@ -4079,29 +3895,29 @@ export interface operations {
                     /**
                      * @example {
                      *       "value": {
-                     *         "id": 42,
-                     *         "channelId": 7,
+                     *         "id": 10,
+                     *         "channelId": 3,
                      *         "siteId": 1,
                      *         "addUserName": "admin",
-                     *         "lastEditUserName": "editor",
+                     *         "lastEditUserName": "",
                      *         "writingUserName": "",
-                     *         "lastEditDate": "2024-05-02 14:05:12",
-                     *         "addDate": "2024-05-01 09:30:00",
-                     *         "taxis": 12,
-                     *         "groupNameCollection": "Headlines",
-                     *         "tags": "release,spring",
+                     *         "lastEditDate": "2024-02-01 10:03:00",
+                     *         "addDate": "2024-02-01 10:03:00",
+                     *         "taxis": 2,
+                     *         "groupNameCollection": "",
+                     *         "tags": "tech",
                      *         "sourceId": 0,
                      *         "referenceId": 0,
                      *         "checkedLevel": 1,
-                     *         "hits": 318,
+                     *         "hits": 233,
+                     *         "title": "Caching strategies for a headless CMS",
+                     *         "linkUrl": "",
                      *         "isChecked": true,
                      *         "isTop": false,
                      *         "isRecommend": true,
                      *         "isHot": false,
                      *         "isColor": false,
-                     *         "title": "Spring release is out",
-                     *         "linkUrl": "",
-                     *         "settingsXml": "subTitle=Faster%20search%2C%20new%20editor&imageUrl=%2Fupload%2Fimages%2F2024%2F05%2Fspring-release.png&summary=What%20is%20new%20in%20the%20spring%20release.&author=Jane%20Doe&source=Product%20team"
+                     *         "settingsXml": "subTitle=Tech%20news%2C%20part%201&summary=Caching%20strategies%20for%20a%20headless%20CMS%3A%20a%20short%20summary%20for%20lists%20and%20previews.&author=Bob%20Stone"
                      *       }
                      *     }
                      */
@@ -4146,23 +3962,13 @@ export interface operations {
                      *       "value": [
                      *         {
                      *           "id": 1,
-                     *           "siteName": "Example Corp",
-                     *           "siteDir": "main",
+                     *           "siteName": "Demo site",
+                     *           "siteDir": "demo",
                      *           "tableName": "siteserver_Content",
                      *           "isRoot": "True",
                      *           "parentId": 0,
                      *           "taxis": 0,
-                     *           "settingsXml": "charset=utf-8&pageSize=30&webUrl=/"
-                     *         },
-                     *         {
-                     *           "id": 2,
-                     *           "siteName": "Example Corp careers",
-                     *           "siteDir": "careers",
-                     *           "tableName": "siteserver_Content",
-                     *           "isRoot": "False",
-                     *           "parentId": 0,
-                     *           "taxis": 1,
-                     *           "settingsXml": "charset=utf-8&pageSize=20&webUrl=/careers"
+                     *           "settingsXml": "isCountHits=true&pageSize=20"
                      *         }
                      *       ]
                      *     }
@@ -4208,44 +4014,63 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "count": 2,
+                     *       "count": 3,
                      *       "users": [
                      *         {
-                     *           "id": 12,
-                     *           "userName": "lisa",
-                     *           "displayName": "Lisa Chen",
-                     *           "email": "lisa@example.com",
-                     *           "mobile": "+33612345678",
-                     *           "avatarUrl": "/upload/avatars/12.png",
+                     *           "id": 1,
+                     *           "userName": "demo-user",
+                     *           "displayName": "Demo User",
+                     *           "email": "demo-user@example.com",
+                     *           "mobile": "15500000001",
+                     *           "avatarUrl": "",
                      *           "openId": "",
                      *           "password": "",
                      *           "passwordFormat": "Hashed",
-                     *           "createDate": "2024-02-10 08:15:00",
-                     *           "lastResetPasswordDate": "2024-02-10 08:15:00",
-                     *           "lastActivityDate": "2024-05-02 19:40:11",
-                     *           "countOfLogin": 14,
+                     *           "createDate": "2026-11-24 12:44:45",
+                     *           "lastResetPasswordDate": "2026-11-24 12:44:45",
+                     *           "lastActivityDate": "2026-11-24 12:44:45",
+                     *           "countOfLogin": 0,
                      *           "countOfFailedLogin": 0,
-                     *           "countOfWriting": 3,
+                     *           "countOfWriting": 0,
                      *           "checked": true,
                      *           "locked": false
                      *         },
                      *         {
-                     *           "id": 13,
-                     *           "userName": "marc",
-                     *           "displayName": "Marc Dubois",
-                     *           "email": "",
-                     *           "mobile": "",
-                     *           "avatarUrl": "",
+                     *           "id": 2,
+                     *           "userName": "lisa",
+                     *           "displayName": "Lisa Chen",
+                     *           "email": "lisa@example.com",
+                     *           "mobile": "+33612345678",
+                     *           "avatarUrl": "/upload/avatars/lisa.png",
                      *           "openId": "oX3k9-wechat-7f2a",
                      *           "password": "",
                      *           "passwordFormat": "Hashed",
-                     *           "createDate": "2024-03-05 12:00:00",
-                     *           "lastResetPasswordDate": "2024-03-05 12:00:00",
-                     *           "lastActivityDate": "2024-03-05 12:00:00",
-                     *           "countOfLogin": 1,
-                     *           "countOfFailedLogin": 2,
+                     *           "createDate": "2026-11-24 12:44:54",
+                     *           "lastResetPasswordDate": "2026-11-24 12:44:56",
+                     *           "lastActivityDate": "2026-11-24 12:44:56",
+                     *           "countOfLogin": 2,
+                     *           "countOfFailedLogin": 0,
                      *           "countOfWriting": 0,
-                     *           "checked": false,
+                     *           "checked": true,
+                     *           "locked": false
+                     *         },
+                     *         {
+                     *           "id": 3,
+                     *           "userName": "paul",
+                     *           "displayName": "",
+                     *           "email": "",
+                     *           "mobile": "",
+                     *           "avatarUrl": "",
+                     *           "openId": "",
+                     *           "password": "",
+                     *           "passwordFormat": "Hashed",
+                     *           "createDate": "2026-11-24 12:44:55",
+                     *           "lastResetPasswordDate": "2026-11-24 12:44:55",
+                     *           "lastActivityDate": "2026-11-24 12:44:55",
+                     *           "countOfLogin": 0,
+                     *           "countOfFailedLogin": 0,
+                     *           "countOfWriting": 0,
+                     *           "checked": true,
                      *           "locked": false
                      *         }
                      *       ]
@@ -4280,27 +4105,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": 12,
-                     *       "userName": "lisa",
-                     *       "displayName": "Lisa Chen",
-                     *       "email": "lisa@example.com",
-                     *       "mobile": "+33612345678",
-                     *       "avatarUrl": "",
-                     *       "openId": "",
-                     *       "password": "",
-                     *       "passwordFormat": "Hashed",
-                     *       "createDate": "2024-02-10 08:15:00",
-                     *       "lastResetPasswordDate": "2024-02-10 08:15:00",
-                     *       "lastActivityDate": "2024-02-10 08:15:00",
-                     *       "countOfLogin": 0,
-                     *       "countOfFailedLogin": 0,
-                     *       "countOfWriting": 0,
-                     *       "checked": true,
-                     *       "locked": false
-                     *     }
-                     */
                     "application/json": components["schemas"]["User"];
                 };
             };
@@ -4331,31 +4135,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "user": {
-                     *         "id": 12,
-                     *         "userName": "lisa",
-                     *         "displayName": "Lisa Chen",
-                     *         "email": "lisa@example.com",
-                     *         "mobile": "+33612345678",
-                     *         "avatarUrl": "/upload/avatars/12.png",
-                     *         "openId": "",
-                     *         "password": "",
-                     *         "passwordFormat": "Hashed",
-                     *         "createDate": "2024-02-10 08:15:00",
-                     *         "lastResetPasswordDate": "2024-02-10 08:15:00",
-                     *         "lastActivityDate": "2024-05-03 09:00:02",
-                     *         "countOfLogin": 15,
-                     *         "countOfFailedLogin": 0,
-                     *         "countOfWriting": 3,
-                     *         "checked": true,
-                     *         "locked": false
-                     *       },
-                     *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ1c2VyOjEyIiwiZXhwIjoxNzE0ODA5NjAyfQ.Q2hhbmdlTWVJbkV4YW1wbGVzT25seQ",
-                     *       "expiresAt": "2024-05-04 09:00:02"
-                     *     }
-                     */
                     "application/json": components["schemas"]["LoginUserResponse"];
                 };
             };
@@ -4408,7 +4187,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "account": "lisa@example.com",
-                 *       "password": "5f4dcc3b5aa765d61d8327deb882cf99",
+                 *       "password": "5e20a7635bd7f3892dfdee42dd0fe5ce",
                  *       "newPassword": "Summer2024"
                  *     }
                  */
@@ -4424,21 +4203,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": 12,
+                     *       "id": 2,
                      *       "userName": "lisa",
                      *       "displayName": "Lisa Chen",
                      *       "email": "lisa@example.com",
                      *       "mobile": "+33612345678",
-                     *       "avatarUrl": "/upload/avatars/12.png",
-                     *       "openId": "",
+                     *       "avatarUrl": "/upload/avatars/lisa.png",
+                     *       "openId": "oX3k9-wechat-7f2a",
                      *       "password": "",
                      *       "passwordFormat": "Hashed",
-                     *       "createDate": "2024-02-10 08:15:00",
-                     *       "lastResetPasswordDate": "2024-05-03 09:05:40",
-                     *       "lastActivityDate": "2024-05-03 09:05:40",
-                     *       "countOfLogin": 15,
+                     *       "createDate": "2026-11-24 12:44:54",
+                     *       "lastResetPasswordDate": "2026-11-24 12:44:56",
+                     *       "lastActivityDate": "2026-11-24 12:44:56",
+                     *       "countOfLogin": 2,
                      *       "countOfFailedLogin": 0,
-                     *       "countOfWriting": 3,
+                     *       "countOfWriting": 0,
                      *       "checked": true,
                      *       "locked": false
                      *     }
@@ -4558,43 +4337,23 @@ export interface operations {
                      *       "value": [
                      *         {
                      *           "id": 1,
-                     *           "siteId": 0,
+                     *           "siteId": 1,
                      *           "departmentId": 0,
                      *           "areaId": 0,
                      *           "userName": "admin",
                      *           "displayName": "Site administrator",
-                     *           "email": "admin@example.com",
-                     *           "mobile": "",
+                     *           "email": "webmaster@example.com",
+                     *           "mobile": "+33698765432",
                      *           "creatorUserName": "",
                      *           "password": "",
                      *           "passwordSalt": "",
                      *           "passwordFormat": "Hashed",
-                     *           "creationDate": "2024-01-15 09:00:00",
-                     *           "lastActivityDate": "2024-05-03 08:10:00",
-                     *           "countOfLogin": 57,
+                     *           "creationDate": "2026-11-24 12:44:45",
+                     *           "lastActivityDate": "2026-11-24 12:44:58",
+                     *           "countOfLogin": 1,
                      *           "countOfFailedLogin": 0,
                      *           "isLockedOut": false,
-                     *           "siteIdCollection": ""
-                     *         },
-                     *         {
-                     *           "id": 3,
-                     *           "siteId": 1,
-                     *           "departmentId": 2,
-                     *           "areaId": 0,
-                     *           "userName": "editor",
-                     *           "displayName": "Eva Martin",
-                     *           "email": "eva.martin@example.com",
-                     *           "mobile": "+33698765432",
-                     *           "creatorUserName": "admin",
-                     *           "password": "",
-                     *           "passwordSalt": "",
-                     *           "passwordFormat": "Hashed",
-                     *           "creationDate": "2024-01-20 14:30:00",
-                     *           "lastActivityDate": "2024-05-03 08:12:45",
-                     *           "countOfLogin": 120,
-                     *           "countOfFailedLogin": 1,
-                     *           "isLockedOut": false,
-                     *           "siteIdCollection": "1,2"
+                     *           "siteIdCollection": "1"
                      *         }
                      *       ]
                      *     }
@@ -4634,30 +4393,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "value": {
-                     *         "id": 3,
-                     *         "siteId": 1,
-                     *         "departmentId": 2,
-                     *         "areaId": 0,
-                     *         "userName": "editor",
-                     *         "displayName": "Eva Martin-Leroy",
-                     *         "email": "eva.leroy@example.com",
-                     *         "mobile": "+33698765432",
-                     *         "creatorUserName": "admin",
-                     *         "password": "",
-                     *         "passwordSalt": "",
-                     *         "passwordFormat": "Hashed",
-                     *         "creationDate": "2024-01-20 14:30:00",
-                     *         "lastActivityDate": "2024-05-03 08:12:45",
-                     *         "countOfLogin": 120,
-                     *         "countOfFailedLogin": 0,
-                     *         "isLockedOut": false,
-                     *         "siteIdCollection": "1,2"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["UpdateAdministratorResponse"];
                 };
             };
@@ -4681,8 +4416,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "account": "editor",
-                 *       "password": "e10adc3949ba59abbe56e057f20f883e",
+                 *       "account": "admin",
+                 *       "password": "d6cad8870561635eb680ee7f035c6dfe",
                  *       "newPassword": "Blue-Harbour-42"
                  *     }
                  */
@@ -4699,24 +4434,24 @@ export interface operations {
                     /**
                      * @example {
                      *       "value": {
-                     *         "id": 3,
+                     *         "id": 1,
                      *         "siteId": 1,
-                     *         "departmentId": 2,
+                     *         "departmentId": 0,
                      *         "areaId": 0,
-                     *         "userName": "editor",
-                     *         "displayName": "Eva Martin",
-                     *         "email": "eva.martin@example.com",
+                     *         "userName": "admin",
+                     *         "displayName": "Site administrator",
+                     *         "email": "webmaster@example.com",
                      *         "mobile": "+33698765432",
-                     *         "creatorUserName": "admin",
+                     *         "creatorUserName": "",
                      *         "password": "",
                      *         "passwordSalt": "",
                      *         "passwordFormat": "Hashed",
-                     *         "creationDate": "2024-01-20 14:30:00",
-                     *         "lastActivityDate": "2024-05-03 09:20:00",
-                     *         "countOfLogin": 120,
+                     *         "creationDate": "2026-11-24 12:44:45",
+                     *         "lastActivityDate": "2026-11-24 12:44:58",
+                     *         "countOfLogin": 1,
                      *         "countOfFailedLogin": 0,
                      *         "isLockedOut": false,
-                     *         "siteIdCollection": "1,2"
+                     *         "siteIdCollection": "1"
                      *       }
                      *     }
                      */
@@ -4743,7 +4478,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "account": "admin",
-                 *       "password": "21232f297a57a5a743894a0e4a801fc3"
+                 *       "password": "d6cad8870561635eb680ee7f035c6dfe"
                  *     }
                  */
                 "application/json": components["schemas"]["LoginAdministratorRequest"];
@@ -4760,26 +4495,26 @@ export interface operations {
                      * @example {
                      *       "administrator": {
                      *         "id": 1,
-                     *         "siteId": 0,
+                     *         "siteId": 1,
                      *         "departmentId": 0,
                      *         "areaId": 0,
                      *         "userName": "admin",
-                     *         "displayName": "Site administrator",
+                     *         "displayName": "Administrator",
                      *         "email": "admin@example.com",
                      *         "mobile": "",
                      *         "creatorUserName": "",
                      *         "password": "",
                      *         "passwordSalt": "",
                      *         "passwordFormat": "Hashed",
-                     *         "creationDate": "2024-01-15 09:00:00",
-                     *         "lastActivityDate": "2024-05-03 09:30:00",
-                     *         "countOfLogin": 58,
+                     *         "creationDate": "2026-11-24 12:44:45",
+                     *         "lastActivityDate": "2026-11-24 12:44:57",
+                     *         "countOfLogin": 1,
                      *         "countOfFailedLogin": 0,
                      *         "isLockedOut": false,
-                     *         "siteIdCollection": ""
+                     *         "siteIdCollection": "1"
                      *       },
-                     *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhZG1pbmlzdHJhdG9yOjEiLCJleHAiOjE3MTQ4MTEwMDB9.RXhhbXBsZVNpZ25hdHVyZU9ubHk",
-                     *       "expiresAt": "2024-05-04 09:30:00"
+                     *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxIiwia2luZCI6ImFkbWluaXN0cmF0b3IiLCJzY29wZXMiOlsiQ29udGVudHMiLCJDaGFubmVscyIsIlNUTCIsIlVzZXJzIiwiQWRtaW5pc3RyYXRvcnMiLCJPdGhlcnMiLCJBcGlLZXlzIl0sInZlciI6MCwiaWF0IjoxNzk1NTI0Mjk3LCJleHAiOjE3OTU2MTA2OTd9.7swSh5_lbt0D3WfccY95yCs19mmkuGfk-anhT4qZaj4",
+                     *       "expiresAt": "2026-11-25 12:44:57"
                      *     }
                      */
                     "application/json": components["schemas"]["LoginAdministratorResponse"];
@@ -4842,29 +4577,48 @@ export interface operations {
                      *       "value": [
                      *         {
                      *           "id": 1,
-                     *           "title": "Site back end",
+                     *           "title": "Demo key",
                      *           "scopes": [
                      *             "Contents",
                      *             "Channels",
-                     *             "STL"
+                     *             "STL",
+                     *             "Users",
+                     *             "Administrators",
+                     *             "Others",
+                     *             "ApiKeys"
                      *           ],
-                     *           "createdAt": "2024-01-15 09:00:00",
-                     *           "lastUsedAt": "2024-05-03 08:12:00",
+                     *           "createdAt": "2026-11-24 12:44:45",
+                     *           "lastUsedAt": "2026-11-24 12:44:47",
                      *           "expiresAt": null,
                      *           "revokedAt": null,
                      *           "rateLimitPerMinute": null
                      *         },
                      *         {
                      *           "id": 2,
-                     *           "title": "Partner feed",
+                     *           "title": "Site back end",
                      *           "scopes": [
+                     *             "Contents",
+                     *             "Channels",
                      *             "STL"
                      *           ],
-                     *           "createdAt": "2024-03-02 10:00:00",
+                     *           "createdAt": "2026-11-24 12:45:00",
                      *           "lastUsedAt": null,
-                     *           "expiresAt": "2025-03-02 00:00:00",
+                     *           "expiresAt": null,
                      *           "revokedAt": null,
-                     *           "rateLimitPerMinute": 120
+                     *           "rateLimitPerMinute": 300
+                     *         },
+                     *         {
+                     *           "id": 3,
+                     *           "title": "Partner feed",
+                     *           "scopes": [
+                     *             "Contents",
+                     *             "STL"
+                     *           ],
+                     *           "createdAt": "2026-11-24 12:45:00",
+                     *           "lastUsedAt": null,
+                     *           "expiresAt": null,
+                     *           "revokedAt": null,
+                     *           "rateLimitPerMinute": null
                      *         }
                      *       ]
                      *     }
@@ -4898,23 +4652,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "key": "cms_3q2-7wEvX1dBfZg0kY8mJt9cR5uHn4pLa6sQe1oVi2w",
-                     *       "apiKey": {
-                     *         "id": 2,
-                     *         "title": "Partner feed",
-                     *         "scopes": [
-                     *           "STL"
-                     *         ],
-                     *         "createdAt": "2024-03-02 10:00:00",
-                     *         "lastUsedAt": null,
-                     *         "expiresAt": "2025-03-02 00:00:00",
-                     *         "revokedAt": null,
-                     *         "rateLimitPerMinute": 120
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["IssuedApiKey"];
                 };
             };
@@ -4951,20 +4688,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": 2,
-                     *       "title": "Partner feed",
-                     *       "scopes": [
-                     *         "STL"
-                     *       ],
-                     *       "createdAt": "2024-03-02 10:00:00",
-                     *       "lastUsedAt": "2024-05-03 08:12:00",
-                     *       "expiresAt": "2025-03-02 00:00:00",
-                     *       "revokedAt": null,
-                     *       "rateLimitPerMinute": 300
-                     *     }
-                     */
                     "application/json": components["schemas"]["ApiKey"];
                 };
             };
@@ -5001,15 +4724,17 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": 2,
-                     *       "title": "Partner feed",
+                     *       "title": "Site back end",
                      *       "scopes": [
+                     *         "Contents",
+                     *         "Channels",
                      *         "STL"
                      *       ],
-                     *       "createdAt": "2024-03-02 10:00:00",
+                     *       "createdAt": "2026-11-24 12:45:00",
                      *       "lastUsedAt": null,
-                     *       "expiresAt": "2025-03-02 00:00:00",
+                     *       "expiresAt": null,
                      *       "revokedAt": null,
-                     *       "rateLimitPerMinute": 120
+                     *       "rateLimitPerMinute": 300
                      *     }
                      */
                     "application/json": components["schemas"]["ApiKey"];
@@ -5047,18 +4772,19 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "key": "cms_Vb9x0QeT4mWn7sKd2hRj5yLc8fGa1uPo3iZt6eNq0kM",
+                     *       "key": "cms_m14QlgVrdnI44WQbL3l-2jYzlB7WizyjkqDiKOEs2Ww",
                      *       "apiKey": {
-                     *         "id": 2,
+                     *         "id": 3,
                      *         "title": "Partner feed",
                      *         "scopes": [
+                     *           "Contents",
                      *           "STL"
                      *         ],
-                     *         "createdAt": "2024-03-02 10:00:00",
-                     *         "lastUsedAt": "2024-05-03 08:12:00",
-                     *         "expiresAt": "2025-03-02 00:00:00",
+                     *         "createdAt": "2026-11-24 12:45:00",
+                     *         "lastUsedAt": null,
+                     *         "expiresAt": null,
                      *         "revokedAt": null,
-                     *         "rateLimitPerMinute": 120
+                     *         "rateLimitPerMinute": null
                      *       }
                      *     }
                      */
