@@ -1,6 +1,6 @@
-import { fileURLToPath } from 'node:url';
 import { $RefParser } from '@apidevtools/json-schema-ref-parser';
 import { z } from 'zod';
+import { fromRoot } from './projectRoot.ts';
 
 /*
  * The operations of openapi/cms.yaml, read at run time: routes are mounted, access is decided and
@@ -43,7 +43,7 @@ export interface Contract {
   byId: ReadonlyMap<string, ContractOperation>;
 }
 
-export const CONTRACT_FILE = fileURLToPath(new URL('../openapi/cms.yaml', import.meta.url));
+export const CONTRACT_FILE = fromRoot('openapi', 'cms.yaml');
 
 const securitySchema = z.array(z.record(z.string(), z.array(z.string())));
 const parameterSchema = z.looseObject({
