@@ -39,6 +39,11 @@ export interface Contract {
   file: string;
   /** The document as written (with its $refs), for serving it. */
   document: Record<string, unknown>;
+  /**
+   * The same document with every $ref replaced by what it points to (the contract has no circular
+   * references). Shared: treat as read-only; the validator gets its own copy.
+   */
+  resolved: Record<string, unknown>;
   operations: ContractOperation[];
   byId: ReadonlyMap<string, ContractOperation>;
 }
@@ -80,7 +85,8 @@ function accessOf(security: Security, where: string): ContractOperation['access'
 export async function loadContract(file: string = CONTRACT_FILE): Promise<Contract> {
   const written = (await $RefParser.parse(file)) as Record<string, unknown>;
   // Resolved on a copy: parameters and responses are mostly $refs to components.
-  const document = documentSchema.parse(await $RefParser.dereference(structuredClone(written)));
+  const resolved = (await $RefParser.dereference(structuredClone(written))) as Record<string, unknown>;
+  const document = documentSchema.parse(resolved);
   const operations: ContractOperation[] = [];
   for (const [path, rawItem] of Object.entries(document.paths)) {
     const item = pathItemSchema.parse(rawItem);
@@ -117,6 +123,7 @@ export async function loadContract(file: string = CONTRACT_FILE): Promise<Contra
   return {
     file,
     document: written,
+    resolved,
     operations,
     byId: new Map(operations.map((operation) => [operation.operationId, operation])),
   };

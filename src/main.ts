@@ -2,12 +2,11 @@ import cluster from 'node:cluster';
 import pino, { type Logger } from 'pino';
 import { type Config, ConfigError, ensureTokenSecret, loadConfig } from './config.ts';
 import { createDb, type Db, prepareDatabase } from './db/client.ts';
-import { applyMigrations, MigrationError } from './db/migrate/index.ts';
+import { MigrationError } from './db/migrate/errors.ts';
 import { DomainError } from './domain/errors.ts';
-import { type DemoSecrets, describeDemoSecrets, seedDemoWhenEmpty } from './domain/seed/demo.ts';
+import type { DemoSecrets } from './domain/seed/demo.ts';
 import { describeError } from './http/logging.ts';
 import { supervise } from './supervisor.ts';
-import { serve } from './worker.ts';
 
 /*
  * `npm start`. The first process migrates the database (under the migrations' cross-process lock),
@@ -36,6 +35,8 @@ const KEY_HINT =
  */
 async function seedWhenEmpty(db: Db, config: Config, logger: Logger): Promise<void> {
   let secrets: DemoSecrets | undefined;
+  // Loaded only when it may be needed: most starts have nothing to seed.
+  const { describeDemoSecrets, seedDemoWhenEmpty } = await import('./domain/seed/demo.ts');
   try {
     if (config.seedDemo) secrets = await seedDemoWhenEmpty(db, config.databaseUrl);
   } catch (error) {
@@ -67,6 +68,8 @@ async function seedWhenEmpty(db: Db, config: Config, logger: Logger): Promise<vo
 
 /** What must happen once before anything serves: migrations, the demo seed, the token secret. */
 async function prepare(config: Config, logger: Logger): Promise<void> {
+  // Workers never migrate: the schema engine and its glue are loaded by the first process only.
+  const { applyMigrations } = await import('./db/migrate/index.ts');
   const { applied } = await applyMigrations(config.databaseUrl);
   if (applied.length > 0) logger.info({ applied }, `applied ${applied.length} migration(s)`);
   const handle = createDb(config.databaseUrl);
@@ -77,6 +80,15 @@ async function prepare(config: Config, logger: Logger): Promise<void> {
   } finally {
     await handle.db.$disconnect();
   }
+}
+
+/**
+ * The app (contract, validator, operations) is loaded only by a process that serves: a supervisor
+ * that loaded it too spent a second or two of every start on code it never runs.
+ */
+async function serve(config: Config, logger: Logger): Promise<void> {
+  const worker = await import('./worker.ts');
+  await worker.serve(config, logger);
 }
 
 async function main(): Promise<void> {
