@@ -107,14 +107,19 @@ export function createApp(options: AppOptions): express.Express {
     }),
   );
   app.use(
-    operationRoutes(contract.operations, options.handlers ?? implemented, {
-      db,
-      provider,
-      config,
-      state,
-      logger,
-      restart: options.restart ?? unsupervised,
-    }),
+    operationRoutes(
+      contract.operations,
+      options.handlers ?? implemented,
+      {
+        db,
+        provider,
+        config,
+        state,
+        logger,
+        restart: options.restart ?? unsupervised,
+      },
+      contract,
+    ),
   );
   app.use((req, _res, next) => next(notFound(req)));
   app.use(errorHandler(logger, config.nodeEnv, contract));

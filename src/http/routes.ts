@@ -1,7 +1,7 @@
 import { type Request, type RequestHandler, type Response, Router } from 'express';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import type { ContractOperation, ParameterLocation } from '../contract.ts';
+import type { Contract, ContractOperation, ParameterLocation } from '../contract.ts';
 import type { Db, DbProvider } from '../db/client.ts';
 import type { Registry } from '../operations/registry.ts';
 import {
@@ -16,6 +16,7 @@ import type { SharedState } from '../state/port.ts';
 import { principalOf } from './auth.ts';
 import { toExpressPath } from './expressPaths.ts';
 import { clientAddressOf } from './rateLimit.ts';
+import { ResponseSerializers } from './serializers.ts';
 
 export interface Services {
   db: Db;
@@ -106,7 +107,13 @@ function checkDeclared(operation: ContractOperation, status: number, mediaType: 
   }
 }
 
-function send(res: Response, operation: ContractOperation, output: unknown, checked: boolean): void {
+function send(
+  res: Response,
+  operation: ContractOperation,
+  output: unknown,
+  checked: boolean,
+  serializers: ResponseSerializers | undefined,
+): void {
   const init: ErasedReply =
     output instanceof Reply ? output.init : { ...defaultSuccess(operation), body: output };
   const { status, mediaType, body } = init;
@@ -114,14 +121,22 @@ function send(res: Response, operation: ContractOperation, output: unknown, chec
   if (init.headers) res.set(init.headers);
   for (const cookie of init.cookies ?? []) setCookie(res, cookie);
   res.status(status);
+  const serialize =
+    mediaType === 'application/json' ? serializers?.for(operation.path, operation.method, status) : undefined;
   if (body === undefined) res.end();
+  else if (serialize !== undefined) res.type('application/json').send(serialize(body));
   else if (mediaType === undefined || JSON_MEDIA_TYPE.test(mediaType)) res.json(body);
   else res.type(mediaType).send(body instanceof Uint8Array ? Buffer.from(body) : String(body));
 }
 
 const reply = (init: ReplyInit<OperationId>) => new Reply(init);
 
-function dispatch(handler: ErasedHandler, operation: ContractOperation, services: Services): RequestHandler {
+function dispatch(
+  handler: ErasedHandler,
+  operation: ContractOperation,
+  services: Services,
+  serializers: ResponseSerializers | undefined,
+): RequestHandler {
   const checked = services.config.nodeEnv !== 'production';
   return async (req, res) => {
     const output = await handler(inputOf(req, res, operation), {
@@ -134,7 +149,7 @@ function dispatch(handler: ErasedHandler, operation: ContractOperation, services
       clientAddress: clientAddressOf(req),
       reply,
     });
-    send(res, operation, output, checked);
+    send(res, operation, output, checked, serializers);
   };
 }
 
@@ -143,12 +158,21 @@ export function operationRoutes(
   operations: readonly ContractOperation[],
   registry: Registry,
   services: Services,
+  contract?: Contract,
 ): Router {
   const router = Router();
+  // Compiled serialisers replace JSON.stringify where responses are not validated (production).
+  const serializers =
+    contract !== undefined && services.config.nodeEnv === 'production'
+      ? new ResponseSerializers(contract)
+      : undefined;
   for (const operation of operations) {
     const handler = registry[operation.operationId as OperationId] as ErasedHandler | undefined;
     if (handler === undefined) continue;
-    router[operation.method](toExpressPath(operation.path), dispatch(handler, operation, services));
+    router[operation.method](
+      toExpressPath(operation.path),
+      dispatch(handler, operation, services, serializers),
+    );
   }
   return router;
 }
