@@ -6,7 +6,7 @@ import { MigrationError } from './db/migrate/errors.ts';
 import { DomainError } from './domain/errors.ts';
 import type { DemoSecrets } from './domain/seed/demo.ts';
 import { describeError } from './http/logging.ts';
-import { supervise } from './supervisor.ts';
+import { isPreparedMessage, type PreparedQuery, supervise } from './supervisor.ts';
 
 /*
  * `npm start`. The first process migrates the database (under the migrations' cross-process lock),
@@ -86,21 +86,50 @@ async function prepare(config: Config, logger: Logger): Promise<void> {
  * The app (contract, validator, operations) is loaded only by a process that serves: a supervisor
  * that loaded it too spent a second or two of every start on code it never runs.
  */
-async function serve(config: Config, logger: Logger): Promise<void> {
+async function serve(config: Config, logger: Logger, ready: () => Promise<void>): Promise<void> {
   const worker = await import('./worker.ts');
+  await ready();
   await worker.serve(config, logger);
 }
+
+/**
+ * A worker loads its code while the supervisor prepares the database, then asks whether that is
+ * done and waits for the answer before touching the database. It has nothing to do if the
+ * supervisor goes away meanwhile (its preparation failed): it exits.
+ */
+function preparedBySupervisor(): Promise<void> {
+  return new Promise((resolve) => {
+    const onMessage = (message: unknown) => {
+      if (!isPreparedMessage(message)) return;
+      process.off('message', onMessage);
+      process.off('disconnect', onDisconnect);
+      resolve();
+    };
+    const onDisconnect = () => process.exit(1);
+    process.on('message', onMessage);
+    process.on('disconnect', onDisconnect);
+    const query: PreparedQuery = { cms: 'prepared?' };
+    process.send?.(query);
+  });
+}
+
+const alreadyPrepared = async () => undefined;
 
 async function main(): Promise<void> {
   const config = readConfig();
   const logger = pino({ level: config.logLevel });
   if (cluster.isWorker) {
-    await serve(config, logger);
+    await serve(config, logger, preparedBySupervisor);
     return;
   }
-  await prepare(config, logger);
-  if (config.workers === 0) await serve(config, logger);
-  else supervise({ workers: config.workers, logger });
+  if (config.workers === 0) {
+    await prepare(config, logger);
+    await serve(config, logger, alreadyPrepared);
+    return;
+  }
+  const prepared = prepare(config, logger);
+  supervise({ workers: config.workers, logger, prepared });
+  await prepared;
 }
 
 main().catch((error: unknown) => {

@@ -47,9 +47,35 @@ export function isStopMessage(message: unknown): message is StopMessage {
   );
 }
 
+/**
+ * A worker that has loaded its code asks whether the database is ready (migrated, seeded, token
+ * secret settled); the supervisor answers `prepared` once it is. Workers are forked at once, so
+ * that loading their code overlaps the primary's preparation instead of following it.
+ */
+export interface PreparedQuery {
+  cms: 'prepared?';
+}
+
+export interface PreparedMessage {
+  cms: 'prepared';
+}
+
+function hasCms(message: unknown, cms: string): boolean {
+  return typeof message === 'object' && message !== null && (message as Record<string, unknown>).cms === cms;
+}
+
+export const isPreparedQuery = (message: unknown): message is PreparedQuery => hasCms(message, 'prepared?');
+export const isPreparedMessage = (message: unknown): message is PreparedMessage =>
+  hasCms(message, 'prepared');
+
 export interface SupervisorOptions {
   workers: number;
   logger: Logger;
+  /**
+   * Settles when the database is ready for workers to use (src/main.ts). Workers are started
+   * before; a rejection is the caller's to report (it ends the process, and its workers with it).
+   */
+  prepared?: Promise<void>;
   /** A worker asked to stop is killed after this long (its own grace is shorter). */
   stopTimeoutMs?: number;
 }
@@ -216,7 +242,21 @@ export function supervise(options: SupervisorOptions): void {
     }
   }
 
+  const prepared = options.prepared ?? Promise.resolve();
+  // The caller reports a failed preparation; here it only must not be an unhandled rejection.
+  prepared.catch(() => undefined);
+
   cluster.on('message', (worker, message: unknown) => {
+    if (isPreparedQuery(message)) {
+      const answer: PreparedMessage = { cms: 'prepared' };
+      prepared.then(
+        () => {
+          if (worker.isConnected()) worker.send(answer);
+        },
+        () => undefined,
+      );
+      return;
+    }
     if (!isRestartMessage(message) || stopping) return;
     const now = Date.now();
     for (const [id, at] of seen) if (now - at > SEEN_FOR_MS) seen.delete(id);
