@@ -16,6 +16,8 @@ export type ParameterLocation = (typeof PARAMETER_LOCATIONS)[number];
 
 export interface ContractOperation {
   operationId: string;
+  /** The operation's tags (e.g. `apiKeys`). */
+  tags: readonly string[];
   method: HttpMethod;
   /** The contract's path template, e.g. `/api/v1/contents/{siteId}`. */
   path: string;
@@ -59,6 +61,7 @@ const parameterSchema = z.looseObject({
 const responseSchema = z.looseObject({ content: z.record(z.string(), z.unknown()).optional() });
 const operationSchema = z.looseObject({
   operationId: z.string().min(1),
+  tags: z.array(z.string()).default([]),
   security: securitySchema.optional(),
   parameters: z.array(parameterSchema).default([]),
   requestBody: z.unknown().optional(),
@@ -110,6 +113,7 @@ export async function loadContract(file: string = CONTRACT_FILE): Promise<Contra
       }
       operations.push({
         operationId: operation.operationId,
+        tags: operation.tags,
         method,
         path,
         access: accessOf(operation.security ?? document.security, where),

@@ -12,6 +12,7 @@ import { ApiKeyAuthenticator } from './apiKeys.ts';
 import { Authenticator, authorization, KnownCredentials } from './auth.ts';
 import { BackgroundTasks } from './background.ts';
 import { checkBodies, JSON_BODY_LIMIT_BYTES, JSON_MEDIA_TYPES, verifyJsonDepth } from './bodies.ts';
+import { CredentialCache } from './credentialCache.ts';
 import { errorHandler, notFound } from './errors.ts';
 import { strictIntegerParameters } from './integerParameters.ts';
 import { requestLogging, safeLogger } from './logging.ts';
@@ -59,11 +60,17 @@ export function createApp(options: AppOptions): express.Express {
   const logger = safeLogger(options.logger);
   const background = new BackgroundTasks();
   const known = new KnownCredentials();
+  // Only where reading the credentials generation is much cheaper than the lookup it saves: Redis.
+  const cache =
+    state.kind === 'redis' && config.credentialCacheSeconds > 0
+      ? new CredentialCache(state, config.credentialCacheSeconds * 1000)
+      : undefined;
   const authenticator = new Authenticator({
     apiKeys: new ApiKeyAuthenticator(db, background, logger),
     db,
     secret: tokenSecretOf(config),
     known,
+    cache,
   });
 
   const app = express();
@@ -117,6 +124,9 @@ export function createApp(options: AppOptions): express.Express {
         state,
         logger,
         restart: options.restart ?? unsupervised,
+        // Every node on Redis advances the generation, whether or not it caches itself.
+        credentialsChanged:
+          state.kind === 'redis' ? () => (cache ?? new CredentialCache(state, 0)).invalidate() : undefined,
       },
       contract,
     ),

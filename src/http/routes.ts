@@ -25,6 +25,22 @@ export interface Services {
   state: SharedState;
   logger: Logger;
   restart: RestartWorkers;
+  /**
+   * Tells every node that credentials may have changed (src/http/credentialCache.ts); absent when
+   * no node caches them.
+   */
+  credentialsChanged?: (() => Promise<void>) | undefined;
+}
+
+/**
+ * Operations of these tags that are not reads may change a key or an account's ability to sign in
+ * (delete, reset, revoke, logout, password change or reset, lock, login failures that lock): each
+ * one advances the credentials generation before it answers, whatever its outcome.
+ */
+const CREDENTIAL_TAGS = new Set(['apiKeys', 'users', 'administrators']);
+
+export function mayChangeCredentials(operation: ContractOperation): boolean {
+  return operation.method !== 'get' && operation.tags.some((tag) => CREDENTIAL_TAGS.has(tag));
 }
 
 /*
@@ -131,6 +147,21 @@ function send(
 
 const reply = (init: ReplyInit<OperationId>) => new Reply(init);
 
+/** Runs a handler; one that may change credentials tells every node before anything is answered. */
+async function runHandler(
+  handler: ErasedHandler,
+  changed: (() => Promise<void>) | undefined,
+  input: Record<string, unknown>,
+  context: OperationContext,
+): Promise<unknown> {
+  if (changed === undefined) return handler(input, context);
+  try {
+    return await handler(input, context);
+  } finally {
+    await changed();
+  }
+}
+
 function dispatch(
   handler: ErasedHandler,
   operation: ContractOperation,
@@ -138,8 +169,9 @@ function dispatch(
   serializers: ResponseSerializers | undefined,
 ): RequestHandler {
   const checked = services.config.nodeEnv !== 'production';
+  const changed = mayChangeCredentials(operation) ? services.credentialsChanged : undefined;
   return async (req, res) => {
-    const output = await handler(inputOf(req, res, operation), {
+    const output = await runHandler(handler, changed, inputOf(req, res, operation), {
       db: services.db,
       provider: services.provider,
       config: services.config,
