@@ -129,7 +129,14 @@ async function main(): Promise<void> {
   }
   const prepared = prepare(config, logger);
   supervise({ workers: config.workers, logger, prepared });
-  await prepared;
+  try {
+    await prepared;
+  } catch (error) {
+    // The workers started meanwhile have nothing to serve: stopped before this process exits, they
+    // cannot trip over its closed channel (a stack trace in the output for nothing).
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
+    throw error;
+  }
 }
 
 main().catch((error: unknown) => {
