@@ -41,6 +41,12 @@ export interface Config {
    * (for orchestrators that run one process per container and restart it themselves).
    */
   workers: number;
+  /**
+   * How long a worker keeps a key or token that authenticated, in seconds, so that its next
+   * requests skip the lookup (only with Redis; 0 turns it off). Changes still apply at once on every
+   * node: see src/http/credentialCache.ts.
+   */
+  credentialCacheSeconds: number;
   /** Rows stl/sqlContents answers at most; the cursor stops there. */
   stlSqlMaxRows: number;
   /** Time a stl/sqlContents query may run, in milliseconds, before it is stopped (400). */
@@ -151,6 +157,7 @@ const schema = z.object({
       error: (issue) => `SEED_DEMO must be true or false (got '${String(issue.input)}')`,
     })
     .optional(),
+  CREDENTIAL_CACHE_SECONDS: integer('CREDENTIAL_CACHE_SECONDS', 0, 3600, 30),
   STL_SQL_MAX_ROWS: integer('STL_SQL_MAX_ROWS', 1, 100_000, 1000),
   STL_SQL_TIMEOUT_MS: integer('STL_SQL_TIMEOUT_MS', 100, 60_000, 2000),
   METRICS_PORT: z
@@ -227,6 +234,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       lockoutMinutes: vars.LOCKOUT_MINUTES,
       passwordRule: { ...DEFAULT_ACCOUNT_POLICY.passwordRule, minLength: vars.PASSWORD_MIN_LENGTH },
     },
+    credentialCacheSeconds: vars.CREDENTIAL_CACHE_SECONDS,
     stlSqlMaxRows: vars.STL_SQL_MAX_ROWS,
     stlSqlTimeoutMs: vars.STL_SQL_TIMEOUT_MS,
     metrics:

@@ -1,6 +1,6 @@
-import { fileURLToPath } from 'node:url';
 import { $RefParser } from '@apidevtools/json-schema-ref-parser';
 import { z } from 'zod';
+import { fromRoot } from './projectRoot.ts';
 
 /*
  * The operations of openapi/cms.yaml, read at run time: routes are mounted, access is decided and
@@ -16,6 +16,8 @@ export type ParameterLocation = (typeof PARAMETER_LOCATIONS)[number];
 
 export interface ContractOperation {
   operationId: string;
+  /** The operation's tags (e.g. `apiKeys`). */
+  tags: readonly string[];
   method: HttpMethod;
   /** The contract's path template, e.g. `/api/v1/contents/{siteId}`. */
   path: string;
@@ -39,11 +41,16 @@ export interface Contract {
   file: string;
   /** The document as written (with its $refs), for serving it. */
   document: Record<string, unknown>;
+  /**
+   * The same document with every $ref replaced by what it points to (the contract has no circular
+   * references). Shared: treat as read-only; the validator gets its own copy.
+   */
+  resolved: Record<string, unknown>;
   operations: ContractOperation[];
   byId: ReadonlyMap<string, ContractOperation>;
 }
 
-export const CONTRACT_FILE = fileURLToPath(new URL('../openapi/cms.yaml', import.meta.url));
+export const CONTRACT_FILE = fromRoot('openapi', 'cms.yaml');
 
 const securitySchema = z.array(z.record(z.string(), z.array(z.string())));
 const parameterSchema = z.looseObject({
@@ -54,6 +61,7 @@ const parameterSchema = z.looseObject({
 const responseSchema = z.looseObject({ content: z.record(z.string(), z.unknown()).optional() });
 const operationSchema = z.looseObject({
   operationId: z.string().min(1),
+  tags: z.array(z.string()).default([]),
   security: securitySchema.optional(),
   parameters: z.array(parameterSchema).default([]),
   requestBody: z.unknown().optional(),
@@ -80,7 +88,8 @@ function accessOf(security: Security, where: string): ContractOperation['access'
 export async function loadContract(file: string = CONTRACT_FILE): Promise<Contract> {
   const written = (await $RefParser.parse(file)) as Record<string, unknown>;
   // Resolved on a copy: parameters and responses are mostly $refs to components.
-  const document = documentSchema.parse(await $RefParser.dereference(structuredClone(written)));
+  const resolved = (await $RefParser.dereference(structuredClone(written))) as Record<string, unknown>;
+  const document = documentSchema.parse(resolved);
   const operations: ContractOperation[] = [];
   for (const [path, rawItem] of Object.entries(document.paths)) {
     const item = pathItemSchema.parse(rawItem);
@@ -104,6 +113,7 @@ export async function loadContract(file: string = CONTRACT_FILE): Promise<Contra
       }
       operations.push({
         operationId: operation.operationId,
+        tags: operation.tags,
         method,
         path,
         access: accessOf(operation.security ?? document.security, where),
@@ -117,6 +127,7 @@ export async function loadContract(file: string = CONTRACT_FILE): Promise<Contra
   return {
     file,
     document: written,
+    resolved,
     operations,
     byId: new Map(operations.map((operation) => [operation.operationId, operation])),
   };

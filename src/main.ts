@@ -2,12 +2,11 @@ import cluster from 'node:cluster';
 import pino, { type Logger } from 'pino';
 import { type Config, ConfigError, ensureTokenSecret, loadConfig } from './config.ts';
 import { createDb, type Db, prepareDatabase } from './db/client.ts';
-import { applyMigrations, MigrationError } from './db/migrate/index.ts';
+import { MigrationError } from './db/migrate/errors.ts';
 import { DomainError } from './domain/errors.ts';
-import { type DemoSecrets, describeDemoSecrets, seedDemoWhenEmpty } from './domain/seed/demo.ts';
+import type { DemoSecrets } from './domain/seed/demo.ts';
 import { describeError } from './http/logging.ts';
-import { supervise } from './supervisor.ts';
-import { serve } from './worker.ts';
+import { isPreparedMessage, type PreparedQuery, supervise } from './supervisor.ts';
 
 /*
  * `npm start`. The first process migrates the database (under the migrations' cross-process lock),
@@ -36,6 +35,8 @@ const KEY_HINT =
  */
 async function seedWhenEmpty(db: Db, config: Config, logger: Logger): Promise<void> {
   let secrets: DemoSecrets | undefined;
+  // Loaded only when it may be needed: most starts have nothing to seed.
+  const { describeDemoSecrets, seedDemoWhenEmpty } = await import('./domain/seed/demo.ts');
   try {
     if (config.seedDemo) secrets = await seedDemoWhenEmpty(db, config.databaseUrl);
   } catch (error) {
@@ -67,6 +68,8 @@ async function seedWhenEmpty(db: Db, config: Config, logger: Logger): Promise<vo
 
 /** What must happen once before anything serves: migrations, the demo seed, the token secret. */
 async function prepare(config: Config, logger: Logger): Promise<void> {
+  // Workers never migrate: the schema engine and its glue are loaded by the first process only.
+  const { applyMigrations } = await import('./db/migrate/index.ts');
   const { applied } = await applyMigrations(config.databaseUrl);
   if (applied.length > 0) logger.info({ applied }, `applied ${applied.length} migration(s)`);
   const handle = createDb(config.databaseUrl);
@@ -79,16 +82,61 @@ async function prepare(config: Config, logger: Logger): Promise<void> {
   }
 }
 
+/**
+ * The app (contract, validator, operations) is loaded only by a process that serves: a supervisor
+ * that loaded it too spent a second or two of every start on code it never runs.
+ */
+async function serve(config: Config, logger: Logger, ready: () => Promise<void>): Promise<void> {
+  const worker = await import('./worker.ts');
+  await ready();
+  await worker.serve(config, logger);
+}
+
+/**
+ * A worker loads its code while the supervisor prepares the database, then asks whether that is
+ * done and waits for the answer before touching the database. It has nothing to do if the
+ * supervisor goes away meanwhile (its preparation failed): it exits.
+ */
+function preparedBySupervisor(): Promise<void> {
+  return new Promise((resolve) => {
+    const onMessage = (message: unknown) => {
+      if (!isPreparedMessage(message)) return;
+      process.off('message', onMessage);
+      process.off('disconnect', onDisconnect);
+      resolve();
+    };
+    const onDisconnect = () => process.exit(1);
+    process.on('message', onMessage);
+    process.on('disconnect', onDisconnect);
+    const query: PreparedQuery = { cms: 'prepared?' };
+    process.send?.(query);
+  });
+}
+
+const alreadyPrepared = async () => undefined;
+
 async function main(): Promise<void> {
   const config = readConfig();
   const logger = pino({ level: config.logLevel });
   if (cluster.isWorker) {
-    await serve(config, logger);
+    await serve(config, logger, preparedBySupervisor);
     return;
   }
-  await prepare(config, logger);
-  if (config.workers === 0) await serve(config, logger);
-  else supervise({ workers: config.workers, logger, metrics: config.metrics });
+  if (config.workers === 0) {
+    await prepare(config, logger);
+    await serve(config, logger, alreadyPrepared);
+    return;
+  }
+  const prepared = prepare(config, logger);
+  supervise({ workers: config.workers, logger, prepared, metrics: config.metrics });
+  try {
+    await prepared;
+  } catch (error) {
+    // The workers started meanwhile have nothing to serve: stopped before this process exits, they
+    // cannot trip over its closed channel (a stack trace in the output for nothing).
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
+    throw error;
+  }
 }
 
 main().catch((error: unknown) => {

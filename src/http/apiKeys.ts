@@ -14,6 +14,8 @@ export const LAST_USED_RESOLUTION_MS = 60_000;
 export interface AuthenticatedKey {
   principal: Extract<Principal, { kind: 'apiKey' }>;
   rateLimitPerMinute: number | null;
+  /** When the key expires (ms since epoch), or null. */
+  expiresAt: number | null;
 }
 
 /** Looks API keys up by digest and records their use. One per app. */
@@ -47,6 +49,7 @@ export class ApiKeyAuthenticator {
     return {
       principal: { kind: 'apiKey', apiKeyId: row.id, scopes: parseScopes(row.scopes) },
       rateLimitPerMinute: row.rateLimitPerMinute,
+      expiresAt: row.expiresAt?.getTime() ?? null,
     };
   }
 

@@ -12,6 +12,7 @@ import { ApiKeyAuthenticator } from './apiKeys.ts';
 import { Authenticator, authorization, KnownCredentials } from './auth.ts';
 import { BackgroundTasks } from './background.ts';
 import { checkBodies, JSON_BODY_LIMIT_BYTES, JSON_MEDIA_TYPES, verifyJsonDepth } from './bodies.ts';
+import { CredentialCache } from './credentialCache.ts';
 import { errorHandler, notFound } from './errors.ts';
 import { strictIntegerParameters } from './integerParameters.ts';
 import { requestLogging, safeLogger } from './logging.ts';
@@ -41,6 +42,9 @@ export interface AppOptions {
   metrics?: ServiceMetrics;
 }
 
+/** The validator's type for a document given as an object (contract.ts has checked its shape). */
+type ParsedDocument = Exclude<Parameters<typeof openApiValidator>[0]['apiSpec'], string>;
+
 /** A process that runs without a supervisor has nothing to roll. */
 const unsupervised: RestartWorkers = async () => false;
 
@@ -59,11 +63,17 @@ export function createApp(options: AppOptions): express.Express {
   const logger = safeLogger(options.logger);
   const background = new BackgroundTasks();
   const known = new KnownCredentials();
+  // Only where reading the credentials generation is much cheaper than the lookup it saves: Redis.
+  const cache =
+    state.kind === 'redis' && config.credentialCacheSeconds > 0
+      ? new CredentialCache(state, config.credentialCacheSeconds * 1000)
+      : undefined;
   const authenticator = new Authenticator({
     apiKeys: new ApiKeyAuthenticator(db, background, logger),
     db,
     secret: tokenSecretOf(config),
     known,
+    cache,
   });
 
   const app = express();
@@ -90,7 +100,14 @@ export function createApp(options: AppOptions): express.Express {
   app.use(strictIntegerParameters(contract));
   app.use(
     openApiValidator({
-      apiSpec: contract.file,
+      // The document contract.ts has already parsed and resolved (the validator works on its own
+      // copy). Parsing the YAML again took a second of every start, and with $refs left in, the
+      // validator compiled every component schema up front just to look each one up.
+      apiSpec: structuredClone(contract.resolved) as ParsedDocument,
+      $refParser: { mode: 'dereference' },
+      // The contract is checked against the OpenAPI schema by `npm run lint:contract` and by every
+      // non-production start (tests); in production that check cost 1-2 s of each worker's start.
+      validateApiSpec: config.nodeEnv !== 'production',
       // coerceTypes stays unset: `true` would also coerce JSON bodies ("5" accepted for 5). Path and
       // query parameters are coerced regardless. The apiKey query parameter is allowed because it is
       // a security scheme of the operation (or of the document, for public operations). Security
@@ -101,14 +118,22 @@ export function createApp(options: AppOptions): express.Express {
     }),
   );
   app.use(
-    operationRoutes(contract.operations, options.handlers ?? implemented, {
-      db,
-      provider,
-      config,
-      state,
-      logger,
-      restart: options.restart ?? unsupervised,
-    }),
+    operationRoutes(
+      contract.operations,
+      options.handlers ?? implemented,
+      {
+        db,
+        provider,
+        config,
+        state,
+        logger,
+        restart: options.restart ?? unsupervised,
+        // Every node on Redis advances the generation, whether or not it caches itself.
+        credentialsChanged:
+          state.kind === 'redis' ? () => (cache ?? new CredentialCache(state, 0)).invalidate() : undefined,
+      },
+      contract,
+    ),
   );
   app.use((req, _res, next) => next(notFound(req)));
   app.use(errorHandler(logger, config.nodeEnv, contract));

@@ -4,9 +4,11 @@ import type { Contract } from '../contract.ts';
 import type { Db } from '../db/client.ts';
 import { assertMayCall } from '../domain/access.ts';
 import { principalOfAccessToken } from '../domain/accessTokens.ts';
+import { verifyAccessToken } from '../domain/crypto/tokens.ts';
 import { DomainError, unauthenticated } from '../domain/errors.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { ApiKeyAuthenticator } from './apiKeys.ts';
+import type { CachedCredential, CredentialCache } from './credentialCache.ts';
 import { toExpressPath } from './expressPaths.ts';
 
 /*
@@ -116,6 +118,8 @@ export interface AuthenticatorOptions {
   /** Signs and verifies access tokens. */
   secret: string;
   known: KnownCredentials;
+  /** Skips the lookup of credentials that authenticated lately (only with Redis; see credentialCache.ts). */
+  cache?: CredentialCache | undefined;
 }
 
 /** Resolves the principal of a request from whatever credentials it carries. */
@@ -126,21 +130,45 @@ export class Authenticator {
   async authenticate(req: Request): Promise<Principal> {
     const credentials = credentialsOf(req);
     if (credentials === undefined) throw unauthenticated(CREDENTIALS_REQUIRED);
-    const { apiKeys, db, secret, known } = this.options;
+    const { known, cache } = this.options;
     const fingerprint = fingerprintOf(credentials);
+    // Read before the lookup: a change committed while it runs makes its entry stale at once.
+    const generation = cache === undefined ? undefined : await cache.generation();
+    const hit = generation === undefined ? undefined : cache?.get(fingerprint, generation);
+    if (hit !== undefined) {
+      known.add(fingerprint, hit.budget);
+      return hit.principal;
+    }
     try {
-      if (credentials.kind === 'bearer') {
-        const principal = await principalOfAccessToken(db, credentials.token, secret);
-        known.add(fingerprint, { limitPerMinute: null, counter: `token:${fingerprint}` });
-        return principal;
-      }
-      const { principal, rateLimitPerMinute } = await apiKeys.authenticate(credentials.key);
-      known.add(fingerprint, { limitPerMinute: rateLimitPerMinute, counter: `apiKey:${principal.apiKeyId}` });
-      return principal;
+      const found = await this.lookUp(credentials, fingerprint);
+      known.add(fingerprint, found.budget);
+      if (generation !== undefined) cache?.set(fingerprint, generation, found);
+      return found.principal;
     } catch (error) {
-      if (error instanceof DomainError) known.forget(fingerprint);
+      if (error instanceof DomainError) {
+        known.forget(fingerprint);
+        cache?.forget(fingerprint);
+      }
       throw error;
     }
+  }
+
+  private async lookUp(credentials: Credentials, fingerprint: string): Promise<CachedCredential> {
+    const { apiKeys, db, secret } = this.options;
+    if (credentials.kind === 'bearer') {
+      const principal = await principalOfAccessToken(db, credentials.token, secret);
+      return {
+        principal,
+        budget: { limitPerMinute: null, counter: `token:${fingerprint}` },
+        expiresAt: verifyAccessToken(credentials.token, secret).exp * 1000,
+      };
+    }
+    const { principal, rateLimitPerMinute, expiresAt } = await apiKeys.authenticate(credentials.key);
+    return {
+      principal,
+      budget: { limitPerMinute: rateLimitPerMinute, counter: `apiKey:${principal.apiKeyId}` },
+      expiresAt,
+    };
   }
 }
 

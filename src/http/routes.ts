@@ -1,7 +1,7 @@
 import { type Request, type RequestHandler, type Response, Router } from 'express';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import type { ContractOperation, ParameterLocation } from '../contract.ts';
+import type { Contract, ContractOperation, ParameterLocation } from '../contract.ts';
 import type { Db, DbProvider } from '../db/client.ts';
 import type { Registry } from '../operations/registry.ts';
 import {
@@ -16,6 +16,7 @@ import type { SharedState } from '../state/port.ts';
 import { principalOf } from './auth.ts';
 import { toExpressPath } from './expressPaths.ts';
 import { clientAddressOf } from './rateLimit.ts';
+import { ResponseSerializers } from './serializers.ts';
 
 export interface Services {
   db: Db;
@@ -24,6 +25,22 @@ export interface Services {
   state: SharedState;
   logger: Logger;
   restart: RestartWorkers;
+  /**
+   * Tells every node that credentials may have changed (src/http/credentialCache.ts); absent when
+   * no node caches them.
+   */
+  credentialsChanged?: (() => Promise<void>) | undefined;
+}
+
+/**
+ * Operations of these tags that are not reads may change a key or an account's ability to sign in
+ * (delete, reset, revoke, logout, password change or reset, lock, login failures that lock): each
+ * one advances the credentials generation before it answers, whatever its outcome.
+ */
+const CREDENTIAL_TAGS = new Set(['apiKeys', 'users', 'administrators']);
+
+export function mayChangeCredentials(operation: ContractOperation): boolean {
+  return operation.method !== 'get' && operation.tags.some((tag) => CREDENTIAL_TAGS.has(tag));
 }
 
 /*
@@ -106,7 +123,13 @@ function checkDeclared(operation: ContractOperation, status: number, mediaType: 
   }
 }
 
-function send(res: Response, operation: ContractOperation, output: unknown, checked: boolean): void {
+function send(
+  res: Response,
+  operation: ContractOperation,
+  output: unknown,
+  checked: boolean,
+  serializers: ResponseSerializers | undefined,
+): void {
   const init: ErasedReply =
     output instanceof Reply ? output.init : { ...defaultSuccess(operation), body: output };
   const { status, mediaType, body } = init;
@@ -114,17 +137,41 @@ function send(res: Response, operation: ContractOperation, output: unknown, chec
   if (init.headers) res.set(init.headers);
   for (const cookie of init.cookies ?? []) setCookie(res, cookie);
   res.status(status);
+  const serialize =
+    mediaType === 'application/json' ? serializers?.for(operation.path, operation.method, status) : undefined;
   if (body === undefined) res.end();
+  else if (serialize !== undefined) res.type('application/json').send(serialize(body));
   else if (mediaType === undefined || JSON_MEDIA_TYPE.test(mediaType)) res.json(body);
   else res.type(mediaType).send(body instanceof Uint8Array ? Buffer.from(body) : String(body));
 }
 
 const reply = (init: ReplyInit<OperationId>) => new Reply(init);
 
-function dispatch(handler: ErasedHandler, operation: ContractOperation, services: Services): RequestHandler {
+/** Runs a handler; one that may change credentials tells every node before anything is answered. */
+async function runHandler(
+  handler: ErasedHandler,
+  changed: (() => Promise<void>) | undefined,
+  input: Record<string, unknown>,
+  context: OperationContext,
+): Promise<unknown> {
+  if (changed === undefined) return handler(input, context);
+  try {
+    return await handler(input, context);
+  } finally {
+    await changed();
+  }
+}
+
+function dispatch(
+  handler: ErasedHandler,
+  operation: ContractOperation,
+  services: Services,
+  serializers: ResponseSerializers | undefined,
+): RequestHandler {
   const checked = services.config.nodeEnv !== 'production';
+  const changed = mayChangeCredentials(operation) ? services.credentialsChanged : undefined;
   return async (req, res) => {
-    const output = await handler(inputOf(req, res, operation), {
+    const output = await runHandler(handler, changed, inputOf(req, res, operation), {
       db: services.db,
       provider: services.provider,
       config: services.config,
@@ -134,7 +181,7 @@ function dispatch(handler: ErasedHandler, operation: ContractOperation, services
       clientAddress: clientAddressOf(req),
       reply,
     });
-    send(res, operation, output, checked);
+    send(res, operation, output, checked, serializers);
   };
 }
 
@@ -143,12 +190,21 @@ export function operationRoutes(
   operations: readonly ContractOperation[],
   registry: Registry,
   services: Services,
+  contract?: Contract,
 ): Router {
   const router = Router();
+  // Compiled serialisers replace JSON.stringify where responses are not validated (production).
+  const serializers =
+    contract !== undefined && services.config.nodeEnv === 'production'
+      ? new ResponseSerializers(contract)
+      : undefined;
   for (const operation of operations) {
     const handler = registry[operation.operationId as OperationId] as ErasedHandler | undefined;
     if (handler === undefined) continue;
-    router[operation.method](toExpressPath(operation.path), dispatch(handler, operation, services));
+    router[operation.method](
+      toExpressPath(operation.path),
+      dispatch(handler, operation, services, serializers),
+    );
   }
   return router;
 }

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Router } from 'express';
 import type { Contract } from '../contract.ts';
+import { fromRoot } from '../projectRoot.ts';
 import { problem, sendProblem } from './problem.ts';
 
 /*
@@ -13,7 +13,7 @@ import { problem, sendProblem } from './problem.ts';
  */
 
 /** The Redoc page `npm run docs` writes (also run by `npm ci` through `prepare`). */
-export const DOCS_PAGE = fileURLToPath(new URL('../../docs/index.html', import.meta.url));
+export const DOCS_PAGE = fromRoot('docs', 'index.html');
 
 /**
  * The page carries Redoc's scripts and styles inline and asks for no web font, so it works without

@@ -32,6 +32,7 @@ describe('loadConfig', () => {
         lockoutMinutes: 15,
         passwordRule: { minLength: 6, letter: true, digit: true },
       },
+      credentialCacheSeconds: 30,
       stlSqlMaxRows: 1000,
       stlSqlTimeoutMs: 2000,
     });
@@ -56,6 +57,7 @@ describe('loadConfig', () => {
         LOCKOUT_FAILURES: '3',
         LOCKOUT_MINUTES: '60',
         PASSWORD_MIN_LENGTH: '12',
+        CREDENTIAL_CACHE_SECONDS: '0',
         STL_SQL_MAX_ROWS: '50',
         STL_SQL_TIMEOUT_MS: '500',
       }),
@@ -77,6 +79,7 @@ describe('loadConfig', () => {
         lockoutMinutes: 60,
         passwordRule: { minLength: 12, letter: true, digit: true },
       },
+      credentialCacheSeconds: 0,
       stlSqlMaxRows: 50,
       stlSqlTimeoutMs: 500,
     });

@@ -1,14 +1,76 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, rmdirSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { keepAnswer, leaks } from '../support/leaks.ts';
 
 /*
- * The service's real processes, as an operator starts them: `npm start` (src/main.ts), the CLI
- * (src/cli/main.ts) and the migration script (scripts/db.ts), each in its own Node process.
+ * The service's real processes, as an operator starts them: `npm start` (the compiled
+ * dist/src/main.js), the CLI (src/cli/main.ts) and the migration script (scripts/db.ts), each in
+ * its own Node process.
  */
 
 const ROOT = new URL('../..', import.meta.url);
+const ROOT_DIR = fileURLToPath(ROOT);
+
+/** What `npm start` runs. */
+export const COMPILED_ENTRY = 'dist/src/main.js';
+
+function newestModification(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    const time = entry.isDirectory() ? newestModification(path) : statSync(path).mtimeMs;
+    if (time > newest) newest = time;
+  }
+  return newest;
+}
+
+function builtAt(): number {
+  try {
+    return statSync(join(ROOT_DIR, COMPILED_ENTRY)).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+function isBuildCurrent(): boolean {
+  const sources = Math.max(
+    newestModification(join(ROOT_DIR, 'src')),
+    statSync(join(ROOT_DIR, 'tsconfig.json')).mtimeMs,
+    statSync(join(ROOT_DIR, 'tsconfig.build.json')).mtimeMs,
+  );
+  return builtAt() >= sources;
+}
+
+/**
+ * Builds dist/ (`npm run build`) unless it is newer than every source, so that the process tests
+ * exercise what `npm start` runs. `npm ci` has built it already (prepare); after an edit, the
+ * first test file to need it builds it once, holding a lock directory, while others wait.
+ */
+export function ensureBuilt(): void {
+  const lock = join(ROOT_DIR, '.tmp', 'build.lock');
+  mkdirSync(join(ROOT_DIR, '.tmp'), { recursive: true });
+  const until = Date.now() + 120_000;
+  for (;;) {
+    if (isBuildCurrent()) return;
+    try {
+      mkdirSync(lock);
+    } catch {
+      if (Date.now() > until) throw new Error(`${lock} is held for too long; remove it if no build runs`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+      continue;
+    }
+    try {
+      if (!isBuildCurrent())
+        execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT_DIR, stdio: 'inherit' });
+    } finally {
+      rmdirSync(lock);
+    }
+  }
+}
 
 let started = 0;
 
@@ -36,9 +98,10 @@ export interface Service {
   output(): string;
 }
 
-/** Starts the server as `npm start` does, with only the given environment (and PATH). */
+/** Starts the server as `npm start` does, compiled, with only the given environment (and PATH). */
 export function startService(env: Record<string, string>): Service {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  ensureBuilt();
+  const child = spawn(process.execPath, [COMPILED_ENTRY], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PROJECT_ROOT } from '../../projectRoot.ts';
 import type { DbProvider } from '../client.ts';
 
 export const PROVIDERS: readonly DbProvider[] = ['sqlite', 'postgresql'];
 
-/** The repository root (this file is src/db/migrate/model.ts). */
-export const PROJECT_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** The repository root, also when running compiled from dist/ (src/projectRoot.ts). */
+export { PROJECT_ROOT };
 
 export const BASE_SCHEMA_PATH = join(PROJECT_ROOT, 'prisma', 'schema.prisma');
 

@@ -14,9 +14,15 @@ import type { SandboxMessage, SandboxRequest } from './sqliteProtocol.ts';
  * waits on SQLite meanwhile. Statements run one at a time, in arrival order.
  */
 
-const CHILD = fileURLToPath(new URL('./sqliteChild.ts', import.meta.url));
-/** The child is TypeScript, run the way the service itself runs (tsx). */
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+/**
+ * The child is run the way the service itself runs: compiled JavaScript beside this file under
+ * dist/ (`npm start`), or TypeScript through tsx (`npm run dev`, tests).
+ */
+const COMPILED = import.meta.url.endsWith('.js');
+const CHILD = fileURLToPath(new URL(COMPILED ? './sqliteChild.js' : './sqliteChild.ts', import.meta.url));
+const CHILD_EXEC_ARGV = COMPILED
+  ? []
+  : ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href];
 
 export class SqliteSandbox implements SqlExecutor {
   readonly dialect = 'sqlite' as const;
@@ -80,7 +86,7 @@ export class SqliteSandbox implements SqlExecutor {
     const started: Promise<ChildProcess> = new Promise<ChildProcess>((resolveChild, reject) => {
       let settled = false;
       const child = fork(CHILD, [this.file], {
-        execArgv: ['--import', TSX],
+        execArgv: CHILD_EXEC_ARGV,
         serialization: 'advanced',
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       });

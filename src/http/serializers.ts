@@ -1,0 +1,57 @@
+import fastJson from 'fast-json-stringify';
+import type { Contract, HttpMethod } from '../contract.ts';
+
+/*
+ * Response bodies serialised by code compiled from the contract's own response schemas
+ * (fast-json-stringify) instead of JSON.stringify: the compiled function knows every property in
+ * advance, so it neither walks the object's keys nor guesses types. Used in production only, where
+ * responses are not validated; in development and tests, bodies go through JSON.stringify and the
+ * response validator, which is what proves that the handlers' bodies match these schemas (a
+ * compiled serialiser writes only what the schema declares and coerces to the declared types).
+ * One serialiser per operation and status, compiled on the first response that needs it.
+ */
+
+export type Serialize = (body: unknown) => string;
+
+type JsonSchema = Record<string, unknown>;
+type PathItem = Partial<Record<HttpMethod, { responses?: Record<string, ResponseObject> }>>;
+type ResponseObject = { content?: Record<string, { schema?: JsonSchema }> };
+
+/** The resolved (no $ref) schema of an operation's JSON response, if it declares one. */
+export function responseSchemaOf(
+  contract: Contract,
+  path: string,
+  method: HttpMethod,
+  status: number,
+): JsonSchema | undefined {
+  const paths = contract.resolved.paths as Record<string, PathItem> | undefined;
+  const content = paths?.[path]?.[method]?.responses?.[String(status)]?.content;
+  return content?.['application/json']?.schema;
+}
+
+/** Compiles one serialiser; undefined when the schema uses something the compiler cannot take. */
+export function compileSerializer(schema: JsonSchema): Serialize | undefined {
+  try {
+    // The compiler keeps references into the schema: it gets its own copy of the shared document.
+    const serialize = fastJson(structuredClone(schema) as fastJson.AnySchema) as Serialize;
+    return serialize;
+  } catch {
+    return undefined;
+  }
+}
+
+export class ResponseSerializers {
+  private readonly compiled = new Map<string, Serialize | undefined>();
+
+  constructor(private readonly contract: Contract) {}
+
+  /** The serialiser of this response, or undefined to use JSON.stringify. */
+  for(path: string, method: HttpMethod, status: number): Serialize | undefined {
+    const key = `${method} ${path} ${status}`;
+    if (this.compiled.has(key)) return this.compiled.get(key);
+    const schema = responseSchemaOf(this.contract, path, method, status);
+    const serialize = schema === undefined ? undefined : compileSerializer(schema);
+    this.compiled.set(key, serialize);
+    return serialize;
+  }
+}

@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import type { Redis } from 'ioredis';
+import pino from 'pino';
+import supertest from 'supertest';
+import { contract } from '../../src/contract.ts';
+import { createRedis } from '../../src/db/redis.ts';
+import { hashPlainPassword, md5Hex } from '../../src/domain/accounts/passwords.ts';
+import { createApp } from '../../src/http/app.ts';
+import { mayChangeCredentials } from '../../src/http/routes.ts';
+import { createSharedState, type SharedState } from '../../src/state/index.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
+
+/*
+ * Each worker caches credentials that authenticated (src/http/credentialCache.ts), with Redis. A
+ * key deleted, reset or a token logged out on one node must fail on the very next request on any
+ * node: two apps over one database and one Redis stand for two nodes. (Run with TEST_REDIS_URL;
+ * skipped otherwise, since without Redis nothing is cached.)
+ */
+
+test('every operation able to change a key or an account advances the credentials generation', () => {
+  const changing = contract.operations.filter(mayChangeCredentials).map((operation) => operation.operationId);
+  for (const operationId of [
+    'updateApiKey',
+    'deleteApiKey',
+    'resetApiKey',
+    'loginUser',
+    'logoutUser',
+    'resetUserPassword',
+    'loginAdministrator',
+    'logoutAdministrator',
+    'resetAdministratorPassword',
+    'updateAdministrator',
+  ]) {
+    expect(changing).toContain(operationId);
+  }
+  expect(changing).not.toContain('listContents');
+  expect(changing).not.toContain('listApiKeys');
+});
+
+const redisUrl = process.env.TEST_REDIS_URL;
+
+(redisUrl ? describe : describe.skip)('two nodes sharing the database and Redis', () => {
+  let first: TestApp;
+  let second: supertest.Agent;
+  let secondState: SharedState;
+  let redisA: Redis;
+  let redisB: Redis;
+  let admin: string;
+
+  beforeAll(async () => {
+    redisA = createRedis(redisUrl as string);
+    redisB = createRedis(redisUrl as string);
+    first = await startTestApp({ redis: redisA, config: { credentialCacheSeconds: 60 } });
+    secondState = createSharedState({
+      db: first.db,
+      redis: redisB,
+      redisKeyPrefix: first.config.redisKeyPrefix,
+      logger: pino({ level: 'silent' }),
+    });
+    second = supertest.agent(
+      createApp({
+        db: first.db,
+        provider: first.provider,
+        config: first.config,
+        logger: pino({ level: 'silent' }),
+        state: secondState,
+      }),
+    );
+    admin = await first.createApiKey('all');
+  });
+
+  afterAll(async () => {
+    await secondState?.close();
+    await first?.close();
+    await redisA?.quit();
+    await redisB?.quit();
+  });
+
+  const list = (agent: supertest.Agent, key: string) => agent.get('/api/v1/apiKeys').set('X-SS-API-KEY', key);
+
+  async function issue(scopes: string[]): Promise<{ key: string; id: number }> {
+    const created = await first.request
+      .post('/api/v1/apiKeys')
+      .set('X-SS-API-KEY', admin)
+      .send({ title: 'cached', scopes });
+    expect(created.status).toBe(201);
+    return { key: created.body.key, id: created.body.apiKey.id };
+  }
+
+  test('a key is looked up once per node: a row removed behind the service keeps working where it is cached', async () => {
+    const { key, id } = await issue(['ApiKeys']);
+    expect((await list(second, key)).status).toBe(200);
+    // Removed without going through the service: no node is told, so the node that cached it
+    // still lets it in (this is what the cache saves), while the other one looks it up and refuses.
+    await first.db.apiKey.delete({ where: { id } });
+    expect((await list(second, key)).status).toBe(200);
+    expect((await list(first.request, key)).status).toBe(401);
+  });
+
+  test('a key deleted on one node fails on the very next request on the other', async () => {
+    const { key, id } = await issue(['ApiKeys']);
+    expect((await list(second, key)).status).toBe(200);
+    expect((await list(second, key)).status).toBe(200);
+    const deleted = await first.request
+      .post(`/api/v1/apiKeys/${id}/actions/delete`)
+      .set('X-SS-API-KEY', admin);
+    expect(deleted.status).toBe(200);
+    const refused = await list(second, key);
+    expect(refused.status).toBe(401);
+    expect(refused.body.detail).toBe('The API key is not valid');
+  });
+
+  test('a key reset on one node: the old key fails on the other at once, the new one works', async () => {
+    const { key, id } = await issue(['ApiKeys']);
+    expect((await list(second, key)).status).toBe(200);
+    const reset = await first.request.post(`/api/v1/apiKeys/${id}/actions/reset`).set('X-SS-API-KEY', admin);
+    expect(reset.status).toBe(200);
+    expect((await list(second, key)).status).toBe(401);
+    expect((await list(second, reset.body.key)).status).toBe(200);
+  });
+
+  test('an administrator token logged out on one node fails on the very next request on the other', async () => {
+    const password = 'Meadow-88-Lantern';
+    await first.db.administrator.create({
+      data: { userName: 'cachechief', ...(await hashPlainPassword(password)) },
+    });
+    const login = await first.request
+      .post('/api/v1/administrators/actions/login')
+      .send({ account: 'cachechief', password: md5Hex(password) });
+    expect(login.status).toBe(200);
+    const token: string = login.body.accessToken;
+    const users = () => second.get('/api/v1/users').set('Authorization', `Bearer ${token}`);
+    expect((await users()).status).toBe(200);
+    expect((await users()).status).toBe(200);
+    const logout = await first.request
+      .post('/api/v1/administrators/actions/logout')
+      .set('Authorization', `Bearer ${token}`);
+    expect(logout.status).toBe(200);
+    const refused = await users();
+    expect(refused.status).toBe(401);
+    expect(refused.body.detail).toBe('The access token has been revoked (logout, password change or lock)');
+  });
+});
