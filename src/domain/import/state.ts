@@ -43,8 +43,6 @@ export interface DbState {
   /** The channels of every site the file adds channels to, and every channel it names by id. */
   channels: Map<number, ExistingChannel>;
   channelGuids: Set<string>;
-  contentIds: Set<number>;
-  contentGuids: Set<string>;
   users: ExistingAccounts;
   administrators: ExistingAccounts;
   apiKeyIds: Set<number>;
@@ -115,7 +113,7 @@ export async function loadState(tx: Tx, doc: ParsedDocument): Promise<DbState> {
   const channelIdsNamed = defined([
     ...doc.sites.map((site) => site.value.id),
     ...doc.channels.flatMap((channel) => [channel.value.id, channel.value.parentId]),
-    ...doc.contents.map((content) => content.value.channelId),
+    ...doc.contents.channelIds,
   ]);
   const channelSites = defined(doc.channels.map((channel) => channel.value.siteId));
   const channelRows = [
@@ -131,12 +129,6 @@ export async function loadState(tx: Tx, doc: ParsedDocument): Promise<DbState> {
     defined(records.map((record) => record.value.guid));
   const channelGuids = await collect(guidsOf(doc.channels), (guids) =>
     tx.channel.findMany({ where: { guid: { in: guids } }, select: { guid: true } }),
-  );
-  const contentGuids = await collect(guidsOf(doc.contents), (guids) =>
-    tx.content.findMany({ where: { guid: { in: guids } }, select: { guid: true } }),
-  );
-  const contentIds = await collect(defined(doc.contents.map((content) => content.value.id)), (ids) =>
-    tx.content.findMany({ where: { id: { in: ids } }, select: { id: true } }),
   );
 
   const userRows = await collect(doc.users, (slice) =>
@@ -175,8 +167,6 @@ export async function loadState(tx: Tx, doc: ParsedDocument): Promise<DbState> {
     sites,
     channels: new Map(channelRows.map((row) => [row.id, row])),
     channelGuids: new Set(channelGuids.map((row) => row.guid)),
-    contentIds: new Set(contentIds.map((row) => row.id)),
-    contentGuids: new Set(contentGuids.map((row) => row.guid)),
     users: accountsOf('users', userRows),
     administrators: accountsOf('administrators', administratorRows),
     apiKeyIds: new Set(apiKeyRows.map((row) => row.id)),
@@ -190,4 +180,22 @@ export async function loadState(tx: Tx, doc: ParsedDocument): Promise<DbState> {
       apiKeys: apiKey._max.id ?? 0,
     },
   };
+}
+
+/**
+ * The ids and guids of one batch of contents that the database already holds. Contents are
+ * checked batch by batch in the write pass, so their lookups never hold more than a batch.
+ */
+export async function existingContents(
+  tx: Tx,
+  ids: readonly number[],
+  guids: readonly string[],
+): Promise<{ ids: Set<number>; guids: Set<string> }> {
+  const idRows = await collect(defined(ids), (slice) =>
+    tx.content.findMany({ where: { id: { in: slice } }, select: { id: true } }),
+  );
+  const guidRows = await collect(defined(guids), (slice) =>
+    tx.content.findMany({ where: { guid: { in: slice } }, select: { guid: true } }),
+  );
+  return { ids: new Set(idRows.map((row) => row.id)), guids: new Set(guidRows.map((row) => row.guid)) };
 }
