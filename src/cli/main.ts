@@ -7,6 +7,7 @@ try {
   code = await runCli(process.argv.slice(2), {
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
+    tty: process.stderr.isTTY ? process.stderr : undefined,
   });
 } catch (error) {
   process.stderr.write(`cms: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

@@ -88,7 +88,7 @@ export async function runCli(
     return await action({ db, databaseUrl, ...io });
   } catch (error) {
     // A lock another process keeps (seed-demo waits for migrations and other seeders) is one sentence too.
-    if (error instanceof MigrationError) {
+    if (error instanceof MigrationError || error instanceof CommandFailure) {
       io.err(`cms ${name}: ${error.message}`);
       return EXIT_FAILED;
     }
