@@ -1,3 +1,4 @@
+import { identifier, joinSql, sql } from '../../db/sql.ts';
 import type { Prisma } from '../../generated/prisma/sqlite/client.ts';
 import { type AccountKind, UNIQUE_ACCOUNT_FIELDS, type UniqueAccountField } from '../accounts/rules.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
@@ -191,11 +192,20 @@ export async function existingContents(
   ids: readonly number[],
   guids: readonly string[],
 ): Promise<{ ids: Set<number>; guids: Set<string> }> {
+  // Raw SQL: the client would cache a query plan for every distinct list of values (tens of MB
+  // over a large import), while this text is the same for every full batch.
   const idRows = await collect(defined(ids), (slice) =>
-    tx.content.findMany({ where: { id: { in: slice } }, select: { id: true } }),
+    tx.$queryRaw<{ id: number }[]>(
+      sql`SELECT ${identifier('id')} FROM ${identifier('Content')} WHERE ${identifier('id')} IN (${joinSql(slice)})`,
+    ),
   );
   const guidRows = await collect(defined(guids), (slice) =>
-    tx.content.findMany({ where: { guid: { in: slice } }, select: { guid: true } }),
+    tx.$queryRaw<{ guid: string }[]>(
+      sql`SELECT ${identifier('guid')} FROM ${identifier('Content')} WHERE ${identifier('guid')} IN (${joinSql(slice)})`,
+    ),
   );
-  return { ids: new Set(idRows.map((row) => row.id)), guids: new Set(guidRows.map((row) => row.guid)) };
+  return {
+    ids: new Set(idRows.map((row) => Number(row.id))),
+    guids: new Set(guidRows.map((row) => row.guid)),
+  };
 }
