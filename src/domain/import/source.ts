@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 import { Assembler } from 'stream-json/assembler.js';
 import parser from 'stream-json/parser.js';
 import batch from 'stream-json/utils/batch.js';
@@ -80,12 +80,13 @@ export function streamSource(open: () => Readable & { bytesRead?: number }, size
     async *entries() {
       const input = open();
       current = input;
-      const tokens = input
-        .pipe(parser.asStream({ streamValues: false }))
-        .pipe(batch.asStream({ batchSize: TOKEN_BATCH }));
-      // A read error (or a syntax error) in the first stages must end the loop below, not hang it.
-      const fail = (error: Error) => tokens.destroy(error);
-      input.once('error', fail);
+      // pipeline() passes an error of any stage (unreadable file, bad JSON) on to the loop below.
+      const tokens = pipeline(
+        input,
+        parser.asStream({ streamValues: false }),
+        batch.asStream({ batchSize: TOKEN_BATCH }),
+        () => {},
+      );
       const reader = new TopLevelReader();
       try {
         for await (const chunk of tokens as AsyncIterable<Token[]>) {
@@ -99,7 +100,6 @@ export function streamSource(open: () => Readable & { bytesRead?: number }, size
         }
         throw error;
       } finally {
-        input.off('error', fail);
         input.destroy();
         tokens.destroy();
       }
