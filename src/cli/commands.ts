@@ -2,7 +2,10 @@ import { once } from 'node:events';
 import { constants, createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { access, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
+import { hashPlainPassword } from '../domain/accounts/passwords.ts';
+import { passwordProblem } from '../domain/accounts/rules.ts';
 import { issueApiKey } from '../domain/apiKeys/issueApiKey.ts';
 import { formatDateTime } from '../domain/dates.ts';
 import { type ExportSink, type ExportSummary, exportDocument } from '../domain/export/index.ts';
@@ -16,12 +19,15 @@ import { createProgress, type Progress } from './progress.ts';
 export interface CliIo {
   out(line: string): void;
   err(line: string): void;
+  /** Reads the first line of stdin (a secret: never taken from the command line, which others can see). */
+  readLine?: (() => Promise<string>) | undefined;
   /** stderr when it is a terminal: long commands draw a progress bar on it. */
   tty?: NodeJS.WriteStream | undefined;
 }
 
 export interface CliContext extends CliIo {
   db: Db;
+  config: Config;
   /** The database the client is connected to (cross-process locks are keyed by it). */
   databaseUrl: string;
 }
@@ -228,4 +234,49 @@ const seedDemoCommand: Command = {
   },
 };
 
-export const COMMANDS: readonly Command[] = [importCommand, exportCommand, apiKeyCommand, seedDemoCommand];
+const ACCOUNT_KINDS = ['user', 'administrator'] as const;
+
+const passwordCommand: Command = {
+  name: 'password',
+  usage: 'cms password user|administrator USERNAME   (the new password on stdin)',
+  summary:
+    'Give an account a new password, read from the first line of stdin: for accounts imported from an export, which carry none. Ends its lockout and every token issued before.',
+  async prepare(args) {
+    const { positionals } = parseOptions(args, {}, 2);
+    const [kind, userName] = positionals;
+    if (kind !== 'user' && kind !== 'administrator') {
+      throw new UsageError(`name the kind of account: ${ACCOUNT_KINDS.join(' or ')}`);
+    }
+    if (!userName) throw new UsageError('name the account (its user name)');
+    return async ({ db, config, readLine, out }) => {
+      if (!readLine) throw new CommandFailure('no stdin to read the password from');
+      const plain = (await readLine()).replace(/\r$/, '');
+      const problem = passwordProblem(plain, config.accounts.passwordRule);
+      if (problem) throw new CommandFailure(`the password ${problem}; nothing was changed`);
+      const stored = await hashPlainPassword(plain);
+      // A new password ends a lockout and every token issued before, as a password change does.
+      const data = {
+        ...stored,
+        countOfFailedLogin: 0,
+        lockedUntil: null,
+        tokenVersion: { increment: 1 },
+      };
+      const changed =
+        kind === 'user'
+          ? await db.user.updateMany({ where: { userName }, data })
+          : await db.administrator.updateMany({ where: { userName }, data });
+      if (changed.count === 0)
+        throw new CommandFailure(`no ${kind} named '${userName}'; nothing was changed`);
+      out(`New password set for ${kind} '${userName}'.`);
+      return 0;
+    };
+  },
+};
+
+export const COMMANDS: readonly Command[] = [
+  importCommand,
+  exportCommand,
+  apiKeyCommand,
+  passwordCommand,
+  seedDemoCommand,
+];

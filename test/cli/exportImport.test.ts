@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createDb } from '../../src/db/client.ts';
+import { md5Hex, verifyMd5Password } from '../../src/domain/accounts/passwords.ts';
 import { createEmptyDatabase, type EmptyDatabase } from '../support/database.ts';
 
 /*
@@ -22,9 +23,9 @@ interface Run {
 }
 
 /** Runs the CLI in node (with tsx as loader), so that node's own flags apply to it. */
-function cms(databaseUrl: string, args: string[], nodeFlags: string[] = []): Promise<Run> {
+function cms(databaseUrl: string, args: string[], nodeFlags: string[] = [], stdin = ''): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       [...nodeFlags, '--import', 'tsx', 'src/cli/main.ts', ...args],
       {
@@ -37,6 +38,7 @@ function cms(databaseUrl: string, args: string[], nodeFlags: string[] = []): Pro
         resolve({ code, stdout, stderr });
       },
     );
+    child.stdin?.end(stdin);
   });
 }
 
@@ -128,7 +130,8 @@ describe('cms export and import', () => {
     } finally {
       await db.$disconnect();
     }
-  });
+    // Three runs of the tool over 50,000 records: minutes on a loaded machine, not a minute.
+  }, 900_000);
 
   test('a file that is not JSON, or breaks off, is refused before anything is written', async () => {
     const url = await database();
@@ -199,5 +202,43 @@ describe('cms export and import', () => {
     // The file written by the first test, the others' inputs: nothing new.
     expect((await readdir(dir)).filter((name) => name.includes('partial'))).toEqual([]);
     expect(JSON.parse(await readFile(join(dir, 'export.json'), 'utf8'))).toHaveProperty('apiKeys', []);
+  });
+
+  test('password gives an account imported without one a new password, from stdin', async () => {
+    const url = await database();
+    const file = join(dir, 'accounts.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        users: [{ id: 4, userName: 'moved', password: null, tokenVersion: 2, countOfFailedLogin: 3 }],
+        administrators: [{ userName: 'boss', password: null }],
+      }),
+    );
+    expect((await cms(url, ['import', file])).code).toBe(0);
+    const weak = await cms(url, ['password', 'user', 'moved'], [], 'short\n');
+    expect(weak.code).toBe(1);
+    expect(weak.stderr).toContain('the password must be at least 6 characters with a letter and a digit');
+    const unknown = await cms(url, ['password', 'user', 'nobody'], [], 'Fresh1234\n');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("no user named 'nobody'");
+    expect((await cms(url, ['password', 'group', 'moved'])).code).toBe(2);
+
+    const set = await cms(url, ['password', 'user', 'moved'], [], 'Fresh1234\n');
+    expect(set.code).toBe(0);
+    expect(set.stdout).toContain("New password set for user 'moved'.");
+    expect(set.stdout + set.stderr).not.toContain('Fresh1234');
+    const admin = await cms(url, ['password', 'administrator', 'boss'], [], 'Boss5678');
+    expect(admin.code).toBe(0);
+    const { db } = createDb(url);
+    try {
+      const user = await db.user.findUniqueOrThrow({ where: { id: 4 } });
+      expect(user).toMatchObject({ tokenVersion: 3, countOfFailedLogin: 0, lockedUntil: null });
+      expect(await verifyMd5Password(md5Hex('Fresh1234'), user)).toBe(true);
+      expect(await verifyMd5Password(md5Hex('short'), user)).toBe(false);
+      const boss = await db.administrator.findUniqueOrThrow({ where: { userName: 'boss' } });
+      expect(await verifyMd5Password(md5Hex('Boss5678'), boss)).toBe(true);
+    } finally {
+      await db.$disconnect();
+    }
   });
 });
