@@ -226,4 +226,24 @@ describe('export and import round trip', () => {
     expect(messages).toContain("users[1] (id 9): userName 'bob' already exists");
     expect(await everything(target.handle.db)).toEqual(await everything(source.handle.db));
   });
+
+  test('a guid used twice in the file is named, however it is written', async () => {
+    const uuid = '0f8fad5b-d9cb-469f-a165-70867728950e';
+    const error = await importDocument(target.handle.db, {
+      contents: [
+        { channelId: 4, guid: uuid, title: 'a' },
+        { channelId: 4, guid: uuid.toUpperCase(), title: 'upper case: another guid' },
+        { channelId: 4, guid: uuid, title: 'b' },
+        { channelId: 4, guid: 'plain-guid', title: 'c' },
+        { channelId: 4, guid: 'plain-guid', title: 'd' },
+      ],
+    }).then(
+      () => undefined,
+      (thrown: unknown) => thrown as { fields: { message: string }[] },
+    );
+    expect(error?.fields.map((field) => field.message)).toEqual([
+      `contents[2]: duplicate guid '${uuid}' (also contents[0])`,
+      "contents[4]: duplicate guid 'plain-guid' (also contents[3])",
+    ]);
+  });
 });

@@ -182,6 +182,23 @@ export function parseContent(
   return PARSERS.contents(raw, ref, problems);
 }
 
+const LOWER_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The key under which the first pass remembers a content's guid: a fresh string (a value cut out
+ * of the parser's text may keep that whole text alive, megabytes per guid), and for the usual
+ * lower-case UUID its 16 bytes rather than 36 characters ('u' and 'x' keep the two kinds apart).
+ */
+export function guidKey(guid: string): string {
+  if (LOWER_UUID.test(guid)) return `u${Buffer.from(guid.replaceAll('-', ''), 'hex').toString('latin1')}`;
+  return `x${Buffer.from(guid, 'utf8').toString('utf8')}`;
+}
+
+/** A deep copy whose strings no longer share memory with the text they were parsed from. */
+function detached(value: unknown): unknown {
+  return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
+}
+
 /** The first pass: every record checked, contents summarised, problems reported. */
 export async function scanDocument(
   source: ImportSource,
@@ -236,7 +253,9 @@ export async function scanDocument(
     onRecord();
     const ref: RecordRef = { table: reading, index: entry.index, id: idOf(entry.value) };
     if (reading === 'contents') contents.count++;
-    const value = PARSERS[reading](entry.value, ref, problems);
+    // Records kept whole are copied out of the parser's text first (see detached).
+    const raw = reading === 'contents' ? entry.value : detached(entry.value);
+    const value = PARSERS[reading](raw, ref, problems);
     if (value === undefined) {
       if (ref.id !== undefined) brokenIds[reading].add(ref.id);
       continue;
@@ -249,8 +268,9 @@ export async function scanDocument(
           if (!contents.idOwners.has(content.id)) contents.idOwners.set(content.id, entry.index);
           if (content.id > contents.maxId) contents.maxId = content.id;
         }
-        if (content.guid !== undefined && !contents.guidOwners.has(content.guid)) {
-          contents.guidOwners.set(content.guid, entry.index);
+        if (content.guid !== undefined) {
+          const key = guidKey(content.guid);
+          if (!contents.guidOwners.has(key)) contents.guidOwners.set(key, entry.index);
         }
         contents.channelIds.add(content.channelId);
         break;

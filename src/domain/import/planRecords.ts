@@ -3,7 +3,7 @@ import type { Prisma } from '../../generated/prisma/sqlite/client.ts';
 import type { StoredPassword } from '../accounts/passwords.ts';
 import { type AccountKind, UNIQUE_ACCOUNT_FIELDS, type UniqueAccountField } from '../accounts/rules.ts';
 import { type ReviewState, reviewStateOfDecision, reviewStateOfLevel } from '../contents/review.ts';
-import type { ContentScan, Parsed, ParsedDocument } from './document.ts';
+import { type ContentScan, guidKey, type Parsed, type ParsedDocument } from './document.ts';
 import { type ImportProblems, idCounter, type RecordRef, UniqueCheck } from './fields.ts';
 import type { StructurePlan } from './planStructure.ts';
 import type { ContentRecord } from './records.ts';
@@ -66,16 +66,15 @@ export class ContentPlanner {
   }
 
   /** False (and a problem reported) when an earlier record of the file or the database has the value. */
-  private claim<K>(
+  private claim(
     ref: RecordRef,
     field: string,
-    key: K | undefined,
-    owners: Map<K, number>,
+    key: number | string | undefined,
+    owner: number | undefined,
     stored: boolean,
   ) {
     if (key === undefined) return true;
     const what = `${field} ${typeof key === 'string' ? `'${key}'` : String(key)}`;
-    const owner = owners.get(key);
     if (owner !== undefined && owner !== ref.index) {
       this.problems.add(ref, `duplicate ${what} (also ${ref.table}[${owner}])`);
       return false;
@@ -99,14 +98,14 @@ export class ContentPlanner {
           ref,
           'id',
           value.id,
-          this.scan.idOwners,
+          value.id === undefined ? undefined : this.scan.idOwners.get(value.id),
           value.id !== undefined && stored.ids.has(value.id),
         ),
         this.claim(
           ref,
           'guid',
           value.guid,
-          this.scan.guidOwners,
+          value.guid === undefined ? undefined : this.scan.guidOwners.get(guidKey(value.guid)),
           value.guid !== undefined && stored.guids.has(value.guid),
         ),
       ].every(Boolean);
