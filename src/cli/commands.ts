@@ -1,19 +1,33 @@
-import { readFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import { constants, createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { access, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
+import { hashPlainPassword } from '../domain/accounts/passwords.ts';
+import { passwordProblem } from '../domain/accounts/rules.ts';
 import { issueApiKey } from '../domain/apiKeys/issueApiKey.ts';
 import { formatDateTime } from '../domain/dates.ts';
+import { type ExportSink, type ExportSummary, exportDocument } from '../domain/export/index.ts';
 import { TABLES } from '../domain/import/document.ts';
-import { importDocument } from '../domain/import/index.ts';
+import { type ImportProgress, type ImportSummary, importFrom } from '../domain/import/index.ts';
+import { ImportSyntaxError, streamSource } from '../domain/import/source.ts';
 import { DEMO_API_KEY_TITLE, describeDemoSecrets, seedDemoWhenEmpty } from '../domain/seed/demo.ts';
 import { CommandFailure, parseExpiry, parseOptions, parseScopes, UsageError } from './options.ts';
+import { createProgress, type Progress } from './progress.ts';
 
 export interface CliIo {
   out(line: string): void;
   err(line: string): void;
+  /** Reads the first line of stdin (a secret: never taken from the command line, which others can see). */
+  readLine?: (() => Promise<string>) | undefined;
+  /** stderr when it is a terminal: long commands draw a progress bar on it. */
+  tty?: NodeJS.WriteStream | undefined;
 }
 
 export interface CliContext extends CliIo {
   db: Db;
+  config: Config;
   /** The database the client is connected to (cross-process locks are keyed by it). */
   databaseUrl: string;
 }
@@ -29,6 +43,47 @@ export interface Command {
   prepare(args: string[]): Promise<Action>;
 }
 
+async function openOutput(path: string): Promise<WriteStream> {
+  const output = createWriteStream(path, { flags: 'wx' });
+  await once(output, 'open');
+  return output;
+}
+
+/** Writes with backpressure: waits for 'drain' when the stream's buffer is full. */
+function sinkOf(output: WriteStream): ExportSink {
+  return {
+    async write(text) {
+      if (!output.write(text)) await once(output, 'drain');
+    },
+  };
+}
+
+async function closeOutput(output: WriteStream): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    output.once('error', reject);
+    output.end(() => resolve());
+  });
+}
+
+/** Follows an import's phases with a progress display. */
+function importProgress(progress: Progress) {
+  let phase: ImportProgress['phase'] | undefined;
+  return {
+    onProgress(event: ImportProgress) {
+      if (event.phase !== phase) {
+        if (phase !== undefined) progress.end();
+        phase = event.phase;
+        if (phase === 'reading') progress.phase('Checking', event.total, 'bytes');
+        else progress.phase('Writing', event.total, 'contents');
+      }
+      progress.update(event.done);
+    },
+    finish() {
+      if (phase !== undefined) progress.end();
+    },
+  };
+}
+
 const importCommand: Command = {
   name: 'import',
   usage: 'cms import FILE',
@@ -38,20 +93,29 @@ const importCommand: Command = {
     const { positionals } = parseOptions(args, {}, 1);
     const file = positionals[0];
     if (!file) throw new UsageError('name the JSON file to import');
-    let text: string;
+    let size: number;
     try {
-      text = await readFile(file, 'utf8');
+      const info = await stat(file);
+      if (!info.isFile()) throw new Error('not a file');
+      await access(file, constants.R_OK);
+      size = info.size;
     } catch (error) {
       throw new CommandFailure(`cannot read ${file}: ${(error as Error).message}`);
     }
-    let document: unknown;
-    try {
-      document = JSON.parse(text);
-    } catch (error) {
-      throw new CommandFailure(`${file} is not valid JSON: ${(error as Error).message}`);
-    }
-    return async ({ db, out }) => {
-      const summary = await importDocument(db, document);
+    return async ({ db, out, err, tty }) => {
+      const source = streamSource(() => createReadStream(file, { highWaterMark: 1024 * 1024 }), size);
+      const progress = importProgress(createProgress({ tty, line: err }));
+      let summary: ImportSummary;
+      try {
+        summary = await importFrom(db, source, { onProgress: progress.onProgress });
+      } catch (error) {
+        if (error instanceof ImportSyntaxError) {
+          throw new CommandFailure(`${file} is not valid JSON: ${error.message}; nothing was imported`);
+        }
+        throw error;
+      } finally {
+        progress.finish();
+      }
       out(`Imported ${file}:`);
       for (const table of TABLES) {
         const note =
@@ -60,6 +124,52 @@ const importCommand: Command = {
             : '';
         out(`  ${table.padEnd(15)}${String(summary[table]).padStart(7)}${note}`);
       }
+      return 0;
+    };
+  },
+};
+
+const exportCommand: Command = {
+  name: 'export',
+  usage: 'cms export FILE',
+  summary:
+    'Write every site, channel, content, user, administrator and API key to a JSON file in the import format, without passwords or key secrets.',
+  async prepare(args) {
+    const { positionals } = parseOptions(args, {}, 1);
+    const file = positionals[0];
+    if (!file) throw new UsageError('name the JSON file to write');
+    return async ({ db, out, err, tty }) => {
+      // Written beside the target and renamed at the end: a failed export leaves no half file.
+      const partial = join(dirname(file), `.${basename(file)}.${process.pid}.partial`);
+      let output: WriteStream;
+      try {
+        output = await openOutput(partial);
+      } catch (error) {
+        throw new CommandFailure(`cannot write ${file}: ${(error as Error).message}`);
+      }
+      const progress = createProgress({ tty, line: err });
+      let started = false;
+      let summary: ExportSummary;
+      try {
+        summary = await exportDocument(db, sinkOf(output), {
+          onProgress: ({ done, total }) => {
+            if (!started) progress.phase('Exporting', total, 'records');
+            started = true;
+            progress.update(done);
+          },
+        });
+        await closeOutput(output);
+        await rename(partial, file);
+      } catch (error) {
+        output.destroy();
+        await rm(partial, { force: true });
+        throw error;
+      } finally {
+        if (started) progress.end();
+      }
+      out(`Exported to ${file}:`);
+      for (const table of TABLES) out(`  ${table.padEnd(15)}${String(summary[table]).padStart(7)}`);
+      err('Accounts are exported without passwords and API keys without secrets: see "cms help".');
       return 0;
     };
   },
@@ -124,4 +234,49 @@ const seedDemoCommand: Command = {
   },
 };
 
-export const COMMANDS: readonly Command[] = [importCommand, apiKeyCommand, seedDemoCommand];
+const ACCOUNT_KINDS = ['user', 'administrator'] as const;
+
+const passwordCommand: Command = {
+  name: 'password',
+  usage: 'cms password user|administrator USERNAME   (the new password on stdin)',
+  summary:
+    'Give an account a new password, read from the first line of stdin: for accounts imported from an export, which carry none. Ends its lockout and every token issued before.',
+  async prepare(args) {
+    const { positionals } = parseOptions(args, {}, 2);
+    const [kind, userName] = positionals;
+    if (kind !== 'user' && kind !== 'administrator') {
+      throw new UsageError(`name the kind of account: ${ACCOUNT_KINDS.join(' or ')}`);
+    }
+    if (!userName) throw new UsageError('name the account (its user name)');
+    return async ({ db, config, readLine, out }) => {
+      if (!readLine) throw new CommandFailure('no stdin to read the password from');
+      const plain = (await readLine()).replace(/\r$/, '');
+      const problem = passwordProblem(plain, config.accounts.passwordRule);
+      if (problem) throw new CommandFailure(`the password ${problem}; nothing was changed`);
+      const stored = await hashPlainPassword(plain);
+      // A new password ends a lockout and every token issued before, as a password change does.
+      const data = {
+        ...stored,
+        countOfFailedLogin: 0,
+        lockedUntil: null,
+        tokenVersion: { increment: 1 },
+      };
+      const changed =
+        kind === 'user'
+          ? await db.user.updateMany({ where: { userName }, data })
+          : await db.administrator.updateMany({ where: { userName }, data });
+      if (changed.count === 0)
+        throw new CommandFailure(`no ${kind} named '${userName}'; nothing was changed`);
+      out(`New password set for ${kind} '${userName}'.`);
+      return 0;
+    };
+  },
+};
+
+export const COMMANDS: readonly Command[] = [
+  importCommand,
+  exportCommand,
+  apiKeyCommand,
+  passwordCommand,
+  seedDemoCommand,
+];

@@ -1,3 +1,4 @@
+import { createInterface } from 'node:readline';
 import { EXIT_FAILED, runCli } from './run.ts';
 
 /* `npm run cms -- <command>`: see usage() in run.ts. */
@@ -7,6 +8,15 @@ try {
   code = await runCli(process.argv.slice(2), {
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
+    tty: process.stderr.isTTY ? process.stderr : undefined,
+    readLine: async () => {
+      const lines = createInterface({ input: process.stdin, terminal: false });
+      for await (const line of lines) {
+        lines.close();
+        return line;
+      }
+      return '';
+    },
   });
 } catch (error) {
   process.stderr.write(`cms: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from '../config.ts';
+import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { createDb } from '../db/client.ts';
 import { applyMigrations, MigrationError } from '../db/migrate/index.ts';
 import { DomainError } from '../domain/errors.ts';
@@ -54,10 +54,10 @@ export async function runCli(
   }
 
   let action: Action;
-  let databaseUrl: string;
+  let config: Config;
   try {
     action = await command.prepare(args);
-    databaseUrl = loadConfig(env).databaseUrl;
+    config = loadConfig(env);
   } catch (error) {
     if (error instanceof UsageError) {
       io.err(`cms ${name}: ${error.message}\nUsage: ${command.usage}`);
@@ -75,7 +75,7 @@ export async function runCli(
   }
 
   try {
-    const { applied } = await applyMigrations(databaseUrl);
+    const { applied } = await applyMigrations(config.databaseUrl);
     for (const migration of applied) io.err(`Applied migration ${migration}`);
   } catch (error) {
     // Said in one sentence; the engine's own dump helps nobody at a terminal.
@@ -83,12 +83,12 @@ export async function runCli(
     io.err(`cms ${name}: cannot prepare the database: ${error.message}`);
     return EXIT_FAILED;
   }
-  const { db } = createDb(databaseUrl);
+  const { db } = createDb(config.databaseUrl);
   try {
-    return await action({ db, databaseUrl, ...io });
+    return await action({ db, databaseUrl: config.databaseUrl, config, ...io });
   } catch (error) {
     // A lock another process keeps (seed-demo waits for migrations and other seeders) is one sentence too.
-    if (error instanceof MigrationError) {
+    if (error instanceof MigrationError || error instanceof CommandFailure) {
       io.err(`cms ${name}: ${error.message}`);
       return EXIT_FAILED;
     }

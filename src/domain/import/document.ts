@@ -4,7 +4,7 @@ import { describeIssues, type ImportProblems, idOf, type RecordRef } from './fie
 import {
   type AdministratorRecord,
   type ApiKeyRecord,
-  administratorSchema,
+  administratorFileSchema,
   apiKeySchema,
   CHANNEL_EXTRA_NAMES,
   type ChannelRecord,
@@ -12,18 +12,22 @@ import {
   type ContentRecord,
   channelSchema,
   columnWidth,
-  contentSchema,
+  contentFileSchema,
   IGNORED_FIELDS,
   type SiteRecord,
   siteSchema,
   type UserRecord,
-  userSchema,
+  userFileSchema,
 } from './records.ts';
+import type { ImportSource } from './source.ts';
 
 /*
  * First pass over an import file: the shape of every record, without the database. Records that
  * fail are reported and left out of later passes, but the ids they claim are remembered so that
- * references to them do not produce a second, misleading "does not exist".
+ * references to them do not produce a second, misleading "does not exist". Sites, channels,
+ * accounts and keys are kept (they are few, and later checks need all of them at once); contents,
+ * which may be millions, are not: the pass keeps only the ids, guids and channels they use, and the
+ * write pass reads them again.
  */
 
 export const TABLES = ['sites', 'channels', 'contents', 'users', 'administrators', 'apiKeys'] as const;
@@ -37,10 +41,25 @@ export interface Parsed<T> {
 export type ParsedSite = Parsed<Omit<SiteRecord, 'attributes'> & { attributes: Partial<SiteAttributes> }>;
 export type ParsedChannel = Parsed<ChannelRecord & { extras: Record<string, unknown> }>;
 
+/** What the first pass keeps of the contents: enough to check uniqueness and references. */
+export interface ContentScan {
+  /** Records of the contents section, valid or not. */
+  count: number;
+  /** Valid records. */
+  valid: number;
+  /** The position of the first valid record that claims each id and guid (later ones are duplicates). */
+  idOwners: Map<number, number>;
+  guidOwners: Map<string, number>;
+  /** Every channel a valid content names. */
+  channelIds: Set<number>;
+  /** The highest id a valid content gives, 0 if none. */
+  maxId: number;
+}
+
 export interface ParsedDocument {
   sites: ParsedSite[];
   channels: ParsedChannel[];
-  contents: Parsed<ContentRecord>[];
+  contents: ContentScan;
   users: Parsed<UserRecord>[];
   administrators: Parsed<AdministratorRecord>[];
   apiKeys: Parsed<ApiKeyRecord>[];
@@ -73,47 +92,6 @@ function schemaInput(
   return { input, problems };
 }
 
-/**
- * Parses one table's records. `finish` completes a record whose fields passed (checks that need
- * the whole record, reshaping); it reports its own problems and returns undefined on failure.
- */
-function parseTable<S extends ZodType, T = z.output<S>>(
-  table: Table,
-  raw: unknown,
-  schema: S,
-  context: { problems: ImportProblems; brokenIds: Record<Table, Set<number>> },
-  finish: (value: z.output<S>, rawRecord: Record<string, unknown>, ref: RecordRef) => T | undefined = (
-    value,
-  ) => value as T,
-): Parsed<T>[] {
-  const { problems } = context;
-  if (raw === undefined) return [];
-  if (!Array.isArray(raw)) {
-    problems.addTop(table, 'must be an array of records');
-    return [];
-  }
-  const parsed: Parsed<T>[] = [];
-  raw.forEach((rawRecord: unknown, index) => {
-    const ref: RecordRef = { table, index, id: idOf(rawRecord) };
-    let value: T | undefined;
-    if (!isObject(rawRecord)) {
-      problems.add(ref, 'must be an object');
-    } else {
-      const { input, problems: fieldProblems } = schemaInput(table, rawRecord);
-      const result = schema.safeParse(input);
-      const messages = [
-        ...(result.success ? [] : describeIssues(result.error.issues, rawRecord)),
-        ...fieldProblems,
-      ];
-      for (const message of messages) problems.add(ref, message);
-      if (result.success && messages.length === 0) value = finish(result.data, rawRecord, ref);
-    }
-    if (value !== undefined) parsed.push({ ref, value });
-    else if (ref.id !== undefined) context.brokenIds[table].add(ref.id);
-  });
-  return parsed;
-}
-
 function finishSite(problems: ImportProblems) {
   return (
     value: SiteRecord,
@@ -141,41 +119,178 @@ function finishChannel(value: ChannelRecord, raw: Record<string, unknown>): Pars
   return { ...(rest as ChannelRecord), extras };
 }
 
-export function parseDocument(document: unknown, problems: ImportProblems): ParsedDocument {
+interface RecordTypes {
+  sites: ParsedSite['value'];
+  channels: ParsedChannel['value'];
+  contents: ContentRecord;
+  users: UserRecord;
+  administrators: AdministratorRecord;
+  apiKeys: ApiKeyRecord;
+}
+
+type RecordParser<T> = (raw: unknown, ref: RecordRef, problems: ImportProblems) => T | undefined;
+
+/**
+ * Parses one record. `finish` completes a record whose fields passed (checks that need the whole
+ * record, reshaping); it reports its own problems and returns undefined on failure.
+ */
+function recordParser<S extends ZodType, T = z.output<S>>(
+  table: Table,
+  schema: S,
+  finish: (
+    value: z.output<S>,
+    rawRecord: Record<string, unknown>,
+    ref: RecordRef,
+    problems: ImportProblems,
+  ) => T | undefined = (value) => value as T,
+): RecordParser<T> {
+  return (raw, ref, problems) => {
+    if (!isObject(raw)) {
+      problems.add(ref, 'must be an object');
+      return undefined;
+    }
+    const { input, problems: fieldProblems } = schemaInput(table, raw);
+    const result = schema.safeParse(input);
+    const messages = [...(result.success ? [] : describeIssues(result.error.issues, raw)), ...fieldProblems];
+    for (const message of messages) problems.add(ref, message);
+    return result.success && messages.length === 0 ? finish(result.data, raw, ref, problems) : undefined;
+  };
+}
+
+const PARSERS: { [K in Table]: RecordParser<RecordTypes[K]> } = {
+  sites: recordParser('sites', siteSchema, (value, raw, ref, problems) =>
+    finishSite(problems)(value, raw, ref),
+  ),
+  channels: recordParser('channels', channelSchema, finishChannel),
+  contents: recordParser('contents', contentFileSchema),
+  users: recordParser('users', userFileSchema),
+  administrators: recordParser('administrators', administratorFileSchema),
+  apiKeys: recordParser('apiKeys', apiKeySchema),
+};
+
+const isTable = (name: string): name is Table => (TABLES as readonly string[]).includes(name);
+
+/**
+ * Parses one content record again in the write pass. Its problems were reported by the first
+ * pass: here they go to `problems`, which the caller throws away.
+ */
+export function parseContent(
+  raw: unknown,
+  ref: RecordRef,
+  problems: ImportProblems,
+): ContentRecord | undefined {
+  return PARSERS.contents(raw, ref, problems);
+}
+
+const LOWER_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The key under which the first pass remembers a content's guid: a fresh string (a value cut out
+ * of the parser's text may keep that whole text alive, megabytes per guid), and for the usual
+ * lower-case UUID its 16 bytes rather than 36 characters ('u' and 'x' keep the two kinds apart).
+ */
+export function guidKey(guid: string): string {
+  if (LOWER_UUID.test(guid)) return `u${Buffer.from(guid.replaceAll('-', ''), 'hex').toString('latin1')}`;
+  return `x${Buffer.from(guid, 'utf8').toString('utf8')}`;
+}
+
+/** A deep copy whose strings no longer share memory with the text they were parsed from. */
+function detached(value: unknown): unknown {
+  return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
+}
+
+/** The first pass: every record checked, contents summarised, problems reported. */
+export async function scanDocument(
+  source: ImportSource,
+  problems: ImportProblems,
+  onRecord: () => void = () => {},
+): Promise<ParsedDocument> {
   const brokenIds = Object.fromEntries(TABLES.map((table) => [table, new Set<number>()])) as Record<
     Table,
     Set<number>
   >;
-  const empty: ParsedDocument = {
+  const contents: ContentScan = {
+    count: 0,
+    valid: 0,
+    idOwners: new Map(),
+    guidOwners: new Map(),
+    channelIds: new Set(),
+    maxId: 0,
+  };
+  const doc: ParsedDocument = {
     sites: [],
     channels: [],
-    contents: [],
+    contents,
     users: [],
     administrators: [],
     apiKeys: [],
     brokenIds,
   };
-  if (!isObject(document)) {
-    problems.addTop('', `the import file must be a JSON object with the keys ${TABLES.join(', ')}`);
-    return empty;
-  }
-  for (const key of Object.keys(document)) {
-    if (!(TABLES as readonly string[]).includes(key)) {
-      problems.addTop(key, `unknown key (expected ${TABLES.join(', ')})`);
+  const seen = new Set<string>();
+  /** The section whose records are read, or undefined while records are skipped. */
+  let reading: Table | undefined;
+
+  for await (const entry of source.entries()) {
+    if (entry.kind === 'notObject') {
+      problems.addTop('', `the import file must be a JSON object with the keys ${TABLES.join(', ')}`);
+      continue;
+    }
+    if (entry.kind === 'section') {
+      reading = undefined;
+      if (!isTable(entry.key)) {
+        problems.addTop(entry.key, `unknown key (expected ${TABLES.join(', ')})`);
+      } else if (seen.has(entry.key)) {
+        problems.addTop(entry.key, 'appears more than once (each section must appear once)');
+      } else if (!entry.array) {
+        problems.addTop(entry.key, 'must be an array of records');
+      } else {
+        reading = entry.key;
+      }
+      seen.add(entry.key);
+      continue;
+    }
+    if (reading === undefined) continue;
+    onRecord();
+    const ref: RecordRef = { table: reading, index: entry.index, id: idOf(entry.value) };
+    if (reading === 'contents') contents.count++;
+    // Records kept whole are copied out of the parser's text first (see detached).
+    const raw = reading === 'contents' ? entry.value : detached(entry.value);
+    const value = PARSERS[reading](raw, ref, problems);
+    if (value === undefined) {
+      if (ref.id !== undefined) brokenIds[reading].add(ref.id);
+      continue;
+    }
+    switch (reading) {
+      case 'contents': {
+        const content = value as ContentRecord;
+        contents.valid++;
+        if (content.id !== undefined) {
+          if (!contents.idOwners.has(content.id)) contents.idOwners.set(content.id, entry.index);
+          if (content.id > contents.maxId) contents.maxId = content.id;
+        }
+        if (content.guid !== undefined) {
+          const key = guidKey(content.guid);
+          if (!contents.guidOwners.has(key)) contents.guidOwners.set(key, entry.index);
+        }
+        contents.channelIds.add(content.channelId);
+        break;
+      }
+      case 'sites':
+        doc.sites.push({ ref, value: value as ParsedSite['value'] });
+        break;
+      case 'channels':
+        doc.channels.push({ ref, value: value as ParsedChannel['value'] });
+        break;
+      case 'users':
+        doc.users.push({ ref, value: value as UserRecord });
+        break;
+      case 'administrators':
+        doc.administrators.push({ ref, value: value as AdministratorRecord });
+        break;
+      case 'apiKeys':
+        doc.apiKeys.push({ ref, value: value as ApiKeyRecord });
+        break;
     }
   }
-
-  const context = { problems, brokenIds };
-  const sites = parseTable('sites', document.sites, siteSchema, context, finishSite(problems));
-  const channels = parseTable('channels', document.channels, channelSchema, context, finishChannel);
-
-  return {
-    sites,
-    channels,
-    contents: parseTable('contents', document.contents, contentSchema, context),
-    users: parseTable('users', document.users, userSchema, context),
-    administrators: parseTable('administrators', document.administrators, administratorSchema, context),
-    apiKeys: parseTable('apiKeys', document.apiKeys, apiKeySchema, context),
-    brokenIds,
-  };
+  return doc;
 }

@@ -1,17 +1,30 @@
 import { type Db, providerOfClient } from '../../db/client.ts';
 import { hashPlainPassword, type StoredPassword } from '../accounts/passwords.ts';
 import { invalid } from '../errors.ts';
-import { type ParsedDocument, parseDocument, TABLES, type Table } from './document.ts';
+import {
+  type Parsed,
+  type ParsedDocument,
+  parseContent,
+  scanDocument,
+  TABLES,
+  type Table,
+} from './document.ts';
 import { chunks, ImportProblems } from './fields.ts';
-import { planAdministrators, planApiKeys, planContents, planUsers } from './planRecords.ts';
+import { ContentPlanner, planAdministrators, planApiKeys, planUsers } from './planRecords.ts';
 import { planStructure } from './planStructure.ts';
-import { loadState } from './state.ts';
+import type { ContentRecord } from './records.ts';
+import { documentSource, type ImportSource } from './source.ts';
+import { existingContents, loadState, type Tx } from './state.ts';
 import { insertRows, MODEL_TABLES, moveIdSequences } from './write.ts';
 
 /*
  * Loads a whole document of sites, channels, contents, users, administrators and API keys in one
  * transaction: either every record is written or, when anything is wrong, nothing is and the error
  * lists every problem of the file, each naming its record.
+ *
+ * The document is read twice and never held whole: a first pass checks every record's shape and
+ * notes the ids and guids the contents claim; the transaction then checks sites, channels and
+ * accounts, and a second pass reads the contents again, checking and inserting them in batches.
  */
 
 export type ImportSummary = Record<Table, number> & {
@@ -19,52 +32,153 @@ export type ImportSummary = Record<Table, number> & {
   rootChannelsCreated: number;
 };
 
-/** Long enough for tens of thousands of rows on a slow disk; the default (5 s) is not. */
-const TRANSACTION_TIMEOUT_MS = 10 * 60 * 1000;
+/** Where a running import is: reading checks the file (done/total in the source's units), writing counts contents. */
+export interface ImportProgress {
+  phase: 'reading' | 'writing';
+  done: number;
+  total: number | undefined;
+}
+
+export interface ImportOptions {
+  /** Called often (every record while reading, every batch while writing): keep it cheap. */
+  onProgress?: (progress: ImportProgress) => void;
+}
+
+/** Long enough for a million rows on a slow disk; the default (5 s) is not. */
+const TRANSACTION_TIMEOUT_MS = 2 * 60 * 60 * 1000;
 /** scrypt runs on libuv's thread pool (4 threads by default): more at once only queue. */
 const HASH_CONCURRENCY = 4;
+/** Contents checked and inserted together in the write pass: what memory holds of them at once. */
+const CONTENT_BATCH = 1000;
 
 async function hashPasswords(doc: ParsedDocument): Promise<Map<object, StoredPassword>> {
   const records = [...doc.users, ...doc.administrators].map((record) => record.value);
   const hashes = new Map<object, StoredPassword>();
   for (const slice of chunks(records, HASH_CONCURRENCY)) {
-    const stored = await Promise.all(slice.map((record) => hashPlainPassword(record.password)));
+    const stored = await Promise.all(
+      slice.map((record) => (record.password === null ? undefined : hashPlainPassword(record.password))),
+    );
     slice.forEach((record, i) => {
-      hashes.set(record, stored[i] as StoredPassword);
+      const hash = stored[i];
+      if (hash) hashes.set(record, hash);
     });
   }
   return hashes;
 }
 
-export async function importDocument(db: Db, document: unknown): Promise<ImportSummary> {
+/** Imports a document held in memory (tests, the demo seed). */
+export function importDocument(
+  db: Db,
+  document: unknown,
+  options: ImportOptions = {},
+): Promise<ImportSummary> {
+  return importFrom(db, documentSource(document), options);
+}
+
+function failure(problems: ImportProblems): Error {
+  const noun = problems.count === 1 ? 'problem' : 'problems';
+  return invalid(
+    `The import file has ${problems.count} ${noun}; nothing was imported`,
+    problems.list.map(({ path, message }) => ({ field: path, message })),
+  );
+}
+
+/**
+ * The write pass over the contents: each batch is checked against the database and, while the
+ * import has no problem at all, inserted. Returns the number of contents inserted.
+ */
+async function writeContents(
+  tx: Tx,
+  source: ImportSource,
+  planner: ContentPlanner,
+  problems: ImportProblems,
+  expected: number,
+  onProgress: (done: number) => void,
+): Promise<number> {
+  // Shape problems were reported by the first pass; reported again here they would be doubled.
+  const reported = new ImportProblems(TABLES);
+  let batch: Parsed<ContentRecord>[] = [];
+  let seen = 0;
+  let written = 0;
+  let inSection = false;
+  let sectionRead = false;
+  const flush = async () => {
+    const stored = await existingContents(
+      tx,
+      batch.flatMap(({ value }) => (value.id === undefined ? [] : [value.id])),
+      batch.flatMap(({ value }) => (value.guid === undefined ? [] : [value.guid])),
+    );
+    const rows = planner.plan(batch, stored);
+    batch = [];
+    if (problems.count === 0) {
+      await insertRows(tx, MODEL_TABLES.contents, rows);
+      written += rows.length;
+    }
+    onProgress(seen);
+  };
+  for await (const entry of source.entries()) {
+    if (entry.kind === 'section') {
+      // Only the first contents section is read, as in the first pass (a second one is a problem).
+      inSection = entry.key === 'contents' && entry.array && !sectionRead;
+      if (entry.key === 'contents') sectionRead = true;
+      continue;
+    }
+    if (entry.kind !== 'record' || !inSection) continue;
+    seen++;
+    const ref = { table: 'contents', index: entry.index };
+    const value = parseContent(entry.value, ref, reported);
+    if (value === undefined) continue;
+    batch.push({ ref: { ...ref, id: value.id }, value });
+    if (batch.length >= CONTENT_BATCH) await flush();
+  }
+  if (batch.length > 0) await flush();
+  if (seen !== expected) {
+    throw invalid('The import file changed while it was being imported; nothing was imported', []);
+  }
+  return written;
+}
+
+export async function importFrom(
+  db: Db,
+  source: ImportSource,
+  { onProgress = () => {} }: ImportOptions = {},
+): Promise<ImportSummary> {
   const problems = new ImportProblems(TABLES);
-  const doc = parseDocument(document, problems);
+  const doc = await scanDocument(source, problems, () =>
+    onProgress({ phase: 'reading', ...source.progress() }),
+  );
   // Hashed before the transaction opens, so no lock is held during seconds of key derivation.
   const passwords = await hashPasswords(doc);
   const now = new Date();
+  const totalContents = doc.contents.count;
 
   return db.$transaction(
     async (tx) => {
       const state = await loadState(tx, doc);
       const structure = planStructure(doc, state, problems, now);
-      const contents = planContents(doc, state, structure, problems, now);
       const users = planUsers(doc, state, problems, passwords, now);
       const administrators = planAdministrators(doc, state, structure, problems, passwords, now);
       const apiKeys = planApiKeys(doc, state, problems, now);
-      if (problems.count > 0) {
-        const noun = problems.count === 1 ? 'problem' : 'problems';
-        throw invalid(
-          `The import file has ${problems.count} ${noun}; nothing was imported`,
-          problems.list.map(({ path, message }) => ({ field: path, message })),
-        );
-      }
 
-      await insertRows(tx, MODEL_TABLES.sites, structure.sites);
-      await insertRows(tx, MODEL_TABLES.channels, structure.channels);
-      for (const { id, ...fields } of structure.channelUpdates) {
-        await tx.channel.update({ where: { id }, data: fields });
+      // Channels first: contents are inserted as they are read, below them.
+      if (problems.count === 0) {
+        await insertRows(tx, MODEL_TABLES.sites, structure.sites);
+        await insertRows(tx, MODEL_TABLES.channels, structure.channels);
+        for (const { id, ...fields } of structure.channelUpdates) {
+          await tx.channel.update({ where: { id }, data: fields });
+        }
       }
-      await insertRows(tx, MODEL_TABLES.contents, contents);
+      const planner = new ContentPlanner(doc.contents, structure, problems, state.maxIds.contents, now);
+      onProgress({ phase: 'writing', done: 0, total: totalContents });
+      const contents =
+        totalContents === 0
+          ? 0
+          : await writeContents(tx, source, planner, problems, totalContents, (done) =>
+              onProgress({ phase: 'writing', done, total: totalContents }),
+            );
+      // Nothing is kept of a failed import: throwing rolls back whatever was inserted.
+      if (problems.count > 0) throw failure(problems);
+
       await insertRows(tx, MODEL_TABLES.users, users);
       await insertRows(tx, MODEL_TABLES.administrators, administrators);
       await insertRows(tx, MODEL_TABLES.apiKeys, apiKeys);
@@ -72,7 +186,7 @@ export async function importDocument(db: Db, document: unknown): Promise<ImportS
       const summary: ImportSummary = {
         sites: structure.sites.length,
         channels: structure.channels.length,
-        contents: contents.length,
+        contents,
         users: users.length,
         administrators: administrators.length,
         apiKeys: apiKeys.length,

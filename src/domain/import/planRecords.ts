@@ -3,7 +3,7 @@ import type { Prisma } from '../../generated/prisma/sqlite/client.ts';
 import type { StoredPassword } from '../accounts/passwords.ts';
 import { type AccountKind, UNIQUE_ACCOUNT_FIELDS, type UniqueAccountField } from '../accounts/rules.ts';
 import { type ReviewState, reviewStateOfDecision, reviewStateOfLevel } from '../contents/review.ts';
-import type { Parsed, ParsedDocument } from './document.ts';
+import { type ContentScan, guidKey, type Parsed, type ParsedDocument } from './document.ts';
 import { type ImportProblems, idCounter, type RecordRef, UniqueCheck } from './fields.ts';
 import type { StructurePlan } from './planStructure.ts';
 import type { ContentRecord } from './records.ts';
@@ -13,6 +13,9 @@ import type { DbState, ExistingAccounts } from './state.ts';
  * Contents, users, administrators and API keys: uniqueness against the file and the database,
  * references into the site structure, review state, and the rows to insert.
  */
+
+/** An account imported without a password: no MD5 digest derives to an empty hash, so no login succeeds. */
+export const NO_PASSWORD: StoredPassword = { passwordHash: '', passwordSalt: '' };
 
 /** Hashes of the imported plain-text passwords, by the parsed record they belong to. */
 export type Passwords = ReadonlyMap<object, StoredPassword>;
@@ -45,51 +48,101 @@ function reviewState(
   return undefined;
 }
 
-export function planContents(
-  doc: ParsedDocument,
-  state: DbState,
-  structure: StructurePlan,
-  problems: ImportProblems,
-  now: Date,
-): Prisma.ContentCreateManyInput[] {
-  const ids = new UniqueCheck<number>('id', (id) => state.contentIds.has(id), problems);
-  const guids = new UniqueCheck<string>('guid', (guid) => state.contentGuids.has(guid), problems);
-  const nextId = idCounter([state.maxIds.contents, ...doc.contents.map((content) => content.value.id)]);
-  const rows: Prisma.ContentCreateManyInput[] = [];
-  for (const { ref, value } of doc.contents) {
-    const fresh = [ids.claim(ref, value.id), guids.claim(ref, value.guid, `'${value.guid}'`)].every(Boolean);
-    const siteId = structure.channelSites.get(value.channelId);
-    if (structure.brokenChannelIds.has(value.channelId) || structure.brokenSiteIds.has(siteId ?? 0)) continue;
-    if (value.siteId !== undefined && structure.brokenSiteIds.has(value.siteId)) continue;
-    if (siteId === undefined) {
-      problems.add(ref, `channel ${value.channelId} does not exist`);
-      continue;
-    }
-    if (value.siteId !== undefined && value.siteId !== siteId) {
-      problems.add(
-        ref,
-        structure.siteLevels.has(value.siteId)
-          ? `channel ${value.channelId} belongs to site ${siteId}, not site ${value.siteId}`
-          : `site ${value.siteId} does not exist`,
-      );
-      continue;
-    }
-    const review = reviewState(ref, value, siteId, structure.siteLevels.get(siteId) ?? 1, problems);
-    if (!fresh || !review) continue;
-    const { id, guid, content, body, checked: _checked, checkedLevel: _checkedLevel, ...fields } = value;
-    rows.push({
-      ...datesOrNow(fields, ['addDate', 'createdDate', 'lastModifiedDate', 'lastEditDate'], now),
-      id: id ?? nextId(),
-      guid: guid ?? randomUUID(),
-      siteId,
-      body: body ?? content ?? '',
-      ...review,
-    });
+/**
+ * Contents, planned batch by batch in the write pass: the first pass found which record owns each
+ * id and guid, so a batch needs only the database's answer for its own ids and guids.
+ */
+export class ContentPlanner {
+  private readonly nextId: () => number;
+
+  constructor(
+    private readonly scan: ContentScan,
+    private readonly structure: StructurePlan,
+    private readonly problems: ImportProblems,
+    maxStoredId: number,
+    private readonly now: Date,
+  ) {
+    this.nextId = idCounter([maxStoredId, scan.maxId]);
   }
-  return rows;
+
+  /** False (and a problem reported) when an earlier record of the file or the database has the value. */
+  private claim(
+    ref: RecordRef,
+    field: string,
+    key: number | string | undefined,
+    owner: number | undefined,
+    stored: boolean,
+  ) {
+    if (key === undefined) return true;
+    const what = `${field} ${typeof key === 'string' ? `'${key}'` : String(key)}`;
+    if (owner !== undefined && owner !== ref.index) {
+      this.problems.add(ref, `duplicate ${what} (also ${ref.table}[${owner}])`);
+      return false;
+    }
+    if (stored) {
+      this.problems.add(ref, `${what} already exists`);
+      return false;
+    }
+    return true;
+  }
+
+  plan(
+    batch: readonly Parsed<ContentRecord>[],
+    stored: { ids: ReadonlySet<number>; guids: ReadonlySet<string> },
+  ): Prisma.ContentCreateManyInput[] {
+    const { structure, problems } = this;
+    const rows: Prisma.ContentCreateManyInput[] = [];
+    for (const { ref, value } of batch) {
+      const fresh = [
+        this.claim(
+          ref,
+          'id',
+          value.id,
+          value.id === undefined ? undefined : this.scan.idOwners.get(value.id),
+          value.id !== undefined && stored.ids.has(value.id),
+        ),
+        this.claim(
+          ref,
+          'guid',
+          value.guid,
+          value.guid === undefined ? undefined : this.scan.guidOwners.get(guidKey(value.guid)),
+          value.guid !== undefined && stored.guids.has(value.guid),
+        ),
+      ].every(Boolean);
+      const siteId = structure.channelSites.get(value.channelId);
+      if (structure.brokenChannelIds.has(value.channelId) || structure.brokenSiteIds.has(siteId ?? 0))
+        continue;
+      if (value.siteId !== undefined && structure.brokenSiteIds.has(value.siteId)) continue;
+      if (siteId === undefined) {
+        problems.add(ref, `channel ${value.channelId} does not exist`);
+        continue;
+      }
+      if (value.siteId !== undefined && value.siteId !== siteId) {
+        problems.add(
+          ref,
+          structure.siteLevels.has(value.siteId)
+            ? `channel ${value.channelId} belongs to site ${siteId}, not site ${value.siteId}`
+            : `site ${value.siteId} does not exist`,
+        );
+        continue;
+      }
+      const review = reviewState(ref, value, siteId, structure.siteLevels.get(siteId) ?? 1, problems);
+      if (!fresh || !review) continue;
+      const { id, guid, content, body, checked: _checked, checkedLevel: _checkedLevel, ...fields } = value;
+      rows.push({
+        ...datesOrNow(fields, ['addDate', 'createdDate', 'lastModifiedDate', 'lastEditDate'], this.now),
+        id: id ?? this.nextId(),
+        guid: guid ?? randomUUID(),
+        siteId,
+        body: body ?? content ?? '',
+        ...review,
+      });
+    }
+    return rows;
+  }
 }
 
-type AccountRecord = { id?: number | undefined; password: string } & Partial<
+type AccountRecord = { id?: number | undefined; password: string | null } & Partial<
   Record<UniqueAccountField, string | null>
 >;
 
@@ -120,7 +173,7 @@ function planAccounts<T extends AccountRecord>(
       ...unique.map(([field, check]) => check.claim(ref, value[field], `'${value[field]}'`)),
       checkReferences(ref, value),
     ];
-    const stored = passwords.get(value);
+    const stored = value.password === null ? NO_PASSWORD : passwords.get(value);
     if (!stored) throw new Error(`${ref.table}[${ref.index}]: password was not hashed`);
     if (checks.includes(false)) continue;
     const { password: _password, id, ...fields } = value;
@@ -188,7 +241,10 @@ export function planApiKeys(
         digest: value.digest,
         scopes: value.scopes.join(','),
         expiresAt: value.expiresAt,
-        createdAt: now,
+        createdAt: value.createdAt ?? now,
+        lastUsedAt: value.lastUsedAt,
+        revokedAt: value.revokedAt,
+        rateLimitPerMinute: value.rateLimitPerMinute,
       },
     ];
   });

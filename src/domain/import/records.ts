@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { identifier, passwordProblem, userNameProblem } from '../accounts/rules.ts';
 import { filePathProblem } from '../channels/paths.ts';
@@ -177,8 +178,12 @@ const ruled = (problemOf: (value: string) => string | undefined) =>
     if (problem) context.addIssue({ code: 'custom', message: problem });
   });
 const userName = ruled(userNameProblem);
-/** Imported passwords are new passwords in plain text: the password rule applies. */
-const password = ruled((value) => passwordProblem(value));
+/**
+ * Imported passwords are new passwords in plain text: the password rule applies. `null` (what an
+ * export writes, since it carries no password material) leaves the account without a usable
+ * password until one is set (`cms password`).
+ */
+const password = ruled((value) => passwordProblem(value)).nullable();
 
 export const userSchema = recordSchema({
   id: recordId.optional(),
@@ -226,21 +231,55 @@ export const MIN_IMPORTED_KEY_LENGTH = 32;
 export const apiKeySchema = recordSchema({
   id: recordId.optional(),
   title: requiredText,
-  key: text.min(MIN_IMPORTED_KEY_LENGTH, { error: `must be at least ${MIN_IMPORTED_KEY_LENGTH} characters` }),
+  // null (what an export writes: it carries no secret): the key is imported unusable until reset.
+  key: text
+    .min(MIN_IMPORTED_KEY_LENGTH, { error: `must be at least ${MIN_IMPORTED_KEY_LENGTH} characters` })
+    .nullable(),
   scopes: z
     .array(z.enum(SCOPES, { error: `must be one of ${SCOPES.join(', ')}` }), {
       error: 'must be an array of scopes',
     })
     .min(1, { error: 'must name at least one scope' }),
   expiresAt: dateTime.nullable().default(null),
-  // Only the digest goes further: the plain key is not kept in memory longer than needed.
-}).transform(({ key, ...rest }) => ({ ...rest, digest: digestApiKey(key) }));
+  // State an export carries beyond what key management shows when creating a key.
+  createdAt: dateTime.optional(),
+  lastUsedAt: dateTime.nullable().default(null),
+  revokedAt: dateTime.nullable().default(null),
+  rateLimitPerMinute: integer
+    .min(1, { error: 'must be a positive integer or null' })
+    .nullable()
+    .default(null),
+  // Only the digest goes further: the plain key is not kept in memory longer than needed. A key
+  // without a secret gets the digest of a random one nobody knows.
+}).transform(({ key, ...rest }) => ({
+  ...rest,
+  digest: digestApiKey(key ?? randomBytes(32).toString('base64url')),
+}));
+
+/*
+ * What an export carries beyond the API's records: state the API does not show (the recycle bin,
+ * lockouts, token versions, a content's stored extra settings). Kept apart from the API-shaped
+ * schemas above, which test/domain/recordFields.test.ts compares with the contract.
+ */
+const lockedUntil = dateTime.nullable().default(null);
+const tokenVersion = optionalCount;
+
+export const contentFileSchema = contentSchema.extend({
+  recycled: flag.default(false),
+  recycledDate: dateTime.nullable().default(null),
+  settings: z
+    .record(z.string(), z.unknown(), { error: 'must be an object' })
+    .default({})
+    .transform((value) => JSON.stringify(value)),
+});
+export const userFileSchema = userSchema.extend({ lockedUntil, tokenVersion });
+export const administratorFileSchema = administratorSchema.extend({ lockedUntil, tokenVersion });
 
 export type SiteRecord = z.output<typeof siteSchema>;
 export type ChannelRecord = z.output<typeof channelSchema>;
-export type ContentRecord = z.output<typeof contentSchema>;
-export type UserRecord = z.output<typeof userSchema>;
-export type AdministratorRecord = z.output<typeof administratorSchema>;
+export type ContentRecord = z.output<typeof contentFileSchema>;
+export type UserRecord = z.output<typeof userFileSchema>;
+export type AdministratorRecord = z.output<typeof administratorFileSchema>;
 export type ApiKeyRecord = z.output<typeof apiKeySchema>;
 
 /**

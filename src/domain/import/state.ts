@@ -1,3 +1,4 @@
+import { identifier, joinSql, sql } from '../../db/sql.ts';
 import type { Prisma } from '../../generated/prisma/sqlite/client.ts';
 import { type AccountKind, UNIQUE_ACCOUNT_FIELDS, type UniqueAccountField } from '../accounts/rules.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
@@ -43,8 +44,6 @@ export interface DbState {
   /** The channels of every site the file adds channels to, and every channel it names by id. */
   channels: Map<number, ExistingChannel>;
   channelGuids: Set<string>;
-  contentIds: Set<number>;
-  contentGuids: Set<string>;
   users: ExistingAccounts;
   administrators: ExistingAccounts;
   apiKeyIds: Set<number>;
@@ -115,7 +114,7 @@ export async function loadState(tx: Tx, doc: ParsedDocument): Promise<DbState> {
   const channelIdsNamed = defined([
     ...doc.sites.map((site) => site.value.id),
     ...doc.channels.flatMap((channel) => [channel.value.id, channel.value.parentId]),
-    ...doc.contents.map((content) => content.value.channelId),
+    ...doc.contents.channelIds,
   ]);
   const channelSites = defined(doc.channels.map((channel) => channel.value.siteId));
   const channelRows = [
@@ -131,12 +130,6 @@ export async function loadState(tx: Tx, doc: ParsedDocument): Promise<DbState> {
     defined(records.map((record) => record.value.guid));
   const channelGuids = await collect(guidsOf(doc.channels), (guids) =>
     tx.channel.findMany({ where: { guid: { in: guids } }, select: { guid: true } }),
-  );
-  const contentGuids = await collect(guidsOf(doc.contents), (guids) =>
-    tx.content.findMany({ where: { guid: { in: guids } }, select: { guid: true } }),
-  );
-  const contentIds = await collect(defined(doc.contents.map((content) => content.value.id)), (ids) =>
-    tx.content.findMany({ where: { id: { in: ids } }, select: { id: true } }),
   );
 
   const userRows = await collect(doc.users, (slice) =>
@@ -175,8 +168,6 @@ export async function loadState(tx: Tx, doc: ParsedDocument): Promise<DbState> {
     sites,
     channels: new Map(channelRows.map((row) => [row.id, row])),
     channelGuids: new Set(channelGuids.map((row) => row.guid)),
-    contentIds: new Set(contentIds.map((row) => row.id)),
-    contentGuids: new Set(contentGuids.map((row) => row.guid)),
     users: accountsOf('users', userRows),
     administrators: accountsOf('administrators', administratorRows),
     apiKeyIds: new Set(apiKeyRows.map((row) => row.id)),
@@ -189,5 +180,32 @@ export async function loadState(tx: Tx, doc: ParsedDocument): Promise<DbState> {
       administrators: administrator._max.id ?? 0,
       apiKeys: apiKey._max.id ?? 0,
     },
+  };
+}
+
+/**
+ * The ids and guids of one batch of contents that the database already holds. Contents are
+ * checked batch by batch in the write pass, so their lookups never hold more than a batch.
+ */
+export async function existingContents(
+  tx: Tx,
+  ids: readonly number[],
+  guids: readonly string[],
+): Promise<{ ids: Set<number>; guids: Set<string> }> {
+  // Raw SQL: the client would cache a query plan for every distinct list of values (tens of MB
+  // over a large import), while this text is the same for every full batch.
+  const idRows = await collect(defined(ids), (slice) =>
+    tx.$queryRaw<{ id: number }[]>(
+      sql`SELECT ${identifier('id')} FROM ${identifier('Content')} WHERE ${identifier('id')} IN (${joinSql(slice)})`,
+    ),
+  );
+  const guidRows = await collect(defined(guids), (slice) =>
+    tx.$queryRaw<{ guid: string }[]>(
+      sql`SELECT ${identifier('guid')} FROM ${identifier('Content')} WHERE ${identifier('guid')} IN (${joinSql(slice)})`,
+    ),
+  );
+  return {
+    ids: new Set(idRows.map((row) => Number(row.id))),
+    guids: new Set(guidRows.map((row) => row.guid)),
   };
 }

@@ -1,5 +1,4 @@
 import { identifier, joinSql, sql } from '../../db/sql.ts';
-import { chunks } from './fields.ts';
 import type { Tx } from './state.ts';
 
 /*
@@ -22,6 +21,39 @@ export type ModelTable = (typeof MODEL_TABLES)[keyof typeof MODEL_TABLES];
 
 /** Bound parameters per statement stay below SQLite's limit (32766) and PostgreSQL's (65535). */
 const MAX_PARAMETERS = 30_000;
+/**
+ * Characters of text per statement. The driver adapter's debug module keeps the arguments of its
+ * last 100 calls (each query with all its values) even when debugging is off, so a statement's
+ * size times 100 stays in memory (twice: the client keeps such a history too): some 15-30 MB with this bound, whatever the import's size.
+ */
+const MAX_STATEMENT_TEXT = 64 * 1024;
+
+const textSize = (value: unknown) => (typeof value === 'string' ? value.length : 8);
+
+/** Consecutive slices of rows, each within the parameter and the text bound (at least one row). */
+function statements<T extends Readonly<Record<string, unknown>>>(
+  rows: readonly T[],
+  columns: readonly string[],
+) {
+  const slices: T[][] = [];
+  let slice: T[] = [];
+  let size = 0;
+  for (const row of rows) {
+    const rowSize = columns.reduce((sum, column) => sum + textSize(row[column]), 0);
+    if (
+      slice.length > 0 &&
+      ((slice.length + 1) * columns.length > MAX_PARAMETERS || size + rowSize > MAX_STATEMENT_TEXT)
+    ) {
+      slices.push(slice);
+      slice = [];
+      size = 0;
+    }
+    slice.push(row);
+    size += rowSize;
+  }
+  if (slice.length > 0) slices.push(slice);
+  return slices;
+}
 
 /**
  * Inserts rows that all name the same columns with a value each (a column left out of every row
@@ -42,7 +74,7 @@ export async function insertRows(
     }
   }
   const columnList = joinSql(columns.map((column) => identifier(column)));
-  for (const slice of chunks(rows, Math.floor(MAX_PARAMETERS / columns.length))) {
+  for (const slice of statements(rows, columns)) {
     const values = slice.map((row) => sql`(${joinSql(columns.map((column) => row[column]))})`);
     await tx.$executeRaw(sql`INSERT INTO ${identifier(table)} (${columnList}) VALUES ${joinSql(values)}`);
   }

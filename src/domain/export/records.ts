@@ -1,0 +1,210 @@
+import type { z } from 'zod';
+import type {
+  Administrator,
+  ApiKey,
+  Channel,
+  Content,
+  Site,
+  User,
+} from '../../generated/prisma/sqlite/client.ts';
+import type {
+  administratorFileSchema,
+  apiKeySchema,
+  channelSchema,
+  contentFileSchema,
+  siteSchema,
+  userFileSchema,
+} from '../import/records.ts';
+import { readJsonObject } from '../jsonObject.ts';
+import { splitList } from '../lists.ts';
+
+/*
+ * A stored row as a record of the import file. Each function's result is typed as the import's
+ * input for that table, so the compiler holds export and import to one format. Dates are ISO 8601
+ * instants in UTC with milliseconds (the import reads them too): exact, and independent of TZ.
+ * Nothing secret leaves: accounts carry `password: null`, keys `key: null`.
+ */
+
+type Input<S extends z.ZodType> = z.input<S>;
+
+const instant = (date: Date) => date.toISOString();
+const instantOrNull = (date: Date | null) => (date === null ? null : instant(date));
+/** The optional unique account fields: absent rather than null (the import reads "" and absent alike). */
+const present = <K extends string>(key: K, value: string | null) =>
+  (value === null ? {} : { [key]: value }) as Partial<Record<K, string>>;
+
+export function siteRecord(row: Site): Input<typeof siteSchema> {
+  return {
+    id: row.id,
+    siteDir: row.siteDir,
+    siteName: row.siteName,
+    tableName: row.tableName,
+    isRoot: row.isRoot,
+    parentId: row.parentId,
+    taxis: row.taxis,
+    attributes: readJsonObject(row.attributes),
+  };
+}
+
+/** Derived tree fields are left out (the import derives them); extras return to their own keys, sorted. */
+export function channelRecord(row: Channel): Input<typeof channelSchema> & Record<string, unknown> {
+  const extras = readJsonObject(row.extras);
+  const sortedExtras = Object.fromEntries(
+    Object.keys(extras)
+      .sort()
+      .map((key) => [key, extras[key]]),
+  );
+  const linked = row.createChannelIdsIfContentChanged;
+  return {
+    id: row.id,
+    guid: row.guid,
+    siteId: row.siteId,
+    parentId: row.parentId,
+    channelName: row.channelName,
+    ...(row.indexName === null ? {} : { indexName: row.indexName }),
+    groupNames: splitList(row.groupNames),
+    taxis: row.taxis,
+    addDate: instant(row.addDate),
+    createdDate: instant(row.createdDate),
+    lastModifiedDate: instant(row.lastModifiedDate),
+    imageUrl: row.imageUrl,
+    content: row.content,
+    filePath: row.filePath,
+    channelFilePathRule: row.channelFilePathRule,
+    contentFilePathRule: row.contentFilePathRule,
+    linkUrl: row.linkUrl,
+    keywords: row.keywords,
+    description: row.description,
+    contentModelPluginId: row.contentModelPluginId,
+    contentRelatedPluginIds: row.contentRelatedPluginIds,
+    linkType: row.linkType,
+    channelTemplateId: row.channelTemplateId,
+    contentTemplateId: row.contentTemplateId,
+    isCreateChannelIfContentChanged: row.isCreateChannelIfContentChanged,
+    createChannelIdsIfContentChanged:
+      linked === null
+        ? null
+        : linked
+            .split(',')
+            .filter((id) => id !== '')
+            .map(Number),
+    listColumns: row.listColumns,
+    defaultTaxisType: row.defaultTaxisType,
+    ...sortedExtras,
+  };
+}
+
+export function contentRecord(row: Content): Input<typeof contentFileSchema> {
+  return {
+    id: row.id,
+    guid: row.guid,
+    siteId: row.siteId,
+    channelId: row.channelId,
+    adminId: row.adminId,
+    lastEditAdminId: row.lastEditAdminId,
+    userId: row.userId,
+    taxis: row.taxis,
+    groupNames: splitList(row.groupNames),
+    tagNames: splitList(row.tagNames),
+    sourceId: row.sourceId,
+    referenceId: row.referenceId,
+    templateId: row.templateId,
+    checked: row.checked,
+    checkedLevel: row.checkedLevel,
+    hits: row.hits,
+    hitsByDay: row.hitsByDay,
+    hitsByWeek: row.hitsByWeek,
+    hitsByMonth: row.hitsByMonth,
+    lastHitsDate: instantOrNull(row.lastHitsDate),
+    downloads: row.downloads,
+    imageUrlCount: row.imageUrlCount,
+    videoUrlCount: row.videoUrlCount,
+    fileUrlCount: row.fileUrlCount,
+    title: row.title,
+    subTitle: row.subTitle,
+    imageUrl: row.imageUrl,
+    videoUrl: row.videoUrl,
+    fileUrl: row.fileUrl,
+    body: row.body,
+    summary: row.summary,
+    author: row.author,
+    source: row.source,
+    top: row.top,
+    recommend: row.recommend,
+    hot: row.hot,
+    color: row.color,
+    linkType: row.linkType,
+    linkUrl: row.linkUrl,
+    addUserName: row.addUserName,
+    lastEditUserName: row.lastEditUserName,
+    writingUserName: row.writingUserName,
+    addDate: instant(row.addDate),
+    createdDate: instant(row.createdDate),
+    lastModifiedDate: instant(row.lastModifiedDate),
+    lastEditDate: instant(row.lastEditDate),
+    settings: readJsonObject(row.settings),
+    recycled: row.recycled,
+    recycledDate: instantOrNull(row.recycledDate),
+  };
+}
+
+export function userRecord(row: User): Input<typeof userFileSchema> {
+  return {
+    id: row.id,
+    userName: row.userName,
+    password: null,
+    displayName: row.displayName,
+    ...present('email', row.email),
+    ...present('mobile', row.mobile),
+    ...present('openId', row.openId),
+    avatarUrl: row.avatarUrl,
+    groupId: row.groupId,
+    createDate: instant(row.createDate),
+    lastResetPasswordDate: instant(row.lastResetPasswordDate),
+    lastActivityDate: instant(row.lastActivityDate),
+    countOfLogin: row.countOfLogin,
+    countOfFailedLogin: row.countOfFailedLogin,
+    countOfWriting: row.countOfWriting,
+    checked: row.checked,
+    locked: row.locked,
+    lockedUntil: instantOrNull(row.lockedUntil),
+    tokenVersion: row.tokenVersion,
+  };
+}
+
+export function administratorRecord(row: Administrator): Input<typeof administratorFileSchema> {
+  return {
+    id: row.id,
+    userName: row.userName,
+    password: null,
+    displayName: row.displayName,
+    ...present('email', row.email),
+    ...present('mobile', row.mobile),
+    creatorUserName: row.creatorUserName,
+    creationDate: instant(row.creationDate),
+    lastActivityDate: instant(row.lastActivityDate),
+    countOfLogin: row.countOfLogin,
+    countOfFailedLogin: row.countOfFailedLogin,
+    isLockedOut: row.isLockedOut,
+    siteId: row.siteId,
+    departmentId: row.departmentId,
+    areaId: row.areaId,
+    siteIdCollection: row.siteIdCollection,
+    lockedUntil: instantOrNull(row.lockedUntil),
+    tokenVersion: row.tokenVersion,
+  };
+}
+
+export function apiKeyRecord(row: ApiKey): Input<typeof apiKeySchema> {
+  return {
+    id: row.id,
+    title: row.title,
+    key: null,
+    scopes: row.scopes.split(',').filter((scope) => scope !== '') as Input<typeof apiKeySchema>['scopes'],
+    expiresAt: instantOrNull(row.expiresAt),
+    createdAt: instant(row.createdAt),
+    lastUsedAt: instantOrNull(row.lastUsedAt),
+    revokedAt: instantOrNull(row.revokedAt),
+    rateLimitPerMinute: row.rateLimitPerMinute,
+  };
+}
