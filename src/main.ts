@@ -117,7 +117,12 @@ const alreadyPrepared = async () => undefined;
 
 async function main(): Promise<void> {
   const config = readConfig();
-  const logger = pino({ level: config.logLevel });
+  // A worker logs every request, asynchronously (pino's default). The supervisor logs little, and
+  // its last lines come right before process.exit: written synchronously, none is lost or
+  // overtaken at the exit.
+  const logger = cluster.isWorker
+    ? pino({ level: config.logLevel })
+    : pino({ level: config.logLevel }, pino.destination({ dest: 1, sync: true }));
   if (cluster.isWorker) {
     await serve(config, logger, preparedBySupervisor);
     return;
