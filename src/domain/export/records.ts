@@ -94,57 +94,24 @@ export function channelRecord(row: Channel): Input<typeof channelSchema> & Recor
   };
 }
 
+/**
+ * Every column of a content, as the import reads it: the record is the row itself (a content holds
+ * no secret, so a column added to the model leaves with it, and the round-trip test holds the
+ * import to it), with lists, settings and dates in their file form.
+ */
 export function contentRecord(row: Content): Input<typeof contentFileSchema> {
+  const { groupNames, tagNames, settings, lastHitsDate, recycledDate, ...plain } = row;
   return {
-    id: row.id,
-    guid: row.guid,
-    siteId: row.siteId,
-    channelId: row.channelId,
-    adminId: row.adminId,
-    lastEditAdminId: row.lastEditAdminId,
-    userId: row.userId,
-    taxis: row.taxis,
-    groupNames: splitList(row.groupNames),
-    tagNames: splitList(row.tagNames),
-    sourceId: row.sourceId,
-    referenceId: row.referenceId,
-    templateId: row.templateId,
-    checked: row.checked,
-    checkedLevel: row.checkedLevel,
-    hits: row.hits,
-    hitsByDay: row.hitsByDay,
-    hitsByWeek: row.hitsByWeek,
-    hitsByMonth: row.hitsByMonth,
-    lastHitsDate: instantOrNull(row.lastHitsDate),
-    downloads: row.downloads,
-    imageUrlCount: row.imageUrlCount,
-    videoUrlCount: row.videoUrlCount,
-    fileUrlCount: row.fileUrlCount,
-    title: row.title,
-    subTitle: row.subTitle,
-    imageUrl: row.imageUrl,
-    videoUrl: row.videoUrl,
-    fileUrl: row.fileUrl,
-    body: row.body,
-    summary: row.summary,
-    author: row.author,
-    source: row.source,
-    top: row.top,
-    recommend: row.recommend,
-    hot: row.hot,
-    color: row.color,
-    linkType: row.linkType,
-    linkUrl: row.linkUrl,
-    addUserName: row.addUserName,
-    lastEditUserName: row.lastEditUserName,
-    writingUserName: row.writingUserName,
+    ...plain,
+    groupNames: splitList(groupNames),
+    tagNames: splitList(tagNames),
+    settings: readJsonObject(settings),
+    lastHitsDate: instantOrNull(lastHitsDate),
+    recycledDate: instantOrNull(recycledDate),
     addDate: instant(row.addDate),
     createdDate: instant(row.createdDate),
     lastModifiedDate: instant(row.lastModifiedDate),
     lastEditDate: instant(row.lastEditDate),
-    settings: readJsonObject(row.settings),
-    recycled: row.recycled,
-    recycledDate: instantOrNull(row.recycledDate),
   };
 }
 
