@@ -3,6 +3,7 @@ import pino from 'pino';
 import { closeSandboxes } from '../../src/db/sandbox/index.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { startClient, type TypedClient } from '../support/client.ts';
+import { testServerUrl } from '../support/database.ts';
 import { loadStlFixture } from './fixture.ts';
 import { LEGIT_QUERIES } from './sqlLegit.ts';
 
@@ -270,3 +271,19 @@ describe('limits', () => {
     }
   });
 });
+
+(testServerUrl() === undefined ? test.skip : test)(
+  'PostgreSQL: a sandbox connection the server ends while idle costs nothing; the next query reconnects',
+  async () => {
+    expect(await query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+    // Every idle connection of this test's database but this one ends, as in a server restart.
+    const [ended] = await app.db.$queryRawUnsafe<{ ended: bigint | number }[]>(
+      `SELECT count(pg_terminate_backend(pid)) AS ended FROM pg_stat_activity
+       WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle'`,
+    );
+    expect(Number(ended?.ended)).toBeGreaterThan(0);
+    // Let the pool hear of it (the 'error' event of an idle client).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await query('SELECT 2 AS two')).toEqual([{ two: 2 }]);
+  },
+);

@@ -70,6 +70,11 @@ export class PostgresSandbox implements SqlExecutor {
       // A server that does not answer is a 503 (pg's own message), not a request left hanging.
       connectionTimeoutMillis: 5000,
     });
+    // An idle connection the server ends (a restart, pg_terminate_backend, a dropped database)
+    // is an 'error' event of the pool, which, unheard, would end the whole process. The pool has
+    // already let that client go; the next query opens a fresh one, and its own failure (if the
+    // server is really gone) is that request's 503.
+    this.pool.on('error', () => undefined);
   }
 
   async execute(sql: string, options: ExecuteOptions): Promise<ExecuteOutcome> {
