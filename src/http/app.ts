@@ -21,6 +21,7 @@ import { rejectNulCharacters } from './nulCharacters.ts';
 import { rateLimiting } from './rateLimit.ts';
 import { operationRoutes } from './routes.ts';
 import { serviceRoutes } from './serviceRoutes.ts';
+import { validationStages } from './validation.ts';
 
 export interface AppOptions {
   db: Db;
@@ -112,6 +113,7 @@ export function createApp(options: AppOptions): express.Express {
     validateResponses: config.nodeEnv !== 'production',
     validateSecurity: false,
   });
+  const validation = validationStages(validator);
   // Cookies are read only by operations that declare a cookie parameter (the validator checks no
   // other cookie), so only their routes parse them.
   const cookies = cookieParser();
@@ -138,7 +140,7 @@ export function createApp(options: AppOptions): express.Express {
           authorize(operation, authenticator),
           ...(integers === undefined ? [] : [integers]),
           ...([...operation.parameters.values()].includes('cookie') ? [cookies] : []),
-          ...validator,
+          ...validation(operation),
         ];
       },
     ),
