@@ -47,6 +47,27 @@ export function fingerprintOf(credentials: Credentials): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
 }
 
+export interface PresentedCredentials {
+  credentials: Credentials;
+  fingerprint: string;
+}
+
+const presented = new WeakMap<Request, PresentedCredentials | null>();
+
+/**
+ * A request's credentials and their fingerprint, worked out once: the rate limiter and then the
+ * authentication stage both need them (the headers and query they come from do not change between).
+ */
+export function presentedCredentialsOf(req: Request): PresentedCredentials | undefined {
+  let found = presented.get(req);
+  if (found === undefined) {
+    const credentials = credentialsOf(req);
+    found = credentials === undefined ? null : { credentials, fingerprint: fingerprintOf(credentials) };
+    presented.set(req, found);
+  }
+  return found ?? undefined;
+}
+
 /** What the rate limiter needs to know about a credential that authenticated. */
 export interface CredentialBudget {
   /** Requests a minute; null for unlimited (tokens, and keys without a limit of their own). */
@@ -127,10 +148,10 @@ export class Authenticator {
 
   /** The principal, or a thrown `unauthenticated` DomainError (or whatever broke while checking). */
   async authenticate(req: Request): Promise<Principal> {
-    const credentials = credentialsOf(req);
-    if (credentials === undefined) throw unauthenticated(CREDENTIALS_REQUIRED);
+    const found = presentedCredentialsOf(req);
+    if (found === undefined) throw unauthenticated(CREDENTIALS_REQUIRED);
+    const { credentials, fingerprint } = found;
     const { known, cache } = this.options;
-    const fingerprint = fingerprintOf(credentials);
     // Read before the lookup: a change committed while it runs makes its entry stale at once.
     const generation = cache === undefined ? undefined : await cache.generation();
     const hit = generation === undefined ? undefined : cache?.get(fingerprint, generation);
