@@ -124,15 +124,17 @@ function checkDeclared(operation: ContractOperation, status: number, mediaType: 
   }
 }
 
+type Success = ReturnType<typeof defaultSuccess>;
+
 function send(
   res: Response,
   operation: ContractOperation,
+  success: Success,
   output: unknown,
   checked: boolean,
   serializers: ResponseSerializers | undefined,
 ): void {
-  const init: ErasedReply =
-    output instanceof Reply ? output.init : { ...defaultSuccess(operation), body: output };
+  const init: ErasedReply = output instanceof Reply ? output.init : { ...success, body: output };
   const { status, mediaType, body } = init;
   if (checked) checkDeclared(operation, status, mediaType);
   if (init.headers) res.set(init.headers);
@@ -171,6 +173,8 @@ function dispatch(
 ): RequestHandler {
   const checked = services.config.nodeEnv !== 'production';
   const changed = mayChangeCredentials(operation) ? services.credentialsChanged : undefined;
+  // Decided by the contract: once per operation, not per request.
+  const success = defaultSuccess(operation);
   return async (req, res) => {
     const output = await runHandler(handler, changed, inputOf(req, res, operation), {
       db: services.db,
@@ -185,7 +189,7 @@ function dispatch(
       },
       reply,
     });
-    send(res, operation, output, checked, serializers);
+    send(res, operation, success, output, checked, serializers);
   };
 }
 
