@@ -133,7 +133,7 @@ export function createApp(options: AppOptions): express.Express {
           state.kind === 'redis' ? () => (cache ?? new CredentialCache(state, 0)).invalidate() : undefined,
       },
       // Per operation, in order: authorization (before validation, so a caller without access learns
-      // nothing about the operation's input rules), plain-digit integers, then the contract.
+      // nothing about the operation's input rules), plain-digit integers, cookies, then the contract.
       (operation) => {
         const integers = strictIntegerParameters(operation);
         return [
