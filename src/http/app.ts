@@ -9,7 +9,7 @@ import { handlers as implemented, type Registry } from '../operations/registry.t
 import type { RestartWorkers } from '../operations/types.ts';
 import type { SharedState } from '../state/port.ts';
 import { ApiKeyAuthenticator } from './apiKeys.ts';
-import { Authenticator, authorization, KnownCredentials } from './auth.ts';
+import { Authenticator, authorize, KnownCredentials } from './auth.ts';
 import { BackgroundTasks } from './background.ts';
 import { checkBodies, JSON_BODY_LIMIT_BYTES, JSON_MEDIA_TYPES, verifyJsonDepth } from './bodies.ts';
 import { CredentialCache } from './credentialCache.ts';
@@ -21,6 +21,7 @@ import { rejectNulCharacters } from './nulCharacters.ts';
 import { rateLimiting } from './rateLimit.ts';
 import { operationRoutes } from './routes.ts';
 import { serviceRoutes } from './serviceRoutes.ts';
+import { validationStages } from './validation.ts';
 
 export interface AppOptions {
   db: Db;
@@ -93,33 +94,32 @@ export function createApp(options: AppOptions): express.Express {
     }),
   );
   app.use(checkBodies());
-  app.use(cookieParser());
   app.use(express.json({ limit: JSON_BODY_LIMIT_BYTES, type: JSON_MEDIA_TYPES, verify: verifyJsonDepth }));
   app.use(rejectNulCharacters());
-  app.use(authorization(contract, authenticator));
-  app.use(strictIntegerParameters(contract));
-  app.use(
-    openApiValidator({
-      // The document contract.ts has already parsed and resolved (the validator works on its own
-      // copy). Parsing the YAML again took a second of every start, and with $refs left in, the
-      // validator compiled every component schema up front just to look each one up.
-      apiSpec: structuredClone(contract.resolved) as ParsedDocument,
-      $refParser: { mode: 'dereference' },
-      // The contract is checked against the OpenAPI schema by `npm run lint:contract` and by every
-      // non-production start (tests); in production that check cost 1-2 s of each worker's start.
-      validateApiSpec: config.nodeEnv !== 'production',
-      // coerceTypes stays unset: `true` would also coerce JSON bodies ("5" accepted for 5). Path and
-      // query parameters are coerced regardless. The apiKey query parameter is allowed because it is
-      // a security scheme of the operation (or of the document, for public operations). Security
-      // itself was decided by the authorization stage above.
-      validateRequests: { allowUnknownQueryParameters: false },
-      validateResponses: config.nodeEnv !== 'production',
-      validateSecurity: false,
-    }),
-  );
+  const validator = openApiValidator({
+    // The document contract.ts has already parsed and resolved (the validator works on its own
+    // copy). Parsing the YAML again took a second of every start, and with $refs left in, the
+    // validator compiled every component schema up front just to look each one up.
+    apiSpec: structuredClone(contract.resolved) as ParsedDocument,
+    $refParser: { mode: 'dereference' },
+    // The contract is checked against the OpenAPI schema by `npm run lint:contract` and by every
+    // non-production start (tests); in production that check cost 1-2 s of each worker's start.
+    validateApiSpec: config.nodeEnv !== 'production',
+    // coerceTypes stays unset: `true` would also coerce JSON bodies ("5" accepted for 5). Path and
+    // query parameters are coerced regardless. The apiKey query parameter is allowed because it is
+    // a security scheme of the operation (or of the document, for public operations). Security
+    // itself was decided by the authorization stage, which runs before it.
+    validateRequests: { allowUnknownQueryParameters: false },
+    validateResponses: config.nodeEnv !== 'production',
+    validateSecurity: false,
+  });
+  const validation = validationStages(validator);
+  // Cookies are read only by operations that declare a cookie parameter (the validator checks no
+  // other cookie), so only their routes parse them.
+  const cookies = cookieParser();
   app.use(
     operationRoutes(
-      contract.operations,
+      contract,
       options.handlers ?? implemented,
       {
         db,
@@ -132,9 +132,22 @@ export function createApp(options: AppOptions): express.Express {
         credentialsChanged:
           state.kind === 'redis' ? () => (cache ?? new CredentialCache(state, 0)).invalidate() : undefined,
       },
-      contract,
+      // Per operation, in order: authorization (before validation, so a caller without access learns
+      // nothing about the operation's input rules), plain-digit integers, cookies, then the contract.
+      (operation) => {
+        const integers = strictIntegerParameters(operation);
+        return [
+          authorize(operation, authenticator),
+          ...(integers === undefined ? [] : [integers]),
+          ...([...operation.parameters.values()].includes('cookie') ? [cookies] : []),
+          ...validation(operation),
+        ];
+      },
     ),
   );
+  // Only requests no operation's route matched get here: the validator answers an unknown path
+  // with its 404 and a known path with another method with its 405 (and the Allow header).
+  app.use(validator);
   app.use((req, _res, next) => next(notFound(req)));
   app.use(errorHandler(logger, config.nodeEnv, contract));
   return app;

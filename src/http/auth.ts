@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { type NextFunction, type Request, type Response, Router } from 'express';
-import type { Contract } from '../contract.ts';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { ContractOperation } from '../contract.ts';
 import type { Db } from '../db/client.ts';
 import { assertMayCall } from '../domain/access.ts';
 import { principalOfAccessToken } from '../domain/accessTokens.ts';
@@ -9,7 +9,6 @@ import { DomainError, unauthenticated } from '../domain/errors.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { ApiKeyAuthenticator } from './apiKeys.ts';
 import type { CachedCredential, CredentialCache } from './credentialCache.ts';
-import { toExpressPath } from './expressPaths.ts';
 
 /*
  * One authentication and authorization stage, ahead of request validation (so a caller without
@@ -46,6 +45,27 @@ export function credentialsOf(req: Request): Credentials | undefined {
 export function fingerprintOf(credentials: Credentials): string {
   const secret = credentials.kind === 'apiKey' ? credentials.key : credentials.token;
   return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+export interface PresentedCredentials {
+  credentials: Credentials;
+  fingerprint: string;
+}
+
+const presented = new WeakMap<Request, PresentedCredentials | null>();
+
+/**
+ * A request's credentials and their fingerprint, worked out once: the rate limiter and then the
+ * authentication stage both need them (the headers and query they come from do not change between).
+ */
+export function presentedCredentialsOf(req: Request): PresentedCredentials | undefined {
+  let found = presented.get(req);
+  if (found === undefined) {
+    const credentials = credentialsOf(req);
+    found = credentials === undefined ? null : { credentials, fingerprint: fingerprintOf(credentials) };
+    presented.set(req, found);
+  }
+  return found ?? undefined;
 }
 
 /** What the rate limiter needs to know about a credential that authenticated. */
@@ -128,10 +148,10 @@ export class Authenticator {
 
   /** The principal, or a thrown `unauthenticated` DomainError (or whatever broke while checking). */
   async authenticate(req: Request): Promise<Principal> {
-    const credentials = credentialsOf(req);
-    if (credentials === undefined) throw unauthenticated(CREDENTIALS_REQUIRED);
+    const found = presentedCredentialsOf(req);
+    if (found === undefined) throw unauthenticated(CREDENTIALS_REQUIRED);
+    const { credentials, fingerprint } = found;
     const { known, cache } = this.options;
-    const fingerprint = fingerprintOf(credentials);
     // Read before the lookup: a change committed while it runs makes its entry stale at once.
     const generation = cache === undefined ? undefined : await cache.generation();
     const hit = generation === undefined ? undefined : cache?.get(fingerprint, generation);
@@ -173,29 +193,30 @@ export class Authenticator {
 }
 
 /**
- * A router with one stage per operation of the contract, on the operation's own method and path
- * (the same matching the dispatcher uses), that authenticates and authorizes, then lets the request
- * go on to validation. Public operations get the anonymous principal without any lookup.
+ * The stage that authenticates and authorizes a request for one operation of the contract, then
+ * lets it go on to validation; it runs first in the operation's route (src/http/routes.ts), so a
+ * request is matched once for every stage. Public operations get the anonymous principal without
+ * any lookup.
  */
-export function authorization(contract: Contract, authenticator: Authenticator): Router {
-  const router = Router();
-  for (const operation of contract.operations) {
-    router[operation.method](
-      toExpressPath(operation.path),
-      async (req: Request, res: Response, next: NextFunction) => {
-        try {
-          const principal =
-            operation.access === 'public'
-              ? { kind: 'anonymous' as const }
-              : await authenticator.authenticate(req);
-          assertMayCall(operation.access, principal);
-          res.locals.principal = principal;
-          next();
-        } catch (error) {
-          next(error);
-        }
-      },
-    );
+export function authorize(operation: ContractOperation, authenticator: Authenticator): RequestHandler {
+  if (operation.access === 'public') {
+    const access = operation.access;
+    return (_req, res, next) => {
+      const principal = { kind: 'anonymous' as const };
+      assertMayCall(access, principal);
+      res.locals.principal = principal;
+      next();
+    };
   }
-  return router;
+  const access = operation.access;
+  return async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      const principal = await authenticator.authenticate(req);
+      assertMayCall(access, principal);
+      res.locals.principal = principal;
+      next();
+    } catch (error) {
+      next(error);
+    }
+  };
 }

@@ -1,6 +1,5 @@
-import { type NextFunction, type Request, type Response, Router } from 'express';
-import type { Contract } from '../contract.ts';
-import { toExpressPath } from './expressPaths.ts';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { ContractOperation } from '../contract.ts';
 import { type FieldError, ProblemError, problem } from './problem.ts';
 
 /*
@@ -24,28 +23,21 @@ function valuesOf(value: unknown): unknown[] {
   return Array.isArray(value) ? value : [value];
 }
 
-export function strictIntegerParameters(contract: Contract): Router {
-  const router = Router();
-  for (const operation of contract.operations) {
-    if (operation.integerParameters.length === 0) continue;
-    router[operation.method](
-      toExpressPath(operation.path),
-      (req: Request, _res: Response, next: NextFunction) => {
-        const errors: FieldError[] = [];
-        for (const parameter of operation.integerParameters) {
-          const given: unknown =
-            parameter.in === 'path' ? req.params[parameter.name] : req.query[parameter.name];
-          if (given === undefined) continue;
-          const message = valuesOf(given)
-            .map(problemOf)
-            .find((found) => found !== undefined);
-          if (message !== undefined) errors.push({ path: `/${parameter.in}/${parameter.name}`, message });
-        }
-        if (errors.length === 0) return next();
-        const detail = errors.map((error) => `${error.path} ${error.message}`).join('; ');
-        next(new ProblemError(problem(400, detail, { kind: 'validation', errors })));
-      },
-    );
-  }
-  return router;
+/** The check for one operation's integer parameters, or undefined when it has none. */
+export function strictIntegerParameters(operation: ContractOperation): RequestHandler | undefined {
+  if (operation.integerParameters.length === 0) return undefined;
+  return (req: Request, _res: Response, next: NextFunction) => {
+    const errors: FieldError[] = [];
+    for (const parameter of operation.integerParameters) {
+      const given: unknown = parameter.in === 'path' ? req.params[parameter.name] : req.query[parameter.name];
+      if (given === undefined) continue;
+      const message = valuesOf(given)
+        .map(problemOf)
+        .find((found) => found !== undefined);
+      if (message !== undefined) errors.push({ path: `/${parameter.in}/${parameter.name}`, message });
+    }
+    if (errors.length === 0) return next();
+    const detail = errors.map((error) => `${error.path} ${error.message}`).join('; ');
+    next(new ProblemError(problem(400, detail, { kind: 'validation', errors })));
+  };
 }

@@ -2,7 +2,7 @@ import type { Request, RequestHandler } from 'express';
 import { type IncrementResponse, ipKeyGenerator, rateLimit, type Store } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import type { SharedState } from '../state/port.ts';
-import { credentialsOf, fingerprintOf, type KnownCredentials } from './auth.ts';
+import { type KnownCredentials, presentedCredentialsOf } from './auth.ts';
 import { describeError } from './logging.ts';
 import { problem, sendProblem } from './problem.ts';
 
@@ -44,8 +44,8 @@ export function clientAddressOf(req: Request): string {
 
 function budgetOf(req: Request, { known, limit }: RateLimitOptions): Budget {
   if (!req.path.startsWith('/api/v1/') || UNLIMITED_PATHS.has(req.path)) return 'unlimited';
-  const credentials = credentialsOf(req);
-  const budget = credentials && known.budgetOf(fingerprintOf(credentials));
+  const presented = presentedCredentialsOf(req);
+  const budget = presented && known.budgetOf(presented.fingerprint);
   if (budget !== undefined) {
     if (budget.limitPerMinute === null) return 'unlimited';
     return { counter: budget.counter, limit: budget.limitPerMinute, client: 'API key' };

@@ -14,6 +14,7 @@ import {
 } from '../operations/types.ts';
 import type { SharedState } from '../state/port.ts';
 import { principalOf } from './auth.ts';
+import { notFound } from './errors.ts';
 import { toExpressPath } from './expressPaths.ts';
 import { clientAddressOf } from './rateLimit.ts';
 import { ResponseSerializers } from './serializers.ts';
@@ -123,15 +124,17 @@ function checkDeclared(operation: ContractOperation, status: number, mediaType: 
   }
 }
 
+type Success = ReturnType<typeof defaultSuccess>;
+
 function send(
   res: Response,
   operation: ContractOperation,
+  success: Success,
   output: unknown,
   checked: boolean,
   serializers: ResponseSerializers | undefined,
 ): void {
-  const init: ErasedReply =
-    output instanceof Reply ? output.init : { ...defaultSuccess(operation), body: output };
+  const init: ErasedReply = output instanceof Reply ? output.init : { ...success, body: output };
   const { status, mediaType, body } = init;
   if (checked) checkDeclared(operation, status, mediaType);
   if (init.headers) res.set(init.headers);
@@ -170,6 +173,8 @@ function dispatch(
 ): RequestHandler {
   const checked = services.config.nodeEnv !== 'production';
   const changed = mayChangeCredentials(operation) ? services.credentialsChanged : undefined;
+  // Decided by the contract: once per operation, not per request.
+  const success = defaultSuccess(operation);
   return async (req, res) => {
     const output = await runHandler(handler, changed, inputOf(req, res, operation), {
       db: services.db,
@@ -178,32 +183,43 @@ function dispatch(
       state: services.state,
       log: req.log ?? services.logger,
       restart: services.restart,
-      clientAddress: clientAddressOf(req),
+      // Parsed (and an IPv6 address grouped) only for the few handlers that read it.
+      get clientAddress() {
+        return clientAddressOf(req);
+      },
       reply,
     });
-    send(res, operation, output, checked, serializers);
+    send(res, operation, success, output, checked, serializers);
   };
 }
 
-/** A router with one route per implemented operation, on the method and path the contract gives it. */
+/** What runs for an operation the contract describes but this version lacks (after validation). */
+const notImplemented: RequestHandler = (req, _res, next) => next(notFound(req));
+
+/**
+ * The one router of the operations: one route per operation of the contract, on its method and
+ * path, whose chain is the operation's stages (authorization, parameter checks, validation: given
+ * by `stagesOf`, in order) and then its handler — or, for an operation without one, the
+ * not-implemented 404. A request is thus matched against the operations once, and each stage is
+ * built for its operation at start-up. Requests no route matches fall through (404 and 405 are
+ * answered after it).
+ */
 export function operationRoutes(
-  operations: readonly ContractOperation[],
+  contract: Contract,
   registry: Registry,
   services: Services,
-  contract?: Contract,
+  stagesOf: (operation: ContractOperation) => RequestHandler[],
 ): Router {
   const router = Router();
   // Compiled serialisers replace JSON.stringify where responses are not validated (production).
   const serializers =
-    contract !== undefined && services.config.nodeEnv === 'production'
-      ? new ResponseSerializers(contract)
-      : undefined;
-  for (const operation of operations) {
+    services.config.nodeEnv === 'production' ? new ResponseSerializers(contract) : undefined;
+  for (const operation of contract.operations) {
     const handler = registry[operation.operationId as OperationId] as ErasedHandler | undefined;
-    if (handler === undefined) continue;
     router[operation.method](
       toExpressPath(operation.path),
-      dispatch(handler, operation, services, serializers),
+      ...stagesOf(operation),
+      handler === undefined ? notImplemented : dispatch(handler, operation, services, serializers),
     );
   }
   return router;

@@ -1,0 +1,73 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type {
+  OpenApiRequestHandler,
+  OpenApiRequestMetadata,
+} from 'express-openapi-validator/dist/framework/types.js';
+import type { ContractOperation } from '../contract.ts';
+
+/*
+ * express-openapi-validator's stages, run inside each operation's route. Its metadata stage finds
+ * the request's operation by compiling every path of the contract into a regular expression and
+ * trying them in turn — on every request (path-to-regexp was 6 % of a get-one's CPU). Inside an
+ * operation's route the router has already matched that operation, so after the stage has run
+ * once for it, its result (the operation's schema, as the validator prepared it) is kept and set
+ * on later requests with the router's path parameters; the stages that validate run as before.
+ * The stage is recognised by its name; if a version of the validator names it otherwise, every
+ * stage simply runs as it is (slower, never weaker).
+ */
+
+/** What the metadata stage sets that is the same for every request of one operation and method. */
+type OperationMetadata = Omit<OpenApiRequestMetadata, 'pathParams'>;
+
+type MetadataRequest = Request & { openapi?: OpenApiRequestMetadata };
+
+const METADATA_STAGE = 'metadataMiddleware';
+
+function kept(operation: ContractOperation, metadata: OperationMetadata | undefined): boolean {
+  return metadata?.schema.operationId === operation.operationId;
+}
+
+/** The metadata stage for one operation: the validator's own once, then what it found. */
+function operationMetadata(operation: ContractOperation, stage: OpenApiRequestHandler): RequestHandler {
+  const method = operation.method.toUpperCase();
+  let found: OperationMetadata | undefined;
+  return (req: MetadataRequest, res: Response, next: NextFunction) => {
+    // HEAD also reaches a GET route; the validator answers it with its 405, every time.
+    if (found !== undefined && req.method === method) {
+      // One object, as the validator does: its coercion of req.params shows in openapi.pathParams,
+      // which the dispatcher reads.
+      const pathParams: Record<string, string> = {};
+      // (A wildcard parameter would be a list; the contract's paths have none.)
+      for (const [name, value] of Object.entries(req.params)) {
+        pathParams[name] = Array.isArray(value) ? value.join('/') : value;
+      }
+      req.openapi = { ...found, pathParams };
+      req.params = pathParams;
+      next();
+      return;
+    }
+    stage(req, res, (error?: unknown) => {
+      const metadata = req.openapi;
+      if (
+        error === undefined &&
+        req.method === method &&
+        metadata !== undefined &&
+        kept(operation, metadata)
+      ) {
+        const { pathParams: _perRequest, ...same } = metadata;
+        found = same;
+      }
+      next(error);
+    });
+  };
+}
+
+/** The validator's stages for one operation's route, its metadata stage replaced as described. */
+export function validationStages(
+  validator: readonly OpenApiRequestHandler[],
+): (operation: ContractOperation) => RequestHandler[] {
+  return (operation) =>
+    validator.map((stage) =>
+      stage.name === METADATA_STAGE ? operationMetadata(operation, stage) : (stage as RequestHandler),
+    );
+}

@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { notFound } from '../../src/domain/errors.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
+
+/*
+ * Each request is matched once, by one route per operation whose chain is authorization, integer
+ * parameters, the validator's stages (its route lookup done once per operation, src/http/
+ * validation.ts) and the handler. These tests repeat requests of one operation, so that the later
+ * ones take the kept lookup, and check that every one of them is still authorized, checked and
+ * validated on its own parameters.
+ */
+
+let app: TestApp;
+let key: string;
+let channelsOnly: string;
+const seen: unknown[] = [];
+
+beforeAll(async () => {
+  app = await startTestApp({
+    handlers: {
+      getChannel: async (input) => {
+        seen.push(input.path);
+        throw notFound('recorded');
+      },
+    },
+  });
+  key = await app.createApiKey('all');
+  channelsOnly = await app.createApiKey(['Channels']);
+});
+afterAll(() => app.close());
+
+const getChannel = (path: string) => app.request.get(path).set('X-SS-API-KEY', key);
+
+describe('one route per operation', () => {
+  test('every request of an operation gets its own path parameters, coerced', async () => {
+    seen.length = 0;
+    for (const [siteId, channelId] of [
+      [12, 34],
+      [7, 8],
+      [1, 99],
+    ]) {
+      expect((await getChannel(`/api/v1/channels/${siteId}/${channelId}`)).status).toBe(404);
+    }
+    expect(seen).toEqual([
+      { siteId: 12, channelId: 34 },
+      { siteId: 7, channelId: 8 },
+      { siteId: 1, channelId: 99 },
+    ]);
+  });
+
+  test('a later request of the same operation is still validated against the contract', async () => {
+    expect((await getChannel('/api/v1/channels/1/2')).status).toBe(404);
+    seen.length = 0;
+    // Plain digits (the integer stage lets them by) beyond int32: the validator's 400.
+    const tooLarge = await getChannel('/api/v1/channels/99999999999/2');
+    expect(tooLarge.status).toBe(400);
+    expect(tooLarge.body.errors.map((error: { path: string }) => error.path)).toEqual(['/path/siteId']);
+    const notPlain = await getChannel('/api/v1/channels/1e1/2');
+    expect(notPlain.status).toBe(400);
+    expect(notPlain.body.errors).toEqual([
+      { path: '/path/siteId', message: 'must be an integer written in plain digits' },
+    ]);
+    const unknownQuery = await getChannel('/api/v1/channels/1/2?extra=1');
+    expect(unknownQuery.status).toBe(400);
+    expect(unknownQuery.body.errors.map((error: { path: string }) => error.path)).toEqual(['/query/extra']);
+    expect(seen).toEqual([]);
+  });
+
+  test('authorization comes before validation on every request', async () => {
+    expect((await getChannel('/api/v1/channels/1/2')).status).toBe(404);
+    const anonymous = await app.request.get('/api/v1/channels/99999999999/2');
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers['www-authenticate']).toBeDefined();
+    const wrongScope = await app.request
+      .get('/api/v1/stl/site')
+      .query({ siteId: 'not a number' })
+      .set('X-SS-API-KEY', channelsOnly);
+    expect(wrongScope.status).toBe(403);
+  });
+
+  test('HEAD on a GET operation stays a 405 after GETs of it', async () => {
+    expect((await getChannel('/api/v1/channels/1/2')).status).toBe(404);
+    const head = await app.request.head('/api/v1/channels/1/2').set('X-SS-API-KEY', key);
+    expect(head.status).toBe(405);
+    expect(head.headers.allow).toBe('GET');
+  });
+
+  test('unknown paths, other methods and operations without a handler keep their answers', async () => {
+    const unknown = await app.request.get('/api/v1/channels/1/2/3').set('X-SS-API-KEY', key);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.detail).toBe('There is no operation at GET /api/v1/channels/1/2/3');
+    const method = await app.request.put('/api/v1/channels/1/2').set('X-SS-API-KEY', key);
+    expect(method.status).toBe(405);
+    expect(method.headers.allow).toBe('GET');
+    for (let i = 0; i < 2; i++) {
+      const missing = await app.request.get('/api/v1/stl/sites').set('X-SS-API-KEY', key);
+      expect(missing.status).toBe(404);
+      expect(missing.body.detail).toBe(
+        'Operation stlListSites (GET /api/v1/stl/sites) is described in the contract but not implemented in this version',
+      );
+    }
+  });
+});
