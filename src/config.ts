@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { DATABASE_URL_RULE, type Db, DEFAULT_DATABASE_URL, providerOfUrl } from './db/client.ts';
+import {
+  DATABASE_URL_RULE,
+  type Db,
+  DEFAULT_DATABASE_URL,
+  DEFAULT_SQLITE_QUERY_TIMEOUT_MS,
+  providerOfUrl,
+} from './db/client.ts';
 import { type AccountPolicy, DEFAULT_ACCOUNT_POLICY } from './domain/logins/policy.ts';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -51,6 +57,11 @@ export interface Config {
   stlSqlMaxRows: number;
   /** Time a stl/sqlContents query may run, in milliseconds, before it is stopped (400). */
   stlSqlTimeoutMs: number;
+  /**
+   * Time a content query (list, stl/contents) may hold a SQLite worker's one thread, in
+   * milliseconds, before it is stopped (503; src/db/sqliteTimeLimit.ts). Unused on PostgreSQL.
+   */
+  sqliteQueryTimeoutMs: number;
   /** Lockout after failed logins and the rule for new passwords (DESIGN "Authentication", "Passwords"). */
   accounts: AccountPolicy;
   /** Prometheus metrics on a port of their own (src/http/metrics.ts); undefined: no metrics at all. */
@@ -160,6 +171,7 @@ const schema = z.object({
   CREDENTIAL_CACHE_SECONDS: integer('CREDENTIAL_CACHE_SECONDS', 0, 3600, 30),
   STL_SQL_MAX_ROWS: integer('STL_SQL_MAX_ROWS', 1, 100_000, 1000),
   STL_SQL_TIMEOUT_MS: integer('STL_SQL_TIMEOUT_MS', 100, 60_000, 2000),
+  SQLITE_QUERY_TIMEOUT_MS: integer('SQLITE_QUERY_TIMEOUT_MS', 100, 60_000, DEFAULT_SQLITE_QUERY_TIMEOUT_MS),
   METRICS_PORT: z
     .string()
     .optional()
@@ -237,6 +249,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     credentialCacheSeconds: vars.CREDENTIAL_CACHE_SECONDS,
     stlSqlMaxRows: vars.STL_SQL_MAX_ROWS,
     stlSqlTimeoutMs: vars.STL_SQL_TIMEOUT_MS,
+    sqliteQueryTimeoutMs: vars.SQLITE_QUERY_TIMEOUT_MS,
     metrics:
       vars.METRICS_PORT === undefined
         ? undefined

@@ -92,6 +92,7 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   const metrics = metricsModule && new metricsModule.ServiceMetrics();
   const handle = createDb(config.databaseUrl, {
     statementTimeoutMs: STATEMENT_TIMEOUT_MS,
+    sqliteQueryTimeoutMs: config.sqliteQueryTimeoutMs,
     ...(metrics && { onQuery: metrics.observeQuery }),
   });
   const { db, provider } = handle;

@@ -35,6 +35,7 @@ describe('loadConfig', () => {
       credentialCacheSeconds: 30,
       stlSqlMaxRows: 1000,
       stlSqlTimeoutMs: 2000,
+      sqliteQueryTimeoutMs: 2000,
     });
   });
 
@@ -60,6 +61,7 @@ describe('loadConfig', () => {
         CREDENTIAL_CACHE_SECONDS: '0',
         STL_SQL_MAX_ROWS: '50',
         STL_SQL_TIMEOUT_MS: '500',
+        SQLITE_QUERY_TIMEOUT_MS: '750',
       }),
     ).toEqual({
       port: 8080,
@@ -82,6 +84,7 @@ describe('loadConfig', () => {
       credentialCacheSeconds: 0,
       stlSqlMaxRows: 50,
       stlSqlTimeoutMs: 500,
+      sqliteQueryTimeoutMs: 750,
     });
     expect(loadConfig({ DATABASE_URL: 'postgres://h/d' }).databaseUrl).toBe('postgres://h/d');
   });
@@ -147,6 +150,10 @@ describe('loadConfig', () => {
     [{ STL_SQL_MAX_ROWS: 'all' }, "STL_SQL_MAX_ROWS must be an integer from 1 to 100000 (got 'all')"],
     [{ STL_SQL_TIMEOUT_MS: '50' }, "STL_SQL_TIMEOUT_MS must be an integer from 100 to 60000 (got '50')"],
     [{ STL_SQL_TIMEOUT_MS: '2s' }, "STL_SQL_TIMEOUT_MS must be an integer from 100 to 60000 (got '2s')"],
+    [
+      { SQLITE_QUERY_TIMEOUT_MS: '0' },
+      "SQLITE_QUERY_TIMEOUT_MS must be an integer from 100 to 60000 (got '0')",
+    ],
   ])('%j is refused: %s', (env, message) => {
     expect(problemsOf(env)).toEqual([message]);
   });
