@@ -280,18 +280,40 @@ function channelCondition(
   return sql`"channelId" IN (SELECT "id" FROM "Channel" WHERE "siteId" = ${siteId} AND ${which})`;
 }
 
-/** Compile a filter; every problem of the request is collected into one `invalid` error. */
+/**
+ * Compile a filter; every problem of the request is collected into one `invalid` error.
+ *
+ * The conditions ContentTally can sum (contents outside the recycle bin by site, channel and
+ * `checked`) are collected as they are made; any other condition narrows the filter past what the
+ * tally holds, and the count is then a COUNT over the matches.
+ */
 export function compileContentQuery(filter: ContentFilter, provider: DbProvider): CompiledContentQuery {
   const problems: FieldProblem[] = [];
-  const conditions: Sql[] = [sql`"siteId" = ${filter.siteId}`, sql`"recycled" = ${false}`];
+  const site = sql`"siteId" = ${filter.siteId}`;
+  const conditions: Sql[] = [site, sql`"recycled" = ${false}`];
+  const tallied: Sql[] = [site];
+  let narrowed = false;
+  const narrow = (condition: Sql) => {
+    conditions.push(condition);
+    narrowed = true;
+  };
   // SQLite: first among the row tests, the time limit that keeps a costly filter from holding the
   // process's one thread (src/db/sqliteTimeLimit.ts); PostgreSQL has statement_timeout.
   if (provider === 'sqlite') conditions.unshift(timeLimitCondition());
 
-  if (filter.channels !== undefined) conditions.push(channelCondition(filter.siteId, filter.channels));
+  if (filter.channels !== undefined) {
+    const channels = channelCondition(filter.siteId, filter.channels);
+    conditions.push(channels);
+    tallied.push(channels);
+  }
   for (const flag of ['checked', 'top', 'recommend', 'hot', 'color'] as const) {
     const value = filter[flag];
-    if (value !== undefined) conditions.push(sql`${identifier(flag)} = ${value}`);
+    if (value === undefined) continue;
+    const condition = sql`${identifier(flag)} = ${value}`;
+    if (flag === 'checked') {
+      conditions.push(condition);
+      tallied.push(condition);
+    } else narrow(condition);
   }
   for (const [field, column, negate] of [
     ['groupNames', 'groupNames', false],
@@ -301,12 +323,12 @@ export function compileContentQuery(filter: ContentFilter, provider: DbProvider)
     const names = (filter[field] ?? []).filter((name) => name.trim() !== '');
     if (names.length === 0) continue;
     const any = labelled(filter.siteId, LABEL_KINDS[column] as number, names);
-    conditions.push(negate ? sql`NOT (${any})` : any);
+    narrow(negate ? sql`NOT (${any})` : any);
   }
-  if (filter.addedSince !== undefined) conditions.push(sql`"addDate" >= ${filter.addedSince}`);
+  if (filter.addedSince !== undefined) narrow(sql`"addDate" >= ${filter.addedSince}`);
   (filter.wheres ?? []).forEach((rule, index) => {
     try {
-      conditions.push(compileWhere(rule, filter.siteId, provider));
+      narrow(compileWhere(rule, filter.siteId, provider));
     } catch (error) {
       // A rule's own problem is reported at that rule's place in the filter.
       if (!(error instanceof DomainError)) throw error;
@@ -319,29 +341,6 @@ export function compileContentQuery(filter: ContentFilter, provider: DbProvider)
   return {
     where: sql`WHERE ${joinSql(conditions, ' AND ')}`,
     orderBy,
-    tallyWhere: tallyCondition(filter),
+    tallyWhere: narrowed ? undefined : sql`WHERE ${joinSql(tallied, ' AND ')}`,
   };
-}
-
-/**
- * The ContentTally rows whose sum is the filter's count, when the filter names nothing but the
- * site, a channel scope and the review state (the shapes ContentTally keeps: contents outside the
- * recycle bin by site, channel and `checked`); undefined for any other filter.
- */
-function tallyCondition(filter: ContentFilter): Sql | undefined {
-  const narrowed =
-    filter.top !== undefined ||
-    filter.recommend !== undefined ||
-    filter.hot !== undefined ||
-    filter.color !== undefined ||
-    filter.addedSince !== undefined ||
-    (filter.wheres ?? []).length > 0 ||
-    [filter.groupNames, filter.groupNamesNot, filter.tagNames].some((names) =>
-      (names ?? []).some((name) => name.trim() !== ''),
-    );
-  if (narrowed) return undefined;
-  const conditions: Sql[] = [sql`"siteId" = ${filter.siteId}`];
-  if (filter.channels !== undefined) conditions.push(channelCondition(filter.siteId, filter.channels));
-  if (filter.checked !== undefined) conditions.push(sql`"checked" = ${filter.checked}`);
-  return sql`WHERE ${joinSql(conditions, ' AND ')}`;
 }
