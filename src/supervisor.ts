@@ -129,9 +129,9 @@ export function supervise(options: SupervisorOptions): void {
   const pidOf = (worker: Worker) => worker.process.pid;
   const pids = () => [...serving].map(pidOf);
 
-  /** Forks a worker; resolves once it listens, rejects if it exits first. */
   cluster.setupPrimary({ execArgv: [...WORKER_V8_FLAGS, ...process.execArgv] });
 
+  /** Forks a worker; resolves once it listens, rejects if it exits first. */
   function startWorker(): Promise<Worker> {
     const worker = cluster.fork();
     alive.add(worker);

@@ -16,7 +16,7 @@ export async function principalOfAccessToken(
   token: string,
   secret: string,
   now: Date = new Date(),
-): Promise<TokenPrincipal> {
+): Promise<{ principal: TokenPrincipal; expiresAt: number }> {
   const claims = verifyAccessToken(token, secret, now);
   const id = Number(claims.sub);
   const account =
@@ -35,7 +35,10 @@ export async function principalOfAccessToken(
   if (account.tokenVersion !== claims.ver) {
     throw unauthenticated('The access token has been revoked (logout, password change or lock)');
   }
-  return claims.kind === 'administrator'
-    ? { kind: 'administrator', administratorId: id, scopes: new Set(claims.scopes) }
-    : { kind: 'user', userId: id, scopes: new Set(claims.scopes) };
+  const principal: TokenPrincipal =
+    claims.kind === 'administrator'
+      ? { kind: 'administrator', administratorId: id, scopes: new Set(claims.scopes) }
+      : { kind: 'user', userId: id, scopes: new Set(claims.scopes) };
+  // The expiry in epoch milliseconds, for callers that keep the principal no longer than the token.
+  return { principal, expiresAt: claims.exp * 1000 };
 }

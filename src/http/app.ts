@@ -69,6 +69,8 @@ export function createApp(options: AppOptions): express.Express {
     state.kind === 'redis' && config.credentialCacheSeconds > 0
       ? new CredentialCache(state, config.credentialCacheSeconds * 1000)
       : undefined;
+  // Every node on Redis advances the generation, whether or not it caches itself.
+  const generations = state.kind === 'redis' ? (cache ?? new CredentialCache(state, 0)) : undefined;
   const authenticator = new Authenticator({
     apiKeys: new ApiKeyAuthenticator(db, background, logger),
     db,
@@ -128,9 +130,7 @@ export function createApp(options: AppOptions): express.Express {
         state,
         logger,
         restart: options.restart ?? unsupervised,
-        // Every node on Redis advances the generation, whether or not it caches itself.
-        credentialsChanged:
-          state.kind === 'redis' ? () => (cache ?? new CredentialCache(state, 0)).invalidate() : undefined,
+        credentialsChanged: generations && (() => generations.invalidate()),
       },
       // Per operation, in order: authorization (before validation, so a caller without access learns
       // nothing about the operation's input rules), plain-digit integers, cookies, then the contract.
