@@ -12,6 +12,7 @@ import { type ExportSink, type ExportSummary, exportDocument } from '../domain/e
 import { TABLES } from '../domain/import/document.ts';
 import { type ImportProgress, type ImportSummary, importFrom } from '../domain/import/index.ts';
 import { ImportSyntaxError, streamSource } from '../domain/import/source.ts';
+import { passwordReset } from '../domain/logins/accounts.ts';
 import { DEMO_API_KEY_TITLE, describeDemoSecrets, seedDemoWhenEmpty } from '../domain/seed/demo.ts';
 import { CommandFailure, parseExpiry, parseOptions, parseScopes, UsageError } from './options.ts';
 import { createProgress, type Progress } from './progress.ts';
@@ -27,9 +28,8 @@ export interface CliIo {
 
 export interface CliContext extends CliIo {
   db: Db;
+  /** The settings, the database the client is connected to (`config.databaseUrl`) among them. */
   config: Config;
-  /** The database the client is connected to (cross-process locks are keyed by it). */
-  databaseUrl: string;
 }
 
 /** What a command does once its command line checked out; resolves to the exit code. */
@@ -214,8 +214,8 @@ const seedDemoCommand: Command = {
     'Fill an empty database with a demo site, channels, contents, two accounts with random passwords and an all-scopes key, in one transaction.',
   async prepare(args) {
     parseOptions(args, {});
-    return async ({ db, databaseUrl, out, err }) => {
-      const secrets = await seedDemoWhenEmpty(db, databaseUrl);
+    return async ({ db, config, out, err }) => {
+      const secrets = await seedDemoWhenEmpty(db, config.databaseUrl);
       if (secrets === undefined) {
         const sites = await db.site.count();
         err(
@@ -255,12 +255,7 @@ const passwordCommand: Command = {
       if (problem) throw new CommandFailure(`the password ${problem}; nothing was changed`);
       const stored = await hashPlainPassword(plain);
       // A new password ends a lockout and every token issued before, as a password change does.
-      const data = {
-        ...stored,
-        countOfFailedLogin: 0,
-        lockedUntil: null,
-        tokenVersion: { increment: 1 },
-      };
+      const data = passwordReset(stored);
       const changed =
         kind === 'user'
           ? await db.user.updateMany({ where: { userName }, data })

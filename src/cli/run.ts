@@ -85,7 +85,7 @@ export async function runCli(
   }
   const { db } = createDb(config.databaseUrl);
   try {
-    return await action({ db, databaseUrl: config.databaseUrl, config, ...io });
+    return await action({ db, config, ...io });
   } catch (error) {
     // A lock another process keeps (seed-demo waits for migrations and other seeders) is one sentence too.
     if (error instanceof MigrationError || error instanceof CommandFailure) {

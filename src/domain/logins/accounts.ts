@@ -58,12 +58,19 @@ const loginSucceeded = (now: Date) => ({
   countOfLogin: { increment: 1 },
   lastActivityDate: now,
 });
-const passwordChanged = (stored: StoredPassword, now: Date) => ({
+/**
+ * A new password: stored, ending a lockout and every token issued before. The operator's
+ * `cms password` writes exactly this; a password change by its owner also records the activity.
+ */
+export const passwordReset = (stored: StoredPassword) => ({
   ...stored,
   countOfFailedLogin: 0,
   lockedUntil: null,
-  lastActivityDate: now,
   tokenVersion: { increment: 1 },
+});
+const passwordChanged = (stored: StoredPassword, now: Date) => ({
+  ...passwordReset(stored),
+  lastActivityDate: now,
 });
 const tokensRevoked = { tokenVersion: { increment: 1 } };
 
