@@ -1,15 +1,17 @@
 # syntax=docker/dockerfile:1
 #
 # The CMS service in two stages: `build` installs every dependency and builds (npm ci runs the
-# `prepare` script: the docs page and the compiled code in dist/), then drops the development
+# `prepare` script: the docs page, the compiled code in dist/ and the parsed contract the service
+# reads at start, dist/openapi/cms.contract.bin, made by the same Node as the runtime stage's), then drops the development
 # dependencies; the runtime image gets only what runs, as the unprivileged `node` user.
 # Not built on the machines this project is developed on (no Docker engine there): see README "Docker".
 
 ARG NODE_IMAGE=node:20-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
-# better-sqlite3 is compiled from source (.npmrc: build-from-source), against the headers the Node
-# image ships in /usr/local/include/node (nodedir), so node-gyp downloads nothing.
+# SQLite (better-sqlite3) is compiled by `prepare` (scripts/sqlite.ts), against the headers the Node
+# image ships in /usr/local/include/node (nodedir), so node-gyp downloads nothing; the image then
+# recompiles it at -O2, the faster build (README "Installation").
 RUN apt-get update \
   && apt-get install -y --no-install-recommends python3 make g++ \
   && rm -rf /var/lib/apt/lists/*
@@ -18,7 +20,7 @@ WORKDIR /app
 # Everything `npm ci` and its `prepare` step read (the contract, docs config, sources, scripts);
 # .dockerignore keeps out node_modules, dist, tests, databases and local files.
 COPY . .
-RUN npm ci && npm prune --omit=dev
+RUN npm ci && npm run sqlite:build -- --optimize && npm prune --omit=dev
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production

@@ -211,7 +211,7 @@ async function main() {
   const url = `file:${FILE}`;
   const fresh = !existsSync(FILE);
   await applyMigrations(url);
-  const { db, provider } = createDb(url);
+  const { db, provider } = await createDb(url);
   try {
     if (fresh || (await db.content.count()) !== CONTENTS) {
       await db.content.deleteMany();

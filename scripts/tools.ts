@@ -3,14 +3,18 @@ import { join } from 'node:path';
 import { PROJECT_ROOT } from '../src/db/migrate/model.ts';
 
 /**
- * Runs a tool of node_modules/.bin in the project, quietly; rejects with everything it printed
- * when it fails, so a generator's error reaches whoever ran the script.
+ * Runs a command quietly; rejects with everything it printed when it fails, so a generator's or a
+ * compiler's error reaches whoever ran the script. `command` is looked up on PATH unless it is a path.
  */
-export function runTool(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<void> {
+export function runCommand(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(join(PROJECT_ROOT, 'node_modules', '.bin', command), args, {
-      cwd: PROJECT_ROOT,
-      env: { ...process.env, ...env },
+    const child = spawn(command, args, {
+      cwd: options.cwd ?? PROJECT_ROOT,
+      env: { ...process.env, ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -26,4 +30,9 @@ export function runTool(command: string, args: string[], env: NodeJS.ProcessEnv 
       else reject(new Error(`${command} ${args.join(' ')} exited with ${code}\n${output.trim()}`));
     });
   });
+}
+
+/** Runs a tool of node_modules/.bin in the project (see runCommand). */
+export function runTool(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<void> {
+  return runCommand(join(PROJECT_ROOT, 'node_modules', '.bin', command), args, { env });
 }

@@ -92,11 +92,17 @@ export class ConfigError extends Error {
 
 export const MIN_SECRET_LENGTH = 32;
 
-function integer(name: string, min: number, max: number, fallback: number) {
+/** An integer setting within [min, max]; absent, `fallback` (a number, or undefined: off). */
+function integer<Fallback extends number | undefined>(
+  name: string,
+  min: number,
+  max: number,
+  fallback: Fallback,
+) {
   return z
     .string()
     .optional()
-    .transform((raw, ctx) => {
+    .transform((raw, ctx): number | Fallback => {
       if (raw === undefined) return fallback;
       const value = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN;
       if (Number.isSafeInteger(value) && value >= min && value <= max) return value;
@@ -172,19 +178,7 @@ const schema = z.object({
   STL_SQL_MAX_ROWS: integer('STL_SQL_MAX_ROWS', 1, 100_000, 1000),
   STL_SQL_TIMEOUT_MS: integer('STL_SQL_TIMEOUT_MS', 100, 60_000, 2000),
   SQLITE_QUERY_TIMEOUT_MS: integer('SQLITE_QUERY_TIMEOUT_MS', 100, 60_000, DEFAULT_SQLITE_QUERY_TIMEOUT_MS),
-  METRICS_PORT: z
-    .string()
-    .optional()
-    .transform((raw, ctx) => {
-      if (raw === undefined) return undefined;
-      const value = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN;
-      if (Number.isSafeInteger(value) && value >= 1 && value <= 65535) return value;
-      ctx.addIssue({
-        code: 'custom',
-        message: `METRICS_PORT must be an integer from 1 to 65535 (got '${raw}')`,
-      });
-      return z.NEVER;
-    }),
+  METRICS_PORT: integer('METRICS_PORT', 1, 65535, undefined),
   METRICS_HOST: z
     .string()
     .optional()

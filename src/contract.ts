@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { deserialize, serialize } from 'node:v8';
 import { $RefParser } from '@apidevtools/json-schema-ref-parser';
 import { z } from 'zod';
 import { fromRoot } from './projectRoot.ts';
@@ -48,9 +51,60 @@ export interface Contract {
   resolved: Record<string, unknown>;
   operations: ContractOperation[];
   byId: ReadonlyMap<string, ContractOperation>;
+  /** Read from the build's cache (CONTRACT_CACHE_FILE) rather than parsed from the YAML. */
+  fromCache: boolean;
 }
 
 export const CONTRACT_FILE = fromRoot('openapi', 'cms.yaml');
+
+/**
+ * The contract as parsed and resolved, written by `npm run build` (scripts/contractCache.ts) next
+ * to the compiled code. Parsing the YAML and resolving its $refs cost every start of the service
+ * 300-400 ms of CPU; reading this file costs a few milliseconds. It is V8's serialisation (what
+ * structuredClone uses), which keeps the resolved document's shared parts shared (as JSON it would
+ * be 1.3 MB of copies).
+ */
+export const CONTRACT_CACHE_FILE = fromRoot('dist', 'openapi', 'cms.contract.bin');
+
+interface ParsedContract {
+  /** Which YAML text (and Node version: the serialisation is V8's) this was made from. */
+  key: string;
+  document: Record<string, unknown>;
+  resolved: Record<string, unknown>;
+}
+
+function cacheKey(text: string): string {
+  return createHash('sha256').update(process.version).update('\0').update(text).digest('hex');
+}
+
+async function parseContract(file: string, text: string): Promise<ParsedContract> {
+  const document = (await $RefParser.parse(file)) as Record<string, unknown>;
+  // Resolved on a copy: parameters and responses are mostly $refs to components.
+  const resolved = (await $RefParser.dereference(structuredClone(document))) as Record<string, unknown>;
+  return { key: cacheKey(text), document, resolved };
+}
+
+/** The cached parse of this exact text, if the cache file holds it (anything else is ignored). */
+function cachedContract(cacheFile: string, text: string): ParsedContract | undefined {
+  let cached: Partial<ParsedContract>;
+  try {
+    cached = deserialize(readFileSync(cacheFile)) as Partial<ParsedContract>;
+  } catch {
+    return undefined; // absent (development, tests before a build) or unreadable
+  }
+  if (cached.key !== cacheKey(text) || cached.document === undefined || cached.resolved === undefined) {
+    return undefined;
+  }
+  return cached as ParsedContract;
+}
+
+/** Parses a contract file and writes the cache loadContract reads (`npm run build`). */
+export async function writeContractCache(
+  file: string = CONTRACT_FILE,
+  cacheFile: string = CONTRACT_CACHE_FILE,
+): Promise<void> {
+  writeFileSync(cacheFile, serialize(await parseContract(file, readFileSync(file, 'utf8'))));
+}
 
 const securitySchema = z.array(z.record(z.string(), z.array(z.string())));
 const parameterSchema = z.looseObject({
@@ -85,10 +139,18 @@ function accessOf(security: Security, where: string): ContractOperation['access'
   return { scopes: first };
 }
 
-export async function loadContract(file: string = CONTRACT_FILE): Promise<Contract> {
-  const written = (await $RefParser.parse(file)) as Record<string, unknown>;
-  // Resolved on a copy: parameters and responses are mostly $refs to components.
-  const resolved = (await $RefParser.dereference(structuredClone(written))) as Record<string, unknown>;
+/**
+ * Reads a contract: from the cache file when it holds this very text, parsed from the file
+ * otherwise (a cache left by an older build is never used for a changed contract).
+ */
+export async function loadContract(
+  file: string = CONTRACT_FILE,
+  /** null: parse the file, whatever cache there is. */
+  cacheFile: string | null = file === CONTRACT_FILE ? CONTRACT_CACHE_FILE : null,
+): Promise<Contract> {
+  const text = readFileSync(file, 'utf8');
+  const cached = cacheFile === null ? undefined : cachedContract(cacheFile, text);
+  const { document: written, resolved } = cached ?? (await parseContract(file, text));
   const document = documentSchema.parse(resolved);
   const operations: ContractOperation[] = [];
   for (const [path, rawItem] of Object.entries(document.paths)) {
@@ -130,6 +192,7 @@ export async function loadContract(file: string = CONTRACT_FILE): Promise<Contra
     resolved,
     operations,
     byId: new Map(operations.map((operation) => [operation.operationId, operation])),
+    fromCache: cached !== undefined,
   };
 }
 

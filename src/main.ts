@@ -35,10 +35,13 @@ const KEY_HINT =
  */
 async function seedWhenEmpty(db: Db, config: Config, logger: Logger): Promise<void> {
   let secrets: DemoSecrets | undefined;
-  // Loaded only when it may be needed: most starts have nothing to seed.
-  const { describeDemoSecrets, seedDemoWhenEmpty } = await import('./domain/seed/demo.ts');
   try {
-    if (config.seedDemo) secrets = await seedDemoWhenEmpty(db, config.databaseUrl);
+    // The seeder (~60 ms of CPU to load) is loaded only for an empty database: most starts have
+    // nothing to seed. (seedDemoWhenEmpty counts again, under the migrations' lock.)
+    if (config.seedDemo && (await db.site.count()) === 0) {
+      const { seedDemoWhenEmpty } = await import('./domain/seed/demo.ts');
+      secrets = await seedDemoWhenEmpty(db, config.databaseUrl);
+    }
   } catch (error) {
     // The seed is one transaction: nothing of it was written, and the service is still useful.
     if (!(error instanceof DomainError)) throw error;
@@ -49,6 +52,7 @@ async function seedWhenEmpty(db: Db, config: Config, logger: Logger): Promise<vo
     logger.info(KEY_HINT);
     return;
   }
+  const { describeDemoSecrets } = await import('./domain/seed/demo.ts');
   const { apiKey } = secrets;
   // Printed, not logged: the secrets are shown once to whoever started the service, and kept out of log storage.
   process.stdout.write(
@@ -72,7 +76,7 @@ async function prepare(config: Config, logger: Logger): Promise<void> {
   const { applyMigrations } = await import('./db/migrate/index.ts');
   const { applied } = await applyMigrations(config.databaseUrl);
   if (applied.length > 0) logger.info({ applied }, `applied ${applied.length} migration(s)`);
-  const handle = createDb(config.databaseUrl);
+  const handle = await createDb(config.databaseUrl);
   try {
     await prepareDatabase(handle);
     await seedWhenEmpty(handle.db, config, logger);

@@ -2,6 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { MetricsConfig } from './config.ts';
 import type { MetricsEndpoint } from './http/metrics.ts';
+import { cmsMessage } from './messages.ts';
 
 /*
  * The supervisor `npm start` runs (WORKERS ≥ 1): the primary process of node:cluster. It owns the
@@ -38,16 +39,12 @@ export interface StopMessage {
 export const RESTART_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export function isRestartMessage(message: unknown): message is RestartMessage {
-  if (typeof message !== 'object' || message === null) return false;
-  const { cms, id } = message as Record<string, unknown>;
-  return cms === 'restart' && typeof id === 'string' && RESTART_ID.test(id);
+  const id = cmsMessage(message, 'restart')?.id;
+  return typeof id === 'string' && RESTART_ID.test(id);
 }
 
-export function isStopMessage(message: unknown): message is StopMessage {
-  return (
-    typeof message === 'object' && message !== null && (message as Record<string, unknown>).cms === 'stop'
-  );
-}
+export const isStopMessage = (message: unknown): message is StopMessage =>
+  cmsMessage(message, 'stop') !== undefined;
 
 /**
  * A worker that has loaded its code asks whether the database is ready (migrated, seeded, token
@@ -62,13 +59,10 @@ export interface PreparedMessage {
   cms: 'prepared';
 }
 
-function hasCms(message: unknown, cms: string): boolean {
-  return typeof message === 'object' && message !== null && (message as Record<string, unknown>).cms === cms;
-}
-
-export const isPreparedQuery = (message: unknown): message is PreparedQuery => hasCms(message, 'prepared?');
+export const isPreparedQuery = (message: unknown): message is PreparedQuery =>
+  cmsMessage(message, 'prepared?') !== undefined;
 export const isPreparedMessage = (message: unknown): message is PreparedMessage =>
-  hasCms(message, 'prepared');
+  cmsMessage(message, 'prepared') !== undefined;
 
 export interface SupervisorOptions {
   workers: number;
@@ -85,14 +79,34 @@ export interface SupervisorOptions {
 }
 
 /**
- * V8 settings of every worker, measured to cut a worker's resident memory by about a quarter
- * (bench/RUNTIME.md): a small young generation (the service's request garbage is short-lived and
- * small; the default lets it grow to 3 x 16 MB), and Prisma's query-compiler WebAssembly (3.3 MB)
- * compiled function by function as it is first called, once, by the baseline compiler, instead of
- * all of it up front and again by the optimising compiler. Flags the operator passes to node (e.g.
- * in NODE_OPTIONS or on the command line) come after these and win.
+ * V8 settings of every worker, measured to cut a worker's resident memory (bench/RUNTIME.md): a
+ * small young generation (the service's request garbage is short-lived and small; the default lets
+ * it grow to 3 x 16 MB); Prisma's query-compiler WebAssembly (3.3 MB) compiled function by function
+ * as it is first called, once, by the baseline compiler, instead of all of it up front and again by
+ * the optimising compiler; and an old generation allowed to grow by 30 % over what the last full
+ * collection kept before the next one (V8's own factor lets it double or more under load: one
+ * worker's peak under list or get traffic was 230-300 MB, 170-205 MB with it; it costs more full
+ * collections, up to ~10 % of throughput in some runs on a loaded machine). It is a growth factor,
+ * not a cap: a large request (an import) still gets the memory it needs. Flags the operator passes
+ * to node (e.g. in NODE_OPTIONS or on the command line) come after these and win:
+ * `node --heap-growing-percent=0 dist/src/main.js` gives the workers V8's own factor back.
  */
-export const WORKER_V8_FLAGS = ['--max-semi-space-size=4', '--wasm-lazy-compilation', '--no-wasm-tier-up'];
+export const WORKER_V8_FLAGS = [
+  '--max-semi-space-size=4',
+  '--wasm-lazy-compilation',
+  '--no-wasm-tier-up',
+  '--heap-growing-percent=30',
+];
+
+/**
+ * Environment of every worker, over the supervisor's own. glibc's malloc gives each thread that
+ * allocates an arena of its own (up to 8 per core) and keeps their freed memory: two arenas cut a
+ * worker's resident memory by 10-20 MB (bench/RUNTIME.md). Read by glibc when the process starts,
+ * hence set for the fork; a value the operator sets is kept; other C libraries ignore it.
+ */
+export function workerEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  return { MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX ?? '2' };
+}
 
 const FIRST_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 30_000;
@@ -133,7 +147,7 @@ export function supervise(options: SupervisorOptions): void {
 
   /** Forks a worker; resolves once it listens, rejects if it exits first. */
   function startWorker(): Promise<Worker> {
-    const worker = cluster.fork();
+    const worker = cluster.fork(workerEnvironment());
     alive.add(worker);
     return new Promise((resolve, reject) => {
       const onListening = () => {

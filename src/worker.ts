@@ -4,7 +4,6 @@ import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { type Config, ensureTokenSecret } from './config.ts';
 import { createDb, prepareDatabase } from './db/client.ts';
-import { connectRedis } from './db/redis.ts';
 import { closeSandboxes } from './db/sandbox/index.ts';
 import { backgroundTasksOf, createApp } from './http/app.ts';
 import { describeError } from './http/logging.ts';
@@ -90,7 +89,7 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   // prom-client is loaded only when metrics are on: it costs every process ~100 ms and ~12 MB.
   const metricsModule = config.metrics && (await import('./http/metrics.ts'));
   const metrics = metricsModule && new metricsModule.ServiceMetrics();
-  const handle = createDb(config.databaseUrl, {
+  const handle = await createDb(config.databaseUrl, {
     statementTimeoutMs: STATEMENT_TIMEOUT_MS,
     sqliteQueryTimeoutMs: config.sqliteQueryTimeoutMs,
     ...(metrics && { onQuery: metrics.observeQuery }),
@@ -99,7 +98,11 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   await prepareDatabase(handle);
   const resolved = await ensureTokenSecret(config, db);
 
-  const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl);
+  // ioredis is loaded only when Redis is configured (~90 ms of a start without it).
+  const redis =
+    config.redisUrl === undefined
+      ? undefined
+      : await (await import('./db/redis.ts')).connectRedis(config.redisUrl);
   const state = createSharedState({ db, redis, redisKeyPrefix: config.redisKeyPrefix, logger });
   const restart = underSupervisor ? await restartCapability(state) : undefined;
   const app = createApp({
@@ -139,12 +142,15 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
       process.exit(1);
     }
     stopping = true;
+    // The port is closed before the line says so: a client that reads it and connects is refused
+    // (logged first, a connection made in between sat in the backlog and was reset on close).
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     logger.info({ signal: reason }, 'shutting down: no new connections, finishing in-flight requests');
     const deadline = setTimeout(() => {
       logger.warn(`requests still running after ${SHUTDOWN_GRACE_MS} ms; closing their connections`);
       server.closeAllConnections();
     }, SHUTDOWN_GRACE_MS);
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await closed;
     clearTimeout(deadline);
     await backgroundTasksOf(app).settled();
     await metricsEndpoint?.close();

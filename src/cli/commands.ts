@@ -10,12 +10,12 @@ import { issueApiKey } from '../domain/apiKeys/issueApiKey.ts';
 import { formatDateTime } from '../domain/dates.ts';
 import { type ExportSink, type ExportSummary, exportDocument } from '../domain/export/index.ts';
 import { TABLES } from '../domain/import/document.ts';
-import { type ImportProgress, type ImportSummary, importFrom } from '../domain/import/index.ts';
+import { type ImportSummary, importFrom } from '../domain/import/index.ts';
 import { ImportSyntaxError, streamSource } from '../domain/import/source.ts';
 import { passwordReset } from '../domain/logins/accounts.ts';
 import { DEMO_API_KEY_TITLE, describeDemoSecrets, seedDemoWhenEmpty } from '../domain/seed/demo.ts';
 import { CommandFailure, parseExpiry, parseOptions, parseScopes, UsageError } from './options.ts';
-import { createProgress, type Progress } from './progress.ts';
+import { createProgress, followPhases } from './progress.ts';
 
 export interface CliIo {
   out(line: string): void;
@@ -65,25 +65,6 @@ async function closeOutput(output: WriteStream): Promise<void> {
   });
 }
 
-/** Follows an import's phases with a progress display. */
-function importProgress(progress: Progress) {
-  let phase: ImportProgress['phase'] | undefined;
-  return {
-    onProgress(event: ImportProgress) {
-      if (event.phase !== phase) {
-        if (phase !== undefined) progress.end();
-        phase = event.phase;
-        if (phase === 'reading') progress.phase('Checking', event.total, 'bytes');
-        else progress.phase('Writing', event.total, 'contents');
-      }
-      progress.update(event.done);
-    },
-    finish() {
-      if (phase !== undefined) progress.end();
-    },
-  };
-}
-
 const importCommand: Command = {
   name: 'import',
   usage: 'cms import FILE',
@@ -104,7 +85,10 @@ const importCommand: Command = {
     }
     return async ({ db, out, err, tty }) => {
       const source = streamSource(() => createReadStream(file, { highWaterMark: 1024 * 1024 }), size);
-      const progress = importProgress(createProgress({ tty, line: err }));
+      const progress = followPhases(createProgress({ tty, line: err }), {
+        reading: { label: 'Checking', unit: 'bytes' },
+        writing: { label: 'Writing', unit: 'contents' },
+      });
       let summary: ImportSummary;
       try {
         summary = await importFrom(db, source, { onProgress: progress.onProgress });
@@ -147,16 +131,13 @@ const exportCommand: Command = {
       } catch (error) {
         throw new CommandFailure(`cannot write ${file}: ${(error as Error).message}`);
       }
-      const progress = createProgress({ tty, line: err });
-      let started = false;
+      const progress = followPhases(createProgress({ tty, line: err }), {
+        exporting: { label: 'Exporting', unit: 'records' },
+      });
       let summary: ExportSummary;
       try {
         summary = await exportDocument(db, sinkOf(output), {
-          onProgress: ({ done, total }) => {
-            if (!started) progress.phase('Exporting', total, 'records');
-            started = true;
-            progress.update(done);
-          },
+          onProgress: (event) => progress.onProgress({ phase: 'exporting', ...event }),
         });
         await closeOutput(output);
         await rename(partial, file);
@@ -165,7 +146,7 @@ const exportCommand: Command = {
         await rm(partial, { force: true });
         throw error;
       } finally {
-        if (started) progress.end();
+        progress.finish();
       }
       out(`Exported to ${file}:`);
       for (const table of TABLES) out(`  ${table.padEnd(15)}${String(summary[table]).padStart(7)}`);

@@ -104,3 +104,27 @@ export function createProgress(target: ProgressTarget, now: () => number = Date.
     },
   };
 }
+
+/**
+ * Follows a command's progress events, each naming its phase: a new phase ends the one before and
+ * starts its own display; `finish` ends the last.
+ */
+export function followPhases<P extends string>(
+  progress: Progress,
+  phases: Record<P, { label: string; unit: string }>,
+): { onProgress(event: { phase: P; done: number; total: number | undefined }): void; finish(): void } {
+  let current: P | undefined;
+  return {
+    onProgress(event) {
+      if (event.phase !== current) {
+        if (current !== undefined) progress.end();
+        current = event.phase;
+        progress.phase(phases[current].label, event.total, phases[current].unit);
+      }
+      progress.update(event.done);
+    },
+    finish() {
+      if (current !== undefined) progress.end();
+    },
+  };
+}

@@ -83,7 +83,7 @@ export async function runCli(
     io.err(`cms ${name}: cannot prepare the database: ${error.message}`);
     return EXIT_FAILED;
   }
-  const { db } = createDb(config.databaseUrl);
+  const { db } = await createDb(config.databaseUrl);
   try {
     return await action({ db, config, ...io });
   } catch (error) {

@@ -1,8 +1,6 @@
-import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
-import { PrismaPg } from '@prisma/adapter-pg';
-import { PrismaClient as PostgresClient } from '../generated/prisma/postgresql/client.ts';
-import { PrismaClient as SqliteClient } from '../generated/prisma/sqlite/client.ts';
-import { withTimeLimit } from './sqliteTimeLimit.ts';
+import type BetterSqlite3 from 'better-sqlite3';
+import type { PrismaClient as SqliteClient } from '../generated/prisma/sqlite/client.ts';
+import { type PointReads, postgresPointReads, sqlitePointReads } from './pointReads.ts';
 
 /**
  * The application-facing database type. Both generated clients come from one model, so their
@@ -66,30 +64,95 @@ export interface DbOptions {
 
 export const DEFAULT_SQLITE_QUERY_TIMEOUT_MS = 2000;
 
-export function createDb(databaseUrl: string, options: DbOptions = {}): DbHandle {
+/*
+ * Each provider's modules are loaded once, by whichever createDb comes first. One after the other,
+ * not with Promise.all: jest's module linker loses track of modules imported concurrently
+ * ("request for 'node:path' is not in cache").
+ */
+async function loadSqlite() {
+  const { PrismaBetterSqlite3 } = await import('@prisma/adapter-better-sqlite3');
+  const { PrismaClient: SqliteClient } = await import('../generated/prisma/sqlite/client.ts');
+  const { withTimeLimit } = await import('./sqliteTimeLimit.ts');
+  return { PrismaBetterSqlite3, SqliteClient, withTimeLimit };
+}
+
+async function loadPostgres() {
+  const { default: pg } = await import('pg');
+  const { PrismaPg } = await import('@prisma/adapter-pg');
+  const { PrismaClient: PostgresClient } = await import('../generated/prisma/postgresql/client.ts');
+  return { pg, PrismaPg, PostgresClient };
+}
+
+let sqliteModules: ReturnType<typeof loadSqlite> | undefined;
+let postgresModules: ReturnType<typeof loadPostgres> | undefined;
+
+/**
+ * A client of the database the URL names. Only that provider's generated client and driver adapter
+ * are loaded (PostgreSQL's `pg` and its client cost a SQLite service ~90 ms of every start, and
+ * memory, for nothing), hence a promise.
+ */
+export async function createDb(databaseUrl: string, options: DbOptions = {}): Promise<DbHandle> {
   const provider = providerOf(databaseUrl);
   const log = options.onQuery ? [{ emit: 'event' as const, level: 'query' as const }] : [];
   let db: Db;
+  let reads: PointReads;
   if (provider === 'sqlite') {
+    sqliteModules ??= loadSqlite();
+    const { PrismaBetterSqlite3, SqliteClient, withTimeLimit } = await sqliteModules;
+    let connection: BetterSqlite3.Database | undefined;
     const adapter = withTimeLimit(
       new PrismaBetterSqlite3(
         { url: sqliteFilePath(databaseUrl) },
         { timestampFormat: SQLITE_TIMESTAMP_FORMAT },
       ),
       options.sqliteQueryTimeoutMs ?? DEFAULT_SQLITE_QUERY_TIMEOUT_MS,
+      (opened) => {
+        connection = opened;
+      },
     );
-    db = new SqliteClient({ adapter, log }) as unknown as Db;
+    const client = new SqliteClient({ adapter, log }) as unknown as Db;
+    db = client;
+    reads = sqlitePointReads(async () => {
+      // The adapter opens its connection on the client's first query.
+      if (connection === undefined || !connection.open) await client.$connect();
+      if (connection === undefined) throw new Error('The SQLite adapter opened no connection');
+      return connection;
+    }, options.onQuery);
   } else {
-    const adapter = new PrismaPg({
+    postgresModules ??= loadPostgres();
+    const { pg, PrismaPg, PostgresClient } = await postgresModules;
+    // The pool is made here, not by the adapter, so that the point reads share it; the adapter
+    // still ends it on $disconnect.
+    const pool = new pg.Pool({
       connectionString: databaseUrl,
       ...(options.statementTimeoutMs !== undefined && { statement_timeout: options.statementTimeoutMs }),
     });
+    // An idle client's error before the adapter attaches its own listener must not end the process;
+    // the next query on the pool fails and is answered like any unavailable database.
+    pool.on('error', () => {});
+    // The adapter's @types/pg is a newer copy than ours (the same pg at run time, as its instanceof
+    // check needs): the cast bridges the two declarations only.
+    const adapter = new PrismaPg(pool as unknown as ConstructorParameters<typeof PrismaPg>[0], {
+      disposeExternalPool: true,
+    });
     db = new PostgresClient({ adapter, log }) as unknown as Db;
+    reads = postgresPointReads(pool, pg.types, options.onQuery);
   }
+  pointReadsByClient.set(db, reads);
   const onQuery = options.onQuery;
   if (onQuery) (db as unknown as QueryEvents).$on('query', (event) => onQuery(event.query, event.duration));
   providers.set(db, provider);
   return { db, provider };
+}
+
+const pointReadsByClient = new WeakMap<Db, PointReads>();
+
+/**
+ * The point reads of a client createDb made (src/db/pointReads.ts); undefined for any other client,
+ * such as an interactive transaction's, whose reads must go through the transaction.
+ */
+export function pointReadsOf(db: Db): PointReads | undefined {
+  return pointReadsByClient.get(db);
 }
 
 /** The provider of every client createDb made, for code that is handed only the client. */

@@ -49,14 +49,23 @@ function connectionOf(adapter: SqlDriverAdapter): BetterSqlite3.Database {
   return client;
 }
 
-/** The adapter factory, with the time-limit function on every connection it opens. */
-export function withTimeLimit(factory: SqlDriverAdapterFactory, limitMs: number): SqlDriverAdapterFactory {
+/**
+ * The adapter factory, with the time-limit function on every connection it opens. `opened` is told
+ * each connection (the point reads of src/db/pointReads.ts run their statements on it).
+ */
+export function withTimeLimit(
+  factory: SqlDriverAdapterFactory,
+  limitMs: number,
+  opened?: (connection: BetterSqlite3.Database) => void,
+): SqlDriverAdapterFactory {
   return {
     provider: factory.provider,
     adapterName: factory.adapterName,
     async connect() {
       const adapter = await factory.connect();
-      installTimeLimit(connectionOf(adapter), limitMs);
+      const connection = connectionOf(adapter);
+      installTimeLimit(connection, limitMs);
+      opened?.(connection);
       return adapter;
     },
   };

@@ -1,4 +1,4 @@
-import type { Db } from '../db/client.ts';
+import { type Db, pointReadsOf } from '../db/client.ts';
 import type { Channel, Content, Site } from '../db/models.ts';
 import { notFound } from './errors.ts';
 
@@ -26,7 +26,12 @@ export async function requireContent(
   channelId: number,
   id: number,
 ): Promise<Content> {
-  const content = await db.content.findFirst({ where: { id, siteId, channelId, recycled: false } });
+  // The hot read of get-one: through the driver when the client has point reads (not inside a
+  // transaction), the same row either way.
+  const reads = pointReadsOf(db);
+  const content = reads
+    ? await reads.content(id, siteId, channelId)
+    : await db.content.findFirst({ where: { id, siteId, channelId, recycled: false } });
   if (!content) throw notFound(`Content ${id} does not exist in channel ${channelId} of site ${siteId}`);
   return content;
 }

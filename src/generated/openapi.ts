@@ -2938,10 +2938,14 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The database (or Redis) is unreachable; try again after `Retry-After` seconds. */
+        /**
+         * @description The database (or Redis) is unreachable, a query ran past its time limit, or (PostgreSQL)
+         *     the database gave up this write for a concurrent one (a deadlock between two bulk writers
+         *     of one site); nothing was written. Try again after `Retry-After` seconds.
+         */
         ServiceUnavailable: {
             headers: {
-                "Retry-After": components["headers"]["RetryAfter"];
+                "Retry-After": components["headers"]["RetryAfterOutage"];
                 [name: string]: unknown;
             };
             content: {
@@ -2950,8 +2954,8 @@ export interface components {
                  *       "type": "https://cms.example/problems/service-unavailable",
                  *       "title": "Service Unavailable",
                  *       "status": 503,
-                 *       "detail": "The database is unreachable; retry in 5 seconds",
-                 *       "message": "The database is unreachable; retry in 5 seconds"
+                 *       "detail": "The database is unavailable; retry later",
+                 *       "message": "The database is unavailable; retry later"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -2968,8 +2972,8 @@ export interface components {
                  *       "type": "https://cms.example/problems/internal",
                  *       "title": "Internal Server Error",
                  *       "status": 500,
-                 *       "detail": "An unexpected error occurred; it has been logged as 7f3a9c2e",
-                 *       "message": "An unexpected error occurred; it has been logged as 7f3a9c2e"
+                 *       "detail": "Internal Server Error",
+                 *       "message": "Internal Server Error"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -3154,6 +3158,11 @@ export interface components {
          * @example 30
          */
         RetryAfter: number;
+        /**
+         * @description Seconds to wait before trying again after an outage (always 5).
+         * @example 5
+         */
+        RetryAfterOutage: number;
     };
     pathItems: never;
 }

@@ -21,6 +21,7 @@ import { rejectNulCharacters } from './nulCharacters.ts';
 import { rateLimiting } from './rateLimit.ts';
 import { operationRoutes } from './routes.ts';
 import { serviceRoutes } from './serviceRoutes.ts';
+import { deferSpecValidator } from './specCheck.ts';
 import { validationStages } from './validation.ts';
 
 export interface AppOptions {
@@ -98,6 +99,8 @@ export function createApp(options: AppOptions): express.Express {
   app.use(checkBodies());
   app.use(express.json({ limit: JSON_BODY_LIMIT_BYTES, type: JSON_MEDIA_TYPES, verify: verifyJsonDepth }));
   app.use(rejectNulCharacters());
+  // Without the document check (production), the validator must not compile the OpenAPI meta-schema.
+  deferSpecValidator();
   const validator = openApiValidator({
     // The document contract.ts has already parsed and resolved (the validator works on its own
     // copy). Parsing the YAML again took a second of every start, and with $refs left in, the

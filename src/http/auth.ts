@@ -178,7 +178,8 @@ export class Authenticator {
       const { principal, expiresAt } = await principalOfAccessToken(db, credentials.token, secret);
       return { principal, budget: { limitPerMinute: null, counter: `token:${fingerprint}` }, expiresAt };
     }
-    const { principal, rateLimitPerMinute, expiresAt } = await apiKeys.authenticate(credentials.key);
+    // An API key's fingerprint is its stored digest: the key is hashed once per request.
+    const { principal, rateLimitPerMinute, expiresAt } = await apiKeys.authenticate(fingerprint);
     return {
       principal,
       budget: { limitPerMinute: rateLimitPerMinute, counter: `apiKey:${principal.apiKeyId}` },

@@ -39,6 +39,14 @@ const UNAVAILABLE_SOCKET_CODES = new Set([
  */
 const TIME_LIMIT_CODES = new Set(['57014', SQLITE_TIME_LIMIT_CODE]);
 
+/**
+ * PostgreSQL's deadlock_detected and serialization_failure: the database gave up this transaction
+ * because of another one running at the same time. Nothing was written; the same request a moment
+ * later succeeds. (Writers of one site queue on its content generation row, see the
+ * content_count_cache migration, so two bulk writers of one site can deadlock.)
+ */
+const WRITE_CONFLICT_CODES = new Set(['40P01', '40001']);
+
 function field(value: unknown, name: string): unknown {
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[name] : undefined;
 }
@@ -71,13 +79,21 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   });
 }
 
-export function isStatementTimeLimit(error: unknown): boolean {
+function hasCode(error: unknown, codes: ReadonlySet<string>): boolean {
   return chain(error).some((link) =>
     ['code', 'originalCode'].some((name) => {
       const code = field(link, name);
-      return typeof code === 'string' && TIME_LIMIT_CODES.has(code);
+      return typeof code === 'string' && codes.has(code);
     }),
   );
+}
+
+export function isStatementTimeLimit(error: unknown): boolean {
+  return hasCode(error, TIME_LIMIT_CODES);
+}
+
+export function isWriteConflict(error: unknown): boolean {
+  return hasCode(error, WRITE_CONFLICT_CODES);
 }
 
 /** Prisma's unique-constraint violation, on either database. */

@@ -6,7 +6,12 @@ import { DomainError, type DomainErrorCode, type FieldProblem, RateLimited } fro
 import { SharedStateUnavailable } from '../state/port.ts';
 import { WWW_AUTHENTICATE } from './auth.ts';
 import { unsupportedMediaType } from './bodies.ts';
-import { isDatabaseUnavailable, isStatementTimeLimit, isUniqueViolation } from './databaseErrors.ts';
+import {
+  isDatabaseUnavailable,
+  isStatementTimeLimit,
+  isUniqueViolation,
+  isWriteConflict,
+} from './databaseErrors.ts';
 import { describeError } from './logging.ts';
 import {
   type FieldError,
@@ -172,6 +177,10 @@ export function mapError(error: unknown, req: Request, nodeEnv: string, contract
       'The query ran past the time the database allows; narrow the filter (fewer or more selective Like rules) or retry later',
     );
     return { body: limited.problem, headers: limited.headers, unexpected: true };
+  }
+  if (isWriteConflict(error)) {
+    const conflict = serviceUnavailable('A concurrent write got in the way and nothing was written; retry');
+    return { body: conflict.problem, headers: conflict.headers, unexpected: true };
   }
   if (isDatabaseUnavailable(error)) {
     const unavailable = serviceUnavailable('The database is unavailable; retry later');

@@ -15,6 +15,7 @@ import {
   Registry,
 } from 'prom-client';
 import type { Contract } from '../contract.ts';
+import { cmsMessage } from '../messages.ts';
 import { toExpressPath } from './expressPaths.ts';
 import { describeError } from './logging.ts';
 import { problem } from './problem.ts';
@@ -268,15 +269,13 @@ export interface MetricsReply {
 }
 
 function isMetricsRequest(message: unknown): message is MetricsRequest {
-  if (typeof message !== 'object' || message === null) return false;
-  const { cms, id, metrics } = message as Record<string, unknown>;
-  return cms === 'metrics' && typeof id === 'number' && metrics === undefined;
+  const request = cmsMessage(message, 'metrics');
+  return typeof request?.id === 'number' && request.metrics === undefined;
 }
 
 function isMetricsReply(message: unknown, id: number): message is MetricsReply {
-  if (typeof message !== 'object' || message === null) return false;
-  const reply = message as Record<string, unknown>;
-  return reply.cms === 'metrics' && reply.id === id && Array.isArray(reply.metrics);
+  const reply = cmsMessage(message, 'metrics');
+  return reply?.id === id && Array.isArray(reply.metrics);
 }
 
 /** How long a scrape waits for a worker. */

@@ -44,8 +44,8 @@ describe('cms command-line tool', () => {
   let dir: string;
   let url: string;
   let handle: DbHandle | undefined;
-  const db = () => {
-    handle ??= createDb(url);
+  const db = async () => {
+    handle ??= await createDb(url);
     return handle.db;
   };
 
@@ -85,7 +85,7 @@ describe('cms command-line tool', () => {
     const key = run.stdout.trim();
     expect(key).toMatch(/^cms_[A-Za-z0-9_-]{43}$/);
     expect(run.stderr).toContain('cannot be shown again');
-    const row = await db().apiKey.findUniqueOrThrow({ where: { digest: digestApiKey(key) } });
+    const row = await (await db()).apiKey.findUniqueOrThrow({ where: { digest: digestApiKey(key) } });
     expect(row).toMatchObject({ title: 'CI bot', scopes: 'Contents,STL', revokedAt: null });
     // Valid through the whole day given.
     expect(row.expiresAt).toEqual(new Date(2100, 0, 1));
@@ -93,14 +93,14 @@ describe('cms command-line tool', () => {
 
     const all = await cms(url, 'apikey', 'create', '--title', 'Everything', '--scopes', 'all');
     expect(all.code).toBe(0);
-    const everything = await db().apiKey.findUniqueOrThrow({
+    const everything = await (await db()).apiKey.findUniqueOrThrow({
       where: { digest: digestApiKey(all.stdout.trim()) },
     });
     expect(everything.scopes).toBe('Contents,Channels,STL,Users,Administrators,Others,ApiKeys');
   });
 
   test('apikey create refuses unknown scopes and missing options, creating nothing', async () => {
-    const before = await db().apiKey.count();
+    const before = await (await db()).apiKey.count();
     const bad = await cms(url, 'apikey', 'create', '--title', 'Bad', '--scopes', 'Contents,Everything');
     expect(bad.code).toBe(2);
     expect(bad.stdout).toBe('');
@@ -124,7 +124,7 @@ describe('cms command-line tool', () => {
     expect(past.code).toBe(2);
     expect(past.stderr).toContain('--expires must lie in the future');
     expect((await cms(url, 'apikey', 'revoke')).code).toBe(2);
-    expect(await db().apiKey.count()).toBe(before);
+    expect(await (await db()).apiKey.count()).toBe(before);
   });
 
   test('import of a bad file prints every problem, exits 1 and writes nothing', async () => {
@@ -140,13 +140,13 @@ describe('cms command-line tool', () => {
         ],
       }),
     );
-    const before = await rowCounts(db());
+    const before = await rowCounts(await db());
     const run = await cms(url, 'import', file);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('The import file has 2 problems; nothing was imported');
     expect(run.stderr).toContain("  contents[0] (id 1): unknown field 'titel'");
     expect(run.stderr).toContain('  contents[1] (id 2): channel 99 does not exist');
-    expect(await rowCounts(db())).toEqual(before);
+    expect(await rowCounts(await db())).toEqual(before);
 
     const invalidJson = join(dir, 'broken.json');
     await writeFile(invalidJson, '{"sites": [');
@@ -175,7 +175,7 @@ describe('cms command-line tool', () => {
     expect(run.stdout).toMatch(/channels +2 \(1 root channel created\)\n/);
     expect(run.stdout).toMatch(/contents +1\n/);
     expect(run.stdout).toMatch(/apiKeys +0\n/);
-    expect(await db().content.findUniqueOrThrow({ where: { id: 1 } })).toMatchObject({
+    expect(await (await db()).content.findUniqueOrThrow({ where: { id: 1 } })).toMatchObject({
       title: 'Hello',
       siteId: 1,
     });
@@ -185,7 +185,7 @@ describe('cms command-line tool', () => {
     const run = await cms(url, 'seed-demo');
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('already has 1 site');
-    expect(await db().content.count()).toBe(1);
+    expect(await (await db()).content.count()).toBe(1);
   });
 
   test('seed-demo fills an empty database with random passwords and prints them and the key once', async () => {
@@ -201,7 +201,7 @@ describe('cms command-line tool', () => {
     expect(adminPassword).toMatch(/^[\w-]{16}$/);
     expect(adminPassword).not.toBe(userPassword);
     const key = /API key "Demo key" \(all scopes\): (\S+)/.exec(run.stdout)?.[1] ?? '';
-    const seeded = createDb(emptyUrl);
+    const seeded = await createDb(emptyUrl);
     try {
       const row = await seeded.db.apiKey.findUniqueOrThrow({ where: { digest: digestApiKey(key) } });
       expect(row.title).toBe('Demo key');
@@ -221,7 +221,7 @@ describe('cms command-line tool', () => {
   test('seed-demo that fails writes nothing and says why in one line', async () => {
     const conflictUrl = `file:${join(dir, 'conflict.db')}`;
     expect((await cms(conflictUrl, 'apikey', 'create', '--title', 'ops', '--scopes', 'all')).code).toBe(0);
-    const conflicting = createDb(conflictUrl);
+    const conflicting = await createDb(conflictUrl);
     try {
       // An administrator named like the demo's: the import refuses the whole demo.
       await conflicting.db.administrator.create({

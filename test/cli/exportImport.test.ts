@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -7,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createDb } from '../../src/db/client.ts';
 import { md5Hex, verifyMd5Password } from '../../src/domain/accounts/passwords.ts';
+import { type Run, runScript } from '../process/processes.ts';
 import { createEmptyDatabase, type EmptyDatabase } from '../support/database.ts';
 
 /*
@@ -16,30 +16,14 @@ import { createEmptyDatabase, type EmptyDatabase } from '../support/database.ts'
  * contents before streaming) could not.
  */
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI in node (with tsx as loader), so that node's own flags apply to it. */
+/** Runs the CLI as `npm run cms` does (node with tsx as loader), so that node's own flags apply. */
 function cms(databaseUrl: string, args: string[], nodeFlags: string[] = [], stdin = ''): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [...nodeFlags, '--import', 'tsx', 'src/cli/main.ts', ...args],
-      {
-        env: { ...process.env, DATABASE_URL: databaseUrl, NODE_OPTIONS: '' },
-        timeout: 600_000,
-        maxBuffer: 16 * 1024 * 1024,
-      },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-    child.stdin?.end(stdin);
-  });
+  return runScript(
+    'src/cli/main.ts',
+    args,
+    { DATABASE_URL: databaseUrl },
+    { nodeFlags, stdin, timeoutMs: 600_000 },
+  );
 }
 
 const CONTENTS = 50_000;
@@ -117,7 +101,7 @@ describe('cms export and import', () => {
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/contents +50000\n/);
     expect(again.stdout).toMatch(/channels +3\n/);
-    const { db } = createDb(second);
+    const { db } = await createDb(second);
     try {
       expect(await db.content.count({ where: { checked: true } })).toBe(37_500);
       expect(await db.content.findUniqueOrThrow({ where: { id: 50_000 } })).toMatchObject({
@@ -149,7 +133,7 @@ describe('cms export and import', () => {
     const trailing = await cms(url, ['import', garbage]);
     expect(trailing.code).toBe(1);
     expect(trailing.stderr).toContain('is not valid JSON');
-    const { db } = createDb(url);
+    const { db } = await createDb(url);
     try {
       expect(await db.site.count()).toBe(0);
     } finally {
@@ -229,7 +213,7 @@ describe('cms export and import', () => {
     expect(set.stdout + set.stderr).not.toContain('Fresh1234');
     const admin = await cms(url, ['password', 'administrator', 'boss'], [], 'Boss5678');
     expect(admin.code).toBe(0);
-    const { db } = createDb(url);
+    const { db } = await createDb(url);
     try {
       const user = await db.user.findUniqueOrThrow({ where: { id: 4 } });
       expect(user).toMatchObject({ tokenVersion: 3, countOfFailedLogin: 0, lockedUntil: null });

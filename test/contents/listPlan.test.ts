@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createDb, type DbHandle } from '../../src/db/client.ts';
 import { type Sql, sql } from '../../src/db/sql.ts';
+import { MARK_EVERY, markedWindow, pageMarks } from '../../src/domain/contents/counts.ts';
 import { importDocument } from '../../src/domain/import/index.ts';
 import { Prisma } from '../../src/generated/prisma/sqlite/client.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
@@ -11,7 +12,9 @@ import { startTestApp, type TestApp } from '../support/app.ts';
  * total here is compared, through HTTP, with a plain SELECT/COUNT(*) over Content that matches
  * the joined group/tag text and the title with LIKE (SQLite) / ILIKE (PostgreSQL). After each kind
  * of write — update, delete to the recycle bin, import, plain SQL from another connection — every
- * total and membership answer is checked again.
+ * total and membership answer is checked again. Totals of the other filters (flags, title, groups)
+ * are stored under the site's generation (ContentCount): walking every page asks for the same total
+ * again, so the comparisons below check stored answers as well as fresh counts, after every write.
  */
 
 let app: TestApp;
@@ -91,7 +94,7 @@ beforeAll(async () => {
     ],
     contents: contentsFor(1, 140, [1, 2, 3, 4, 5, 11]),
   });
-  other = createDb(app.config.databaseUrl);
+  other = await createDb(app.config.databaseUrl);
 });
 afterAll(async () => {
   await other.db.$disconnect();
@@ -307,7 +310,25 @@ async function expectAllExact() {
     await expectSame({ siteId: 10, groupNames: names }, 200);
   }
   await expectSame({ siteId: 1, tagNames: ['tech', 'NEWTAG'] }, 200);
+  // Stored totals: each filter is walked twice (the second walk answers every total from the store).
+  for (const filter of STORED_FILTERS)
+    for (let walk = 0; walk < 2; walk++) {
+      await expectSame(filter, 3);
+      const { channelId, ...rest } = filter;
+      await expectSame(
+        { ...rest, siteId: 10, ...(channelId !== undefined && { channelId: channelId === 1 ? 10 : 11 }) },
+        3,
+      );
+    }
 }
+
+/** Filters whose totals ContentTally cannot sum: counted once per generation and stored. */
+const STORED_FILTERS: Filter[] = [
+  { siteId: 1, hot: true },
+  { siteId: 1, channelId: 2, hot: true, titleLike: '%market%' },
+  { siteId: 1, checked: true, titleLike: '%e%' },
+  { siteId: 1, channelId: 1, groupNames: ['home', 'moved'] },
+];
 
 const update = (siteId: number, channelId: number, id: number, body: object) =>
   app.request
@@ -360,5 +381,197 @@ describe('totals and memberships stay exact after writes', () => {
       "addDate", "createdDate", "lastModifiedDate", "lastEditDate")
       VALUES (${'5b0c3e2a-0d7e-4c53-9a51-0c1f7d3e9b11'}, 1, 5, ${'raw market'}, ${true}, ${'MOVED'}, ${'newtag'}, ${now}, ${now}, ${now}, ${now})`;
     await expectAllExact();
+  });
+});
+
+describe('stored totals (ContentCount) are used, and only while the site is not written', () => {
+  const filter: Filter = { siteId: 1, hot: true, titleLike: '%market%' };
+  const total = async (page = 1) => {
+    const response = await app.request
+      .post('/api/v1/contents')
+      .set('X-SS-API-KEY', key)
+      .send({
+        siteId: 1,
+        hot: true,
+        wheres: [{ column: 'title', operator: 'Like', value: '%market%' }],
+        perPage: 2,
+        page,
+      });
+    expect(response.status).toBe(200);
+    return response.body.totalCount as number;
+  };
+  /** Marks the one stored total of site 1 (the test empties the store first), so its use shows. */
+  const mark = async () => {
+    const changed = await other.db
+      .$executeRaw`UPDATE "ContentCount" SET "count" = "count" + 1000 WHERE "siteId" = 1`;
+    expect(changed).toBe(1);
+  };
+
+  test('a stored total answers until any write to the site, by any connection', async () => {
+    const exact = (await plain(filter)).total;
+    expect(exact).toBeGreaterThan(4);
+    const writes: [string, () => Promise<unknown>][] = [
+      [
+        'an update of a column no filter here reads',
+        () => other.db.$executeRaw`UPDATE "Content" SET "hits" = "hits" + 1 WHERE "id" = 13`,
+      ],
+      [
+        'an API update',
+        async () => expect((await update(1, 2, 13, { title: 'T13 market again' })).status).toBe(200),
+      ],
+      [
+        'a channel move',
+        () => other.db.$executeRaw`UPDATE "Channel" SET "parentsPath" = "parentsPath" WHERE "id" = 5`,
+      ],
+      ['an import', () => importDocument(app.db, { contents: contentsFor(900, 3, [2, 4]) })],
+      ['a delete', () => other.db.$executeRaw`DELETE FROM "Content" WHERE "id" = 900`],
+    ];
+    for (const [what, write] of writes) {
+      await other.db.$executeRaw`DELETE FROM "ContentCount"`;
+      const before = (await plain(filter)).total;
+      expect([what, await total()]).toEqual([what, before]);
+      await mark();
+      // The marked total is what the list answers: the store is read, not counted afresh.
+      expect([what, await total(2)]).toEqual([what, before + 1000]);
+      await write();
+      expect([what, await total()]).toEqual([what, (await plain(filter)).total]);
+    }
+  });
+
+  test("a write to another site leaves a site's stored totals in use", async () => {
+    await other.db.$executeRaw`DELETE FROM "ContentCount"`;
+    const before = await total();
+    await mark();
+    await other.db.$executeRaw`UPDATE "Content" SET "hits" = "hits" + 1 WHERE "siteId" = 10`;
+    expect(await total()).toBe(before + 1000);
+    await other.db.$executeRaw`UPDATE "Content" SET "hits" = "hits" + 1 WHERE "id" = 13`;
+    expect(await total()).toBe(before);
+  });
+});
+
+describe('SQLite: a title pattern is tested on index entries', () => {
+  test('the deep filtered page and its count read Content_list_title_idx, not rows', async () => {
+    if (app.provider !== 'sqlite') return;
+    const { compileContentQuery } = await import('../../src/domain/contents/query.ts');
+    const { where, orderBy } = compileContentQuery(
+      {
+        siteId: 1,
+        channels: { channelId: 2, scope: 'SelfAndDescendants' },
+        hot: true,
+        wheres: [{ column: 'title', operator: 'Like', value: '%market%' }],
+        orders: [
+          { column: 'taxis', desc: true },
+          { column: 'id', desc: false },
+        ],
+      },
+      'sqlite',
+    );
+    const plan = async (query: Sql) =>
+      (await app.db.$queryRaw<{ detail: string }[]>(sql`EXPLAIN QUERY PLAN ${query}`))
+        .map((row) => row.detail)
+        .join(' | ');
+    expect(await plan(sql`SELECT "id" FROM "Content" ${where} ${orderBy} LIMIT 30 OFFSET 60`)).toContain(
+      'COVERING INDEX Content_list_title_idx',
+    );
+    expect(await plan(sql`SELECT COUNT(*) FROM "Content" ${where}`)).toContain(
+      'COVERING INDEX Content_list_title_idx',
+    );
+  });
+});
+
+describe('deep pages start from stored page marks (keyset), and answer exactly the plain query', () => {
+  /* Site 20: 2,000 contents, so that a filter has more matches than a few marks (MARK_EVERY). */
+  const SITE = 20;
+  const deep = (from: number, count: number) =>
+    contentsFor(from, count, [21, 22, 23]).map((content, index) => ({
+      ...content,
+      siteId: SITE,
+      taxis: (from + index) % 97,
+      hot: (from + index) % 3 !== 0,
+    }));
+  beforeAll(async () => {
+    TREE[21] = [21, 22];
+    TREE[23] = [23];
+    await importDocument(app.db, {
+      sites: [{ id: SITE, siteDir: 'deep', siteName: 'Deep' }],
+      channels: [
+        { id: 21, siteId: SITE, parentId: 20, channelName: 'A', taxis: 1 },
+        { id: 22, siteId: SITE, parentId: 21, channelName: 'B', taxis: 1 },
+        { id: 23, siteId: SITE, parentId: 20, channelName: 'C', taxis: 2 },
+      ],
+      contents: deep(2000, 2000),
+    });
+  });
+
+  const FILTERS: Filter[] = [
+    {
+      siteId: SITE,
+      channelId: 21,
+      hot: true,
+      titleLike: '%a%',
+      orders: [
+        { column: 'taxis', desc: true },
+        { column: 'id', desc: false },
+      ],
+    },
+    { siteId: SITE, hot: true },
+    {
+      siteId: SITE,
+      titleLike: '%T%',
+      orders: [
+        { column: 'hits', desc: false },
+        { column: 'taxis', desc: true },
+      ],
+    },
+  ];
+
+  test.each(FILTERS.map((filter, index) => [index, filter] as const))(
+    'filter %i: every page, before and after writes',
+    async (_, filter) => {
+      const { total } = await expectSame(filter, 60);
+      expect(total).toBeGreaterThan(MARK_EVERY + 60);
+      // The pages past the first mark were read from stored marks.
+      const [stored] = await app.db.$queryRaw<{ n: number | bigint }[]>(
+        sql`SELECT COUNT(*) AS "n" FROM "ContentCount" WHERE "siteId" = ${SITE} AND "marks" <> ''`,
+      );
+      expect(Number(stored?.n)).toBeGreaterThan(0);
+      await expectSame(filter, 60); // from the stored marks
+      await other.db
+        .$executeRaw`UPDATE "Content" SET "taxis" = "taxis" + 1, "hits" = "hits" + 2 WHERE "siteId" = ${SITE} AND "id" % 7 = 0`;
+      await importDocument(app.db, { contents: deep(5000 + _ * 100, 40) });
+      await other.db.$executeRaw`DELETE FROM "Content" WHERE "siteId" = ${SITE} AND "id" % 11 = 0`;
+      await expectSame(filter, 60);
+      await expectSame(filter, 60);
+    },
+  );
+
+  test('marks are not used for a page read after a write that came after them', async () => {
+    const { compileContentQuery } = await import('../../src/domain/contents/query.ts');
+    const compiled = compileContentQuery({ siteId: SITE, hot: true }, app.provider);
+    const keys = compiled.orderKeys;
+    if (!keys) throw new Error('the default order has keys');
+    const marks = await pageMarks(
+      app.db,
+      app.provider,
+      SITE,
+      compiled.where,
+      compiled.matchWhere,
+      compiled.orderBy,
+      keys,
+    );
+    if (!marks) throw new Error('the filter has matches');
+    const window = markedWindow(keys, marks, SITE, MARK_EVERY + 5, 10);
+    if (!window) throw new Error('a page past the first mark has a window');
+    const page = () =>
+      app.db.$queryRaw<{ id: number }[]>(
+        sql`SELECT "id" FROM "Content" ${compiled.where} AND ${window.conditions} ${compiled.orderBy} LIMIT 10 OFFSET ${window.offset}`,
+      );
+    const plainPage = await app.db.$queryRaw<{ id: number }[]>(
+      sql`SELECT "id" FROM "Content" ${compiled.where} ${compiled.orderBy} LIMIT 10 OFFSET ${MARK_EVERY + 5}`,
+    );
+    expect(plainPage.length).toBe(10);
+    expect(await page()).toEqual(plainPage);
+    await other.db.$executeRaw`UPDATE "Content" SET "hits" = "hits" + 1 WHERE "id" = 2001`;
+    expect(await page()).toEqual([]);
   });
 });

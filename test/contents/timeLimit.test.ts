@@ -1,12 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import Database from 'better-sqlite3';
-import pino from 'pino';
-import supertest from 'supertest';
 import { createDb, type DbHandle } from '../../src/db/client.ts';
 import { installTimeLimit, SQLITE_TIME_LIMIT_FUNCTION } from '../../src/db/sqliteTimeLimit.ts';
-import { createApp } from '../../src/http/app.ts';
-import { createSharedState } from '../../src/state/index.ts';
-import type { TestApp } from '../support/app.ts';
+import { type SecondApp, startSecondApp, type TestApp } from '../support/app.ts';
 import { testServerUrl } from '../support/database.ts';
 import { startFixtureApp } from '../support/fixtures.ts';
 
@@ -44,26 +40,21 @@ test('the time-limit function ends a query that would never end by itself', () =
   let key: string;
   /** A second service on the same database whose content queries may run 0 ms. */
   let limited: DbHandle;
-  let limitedApp: ReturnType<typeof createApp>;
+  let limitedApp: SecondApp;
 
   beforeAll(async () => {
     ({ app: fixture, key } = await startFixtureApp('all'));
-    limited = createDb(fixture.config.databaseUrl, { sqliteQueryTimeoutMs: 0 });
-    const logger = pino({ level: 'silent' });
-    limitedApp = createApp({
-      ...limited,
-      config: fixture.config,
-      logger,
-      state: createSharedState({ db: limited.db, redisKeyPrefix: fixture.config.redisKeyPrefix, logger }),
-    });
+    limited = await createDb(fixture.config.databaseUrl, { sqliteQueryTimeoutMs: 0 });
+    limitedApp = startSecondApp(fixture, { db: limited });
   });
   afterAll(async () => {
+    await limitedApp?.close();
     await limited.db.$disconnect();
     await fixture.close();
   });
 
   test('the list is a 503 problem with Retry-After that says how to make it cheaper', async () => {
-    const response = await supertest(limitedApp)
+    const response = await limitedApp.request
       .post('/api/v1/contents')
       .set('X-SS-API-KEY', key)
       .send({ siteId: 1, wheres: [{ column: 'content', operator: 'Like', value: '%a%' }] });
@@ -76,7 +67,7 @@ test('the time-limit function ends a query that would never end by itself', () =
   });
 
   test('stl/contents is stopped the same way', async () => {
-    const response = await supertest(limitedApp)
+    const response = await limitedApp.request
       .get('/api/v1/stl/contents')
       .query({ siteId: 1, scope: 'All' })
       .set('X-SS-API-KEY', key);
@@ -85,9 +76,9 @@ test('the time-limit function ends a query that would never end by itself', () =
   });
 
   test('the same connection then serves other reads, and the default limit lets the list through', async () => {
-    const ping = await supertest(limitedApp).get('/api/v1/ping').set('X-SS-API-KEY', key);
+    const ping = await limitedApp.request.get('/api/v1/ping').set('X-SS-API-KEY', key);
     expect(ping.status).toBe(200);
-    const content = await supertest(limitedApp).get('/api/v1/contents/1/2/1').set('X-SS-API-KEY', key);
+    const content = await limitedApp.request.get('/api/v1/contents/1/2/1').set('X-SS-API-KEY', key);
     expect(content.status).toBe(200);
     expect(content.body.title).toBe('Alpha release notes');
     const listed = await fixture.request

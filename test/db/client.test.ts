@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import type { Request } from 'express';
+import { contract } from '../../src/contract.ts';
 import { createDb, prepareDatabase, providerOf, sqliteFilePath } from '../../src/db/client.ts';
-import { isDatabaseUnavailable, isStatementTimeLimit } from '../../src/http/databaseErrors.ts';
+import {
+  isDatabaseUnavailable,
+  isStatementTimeLimit,
+  isWriteConflict,
+} from '../../src/http/databaseErrors.ts';
+import { mapError } from '../../src/http/errors.ts';
 import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/database.ts';
 
 let database: TestDatabase;
@@ -30,7 +37,7 @@ const onSqlite = testServerUrl() === undefined;
 (onSqlite ? test.skip : test)(
   'PostgreSQL ends a statement past statement_timeout; the error reads as a time limit (503), the pool lives on',
   async () => {
-    const { db } = createDb(database.url, { statementTimeoutMs: 100 });
+    const { db } = await createDb(database.url, { statementTimeoutMs: 100 });
     try {
       const error = await db.$queryRawUnsafe('SELECT pg_sleep(5)').then(
         () => undefined,
@@ -43,5 +50,50 @@ const onSqlite = testServerUrl() === undefined;
     } finally {
       await db.$disconnect();
     }
+  },
+);
+
+(onSqlite ? test.skip : test)(
+  'PostgreSQL gives up one of two deadlocked transactions; the error reads as a write conflict (503), not a 500',
+  async () => {
+    const { db } = database.handle;
+    await db.$executeRawUnsafe('CREATE TABLE deadlock_probe (id integer PRIMARY KEY, v integer NOT NULL)');
+    await db.$executeRawUnsafe('INSERT INTO deadlock_probe VALUES (1, 0), (2, 0)');
+    // Each transaction locks its own row, then (once the other holds its row) asks for the other's.
+    let release: (() => void)[] = [];
+    const bothHold = new Promise<void>((resolve) => {
+      let held = 0;
+      release = [0, 1].map(() => () => {
+        held += 1;
+        if (held === 2) resolve();
+      });
+    });
+    const crossing = (first: number, second: number, holds: () => void) =>
+      db.$transaction(
+        async (tx) => {
+          await tx.$executeRawUnsafe('UPDATE deadlock_probe SET v = v + 1 WHERE id = $1', first);
+          holds();
+          await bothHold;
+          await tx.$executeRawUnsafe('UPDATE deadlock_probe SET v = v + 1 WHERE id = $1', second);
+        },
+        { timeout: 30_000 },
+      );
+    const outcomes = await Promise.allSettled([
+      crossing(1, 2, release[0] as () => void),
+      crossing(2, 1, release[1] as () => void),
+    ]);
+    const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
+    expect(failures).toHaveLength(1);
+    expect(isWriteConflict(failures[0])).toBe(true);
+    expect(isDatabaseUnavailable(failures[0])).toBe(false);
+    const mapped = mapError(failures[0], {} as Request, 'test', contract);
+    expect(mapped.body).toMatchObject({
+      status: 503,
+      type: 'https://cms.example/problems/service-unavailable',
+    });
+    expect(mapped.headers?.['Retry-After']).toMatch(/^\d+$/);
+    // The loser wrote nothing: one transaction's two increments only.
+    const rows = await db.$queryRawUnsafe<{ v: number }[]>('SELECT v FROM deadlock_probe ORDER BY id');
+    expect(rows.map((row) => row.v)).toEqual([1, 1]);
   },
 );

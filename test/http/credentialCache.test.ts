@@ -1,14 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { Redis } from 'ioredis';
-import pino from 'pino';
-import supertest from 'supertest';
+import type supertest from 'supertest';
 import { contract } from '../../src/contract.ts';
 import { createRedis } from '../../src/db/redis.ts';
 import { hashPlainPassword, md5Hex } from '../../src/domain/accounts/passwords.ts';
-import { createApp } from '../../src/http/app.ts';
 import { mayChangeCredentials } from '../../src/http/routes.ts';
-import { createSharedState, type SharedState } from '../../src/state/index.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
+import { type SecondApp, startSecondApp, startTestApp, type TestApp } from '../support/app.ts';
 
 /*
  * Each worker caches credentials that authenticated (src/http/credentialCache.ts), with Redis. A
@@ -41,8 +38,8 @@ const redisUrl = process.env.TEST_REDIS_URL;
 
 (redisUrl ? describe : describe.skip)('two nodes sharing the database and Redis', () => {
   let first: TestApp;
+  let secondNode: SecondApp;
   let second: supertest.Agent;
-  let secondState: SharedState;
   let redisA: Redis;
   let redisB: Redis;
   let admin: string;
@@ -51,26 +48,13 @@ const redisUrl = process.env.TEST_REDIS_URL;
     redisA = createRedis(redisUrl as string);
     redisB = createRedis(redisUrl as string);
     first = await startTestApp({ redis: redisA, config: { credentialCacheSeconds: 60 } });
-    secondState = createSharedState({
-      db: first.db,
-      redis: redisB,
-      redisKeyPrefix: first.config.redisKeyPrefix,
-      logger: pino({ level: 'silent' }),
-    });
-    second = supertest.agent(
-      createApp({
-        db: first.db,
-        provider: first.provider,
-        config: first.config,
-        logger: pino({ level: 'silent' }),
-        state: secondState,
-      }),
-    );
+    secondNode = startSecondApp(first, { redis: redisB });
+    second = secondNode.request;
     admin = await first.createApiKey('all');
   });
 
   afterAll(async () => {
-    await secondState?.close();
+    await secondNode?.close();
     await first?.close();
     await redisA?.quit();
     await redisB?.quit();

@@ -134,3 +134,55 @@ describe('log sanitising', () => {
     expect(describeError('text')).toEqual({ name: 'string', message: 'text' });
   });
 });
+
+describe('request logs at the warn level', () => {
+  const quiet: string[] = [];
+  let quietApp: TestApp;
+  let mode: 'ok' | 'log' | 'fail' = 'ok';
+
+  beforeAll(async () => {
+    quietApp = await startTestApp({
+      logger: pino({ level: 'warn' }, { write: (line: string) => quiet.push(line) }),
+      handlers: {
+        healthz: async (_input, { log }) => {
+          if (mode === 'fail') throw new Error('boom');
+          if (mode === 'log') log.warn('from the handler');
+          return { status: 'ok' };
+        },
+      },
+    });
+  });
+  afterAll(() => quietApp.close());
+
+  test('a successful request writes no line; a handler logs with the request bound; a failure logs both lines', async () => {
+    quiet.length = 0;
+    mode = 'ok';
+    expect((await quietApp.request.get('/healthz')).status).toBe(200);
+    expect(quiet).toEqual([]);
+
+    mode = 'log';
+    const logged = await quietApp.request.get('/healthz').set('X-Request-Id', 'bound-1');
+    expect(logged.status).toBe(200);
+    const entries = quiet.map((line) => JSON.parse(line));
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({
+      msg: 'from the handler',
+      req: { id: 'bound-1', method: 'GET', url: '/healthz' },
+    });
+
+    quiet.length = 0;
+    mode = 'fail';
+    const failed = await quietApp.request.get('/healthz');
+    mode = 'ok';
+    expect(failed.status).toBe(500);
+    const lines = quiet.map((line) => JSON.parse(line));
+    const id = failed.headers['x-request-id'];
+    expect(lines.map((line) => line.msg)).toEqual(['500 Internal Server Error', 'GET /healthz 500']);
+    expect(lines.every((line) => line.req?.id === id && line.level === 50)).toBe(true);
+    expect(lines[1]).toMatchObject({
+      res: { statusCode: 500 },
+      err: { message: 'failed with status code 500' },
+    });
+    expect(typeof lines[1].responseTime).toBe('number');
+  });
+});

@@ -265,10 +265,11 @@ describe('errors raised by handlers', () => {
   });
 });
 
+// Nothing listens on port 1: connections are refused at once. (Made here: a describe body cannot await.)
+const UNREACHABLE = 'postgresql://cms:secret@127.0.0.1:1/cms';
+const unreachable = await createDb(UNREACHABLE);
+
 describe('an unreachable database', () => {
-  // Nothing listens on port 1: connections are refused at once.
-  const UNREACHABLE = 'postgresql://cms:secret@127.0.0.1:1/cms';
-  const unreachable = createDb(UNREACHABLE);
   const down = createApp({
     ...unreachable,
     config: { ...loadConfig({ NODE_ENV: 'test', DATABASE_URL: UNREACHABLE }), cmsSecret: 'y'.repeat(40) },

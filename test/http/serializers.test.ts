@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import pino from 'pino';
-import supertest from 'supertest';
+import type supertest from 'supertest';
 import { contract } from '../../src/contract.ts';
-import { createApp } from '../../src/http/app.ts';
 import { compileSerializer, responseSchemaOf } from '../../src/http/serializers.ts';
-import type { TestApp } from '../support/app.ts';
+import { startSecondApp, type TestApp } from '../support/app.ts';
 import { startFixtureApp } from '../support/fixtures.ts';
 
 /*
@@ -22,15 +20,7 @@ beforeAll(async () => {
   ({ app, key } = await startFixtureApp(['Contents']));
   // A second app over the same database, configured as production: no response validation,
   // compiled serialisers.
-  production = supertest.agent(
-    createApp({
-      db: app.db,
-      provider: app.provider,
-      config: { ...app.config, nodeEnv: 'production' },
-      logger: pino({ level: 'silent' }),
-      state: app.state,
-    }),
-  );
+  production = startSecondApp(app, { config: { nodeEnv: 'production' } }).request;
 });
 
 afterAll(async () => {
@@ -89,4 +79,28 @@ describe('production answers what the validated path answers', () => {
     expect(serialize).toBeDefined();
     expect(fast.text).toBe(serialize?.(validated.body));
   });
+});
+
+test('production sends a compiled body as res.send would: length, ETag, 304 when fresh', async () => {
+  const path = '/api/v1/contents/1/2/1';
+  const validated = await app.request.get(path).set('X-SS-API-KEY', key);
+  const fast = await production.get(path).set('X-SS-API-KEY', key);
+  expect(fast.status).toBe(200);
+  expect(Number(fast.headers['content-length'])).toBe(Buffer.byteLength(fast.text));
+  // Express's own weak ETag of the same bytes: what res.send computes.
+  const express = (await import('express')).default;
+  const etagOf = express().get('etag fn') as (body: Buffer) => string;
+  expect(fast.headers.etag).toBe(etagOf(Buffer.from(fast.text)));
+  expect(validated.headers.etag).toMatch(/^W\/"/);
+
+  const fresh = await production
+    .get(path)
+    .set('X-SS-API-KEY', key)
+    .set('If-None-Match', fast.headers.etag ?? '');
+  expect(fresh.status).toBe(304);
+  expect(fresh.text).toBe('');
+  expect(fresh.headers['content-type']).toBeUndefined();
+  const stale = await production.get(path).set('X-SS-API-KEY', key).set('If-None-Match', 'W/"other"');
+  expect(stale.status).toBe(200);
+  expect(stale.text).toBe(fast.text);
 });

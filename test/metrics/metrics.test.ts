@@ -71,7 +71,7 @@ beforeAll(async () => {
   await loadFixture(database.handle.db);
   metrics = new ServiceMetrics();
   // The app's own client, made the way the worker makes it when metrics are on.
-  db = createDb(database.url, { onQuery: metrics.observeQuery }).db;
+  db = (await createDb(database.url, { onQuery: metrics.observeQuery })).db;
   const config = {
     ...loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent' }),
     databaseUrl: database.url,

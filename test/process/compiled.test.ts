@@ -1,8 +1,8 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterEach, expect, test } from '@jest/globals';
 import { createEmptyDatabase, type EmptyDatabase } from '../support/database.ts';
-import { COMPILED_ENTRY, ensureBuilt, freePort } from './processes.ts';
+import { COMPILED_ENTRY, freePort, type Service, startService, stopService } from './processes.ts';
 
 /*
  * `npm start` is the production start: compiled JavaScript from dist/, no TypeScript loader, and
@@ -12,18 +12,11 @@ import { COMPILED_ENTRY, ensureBuilt, freePort } from './processes.ts';
 
 const ROOT = new URL('../..', import.meta.url);
 
-let child: ChildProcess | undefined;
+let service: Service | undefined;
 let database: EmptyDatabase | undefined;
 
 afterEach(async () => {
-  // npm runs the service in a shell of its own process group: stop the whole group.
-  if (child?.pid !== undefined && child.exitCode === null) {
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
-  }
+  await stopService(service);
   await database?.drop();
 });
 
@@ -51,31 +44,14 @@ function descendants(pid: number): string[] {
 }
 
 test('npm start runs the compiled service: it migrates an empty database, serves the contract and answers', async () => {
-  ensureBuilt();
   database = await createEmptyDatabase();
   const port = await freePort();
-  const started = spawn('npm', ['start', '--silent'], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', DATABASE_URL: database.url, PORT: String(port), WORKERS: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  child = started;
-  let output = '';
-  started.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  started.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const until = Date.now() + 60_000;
-  while (!output.includes('"msg":"listening"')) {
-    if (Date.now() > until || started.exitCode !== null) throw new Error(`not listening:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  service = startService({ DATABASE_URL: database.url, PORT: String(port), WORKERS: '0' }, 'npm');
+  await service.waitFor(/"msg":"listening"/, 60_000);
+  const output = service.output();
   expect(output).toMatch(/applied \d+ migration\(s\)/);
 
-  const commands = descendants(started.pid ?? 0);
+  const commands = descendants(service.process.pid ?? 0);
   expect(commands.some((command) => command.endsWith(COMPILED_ENTRY))).toBe(true);
   expect(commands.filter((command) => /tsx|\.ts\b/.test(command))).toEqual([]);
 

@@ -101,7 +101,7 @@ test('a configured database is not seeded unless SEED_DEMO asks for it', async (
   expect(service.output()).toContain('npm run cms -- apikey create --title \\"my client\\" --scopes all');
   child.kill('SIGTERM');
   expect(await service.exited).toBe(0);
-  const { db } = createDb(database.url);
+  const { db } = await createDb(database.url);
   try {
     expect([await db.site.count(), await db.user.count(), await db.apiKey.count()]).toEqual([0, 0, 0]);
   } finally {

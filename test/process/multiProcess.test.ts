@@ -99,7 +99,7 @@ describe(`several processes on one ${provider} database`, () => {
     const key = printed[0] as string;
     expect(await contentsTotal(a.port, key)).toBe(40);
     expect(await contentsTotal(b.port, key)).toBe(40);
-    const { db } = createDb(database.url);
+    const { db } = await createDb(database.url);
     try {
       expect([await db.site.count(), await db.apiKey.count(), await db.administrator.count()]).toEqual([
         1, 1, 1,
@@ -112,7 +112,7 @@ describe(`several processes on one ${provider} database`, () => {
   test('a history the folder cannot explain stops the start and db:migrate in one sentence', async () => {
     database = await createEmptyDatabase();
     await applyMigrations(database.url);
-    const { db } = createDb(database.url);
+    const { db } = await createDb(database.url);
     try {
       // What a newer version would have left behind.
       await db.$executeRawUnsafe(

@@ -105,13 +105,20 @@ export interface Service {
   output(): string;
 }
 
-/** Starts the server as `npm start` does, compiled, with only the given environment (and PATH). */
-export function startService(env: Record<string, string>): Service {
+/**
+ * Starts the server as `npm start` does, compiled, with only the given environment (and PATH):
+ * node on the compiled entry, or (`'npm'`) `npm start` itself, in a process group of its own, since
+ * npm runs the service in a shell below it.
+ */
+export function startService(env: Record<string, string>, launcher: 'node' | 'npm' = 'node'): Service {
   ensureBuilt();
-  const child = spawn(process.execPath, [COMPILED_ENTRY], {
+  const [command, args] =
+    launcher === 'npm' ? ['npm', ['start', '--silent']] : [process.execPath, [COMPILED_ENTRY]];
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: launcher === 'npm',
   });
   let output = '';
   registerEnvironment(env);
@@ -136,7 +143,10 @@ export function startService(env: Record<string, string>): Service {
 /** Stops a service that is still running and waits for it to be gone. */
 export async function stopService(service: Service | undefined): Promise<void> {
   if (!service || service.process.exitCode !== null || service.process.signalCode !== null) return;
-  service.process.kill('SIGKILL');
+  // A service started through npm leads a process group: the group goes with it.
+  if (service.process.spawnargs[0] === 'npm' && service.process.pid !== undefined) {
+    process.kill(-service.process.pid, 'SIGKILL');
+  } else service.process.kill('SIGKILL');
   await service.exited;
 }
 
@@ -146,22 +156,42 @@ export interface Run {
   stderr: string;
 }
 
+export interface ScriptOptions {
+  /** Node's own flags (e.g. a heap cap), before the loader. */
+  nodeFlags?: string[];
+  /** What the script reads on stdin: a password (`cms password`), kept from its output. */
+  stdin?: string;
+  timeoutMs?: number;
+}
+
 /** Runs a TypeScript entry point of the project (`src/cli/main.ts`, `scripts/db.ts`) to its end. */
-export function runScript(script: string, args: string[], env: Record<string, string>): Promise<Run> {
+export function runScript(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  { nodeFlags = [], stdin = '', timeoutMs = 60_000 }: ScriptOptions = {},
+): Promise<Run> {
   registerEnvironment(env);
+  leaks.password(stdin.trim(), `password typed into ${script}`);
   let output = '';
   leaks.watchProcess(`${script} ${args.join(' ')}`.slice(0, 80), () => output);
   return new Promise((resolve) => {
-    execFile(
+    const child = execFile(
       process.execPath,
-      ['--import', 'tsx', script, ...args],
-      { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000 },
+      [...nodeFlags, '--import', 'tsx', script, ...args],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', ...env },
+        timeout: timeoutMs,
+        maxBuffer: 16 * 1024 * 1024,
+      },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
         output = `${stdout}\n${stderr}`;
         resolve({ code, stdout, stderr });
       },
     );
+    child.stdin?.end(stdin);
   });
 }
 

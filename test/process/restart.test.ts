@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { afterEach, describe, expect, jest, test } from '@jest/globals';
+import { WORKER_V8_FLAGS } from '../../src/supervisor.ts';
 import { createEmptyDatabase, type EmptyDatabase, testServerUrl } from '../support/database.ts';
 import { bootstrapKeyOf, freePort, type Service, startService, stopService } from './processes.ts';
 
@@ -158,6 +160,16 @@ function traffic(port: number, key: string, loops: number) {
   };
 }
 
+/** A worker's command line carries the V8 flags, and its environment the malloc setting. */
+function expectMemorySettings(pids: number[]): void {
+  expect(WORKER_V8_FLAGS).toContain('--heap-growing-percent=30');
+  for (const pid of pids) {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    expect(argv).toEqual(expect.arrayContaining(WORKER_V8_FLAGS));
+    expect(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
+  }
+}
+
 async function startSeeded(env: Record<string, string> = {}) {
   database = await createEmptyDatabase();
   const node = await serve({ DATABASE_URL: database.url, SEED_DEMO: 'true', WORKERS: '2', ...env });
@@ -172,6 +184,8 @@ describe(`the supervisor on ${provider}`, () => {
     const { service, port, key } = await startSeeded();
     const before = workersOf(service, 'workers ready');
     expect(before).toHaveLength(2);
+    // Every worker, the first ones and their replacements, runs with the memory settings.
+    expectMemorySettings(before);
 
     const load = traffic(port, key, 4);
     try {
@@ -191,6 +205,7 @@ describe(`the supervisor on ${provider}`, () => {
 
     const after = workersOf(service, 'workers restarted');
     expect(after).toHaveLength(2);
+    expectMemorySettings(after);
     for (const pid of after) expect(before).not.toContain(pid);
     // One at a time: each old worker stopped (exit 0) only after a new one listened.
     const lines = logLines(service);

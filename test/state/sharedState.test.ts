@@ -28,7 +28,7 @@ interface Nodes {
 async function databaseNodes(): Promise<Nodes> {
   const database = await createTestDatabase();
   // The second node has a connection of its own to the same database.
-  const second = createDb(database.url);
+  const second = await createDb(database.url);
   const options = { redisKeyPrefix: 'unused:', logger: silent, signalPollIntervalMs: 50 };
   const a = createSharedState({ db: database.handle.db, ...options });
   const b = createSharedState({ db: second.db, ...options });
@@ -280,7 +280,7 @@ describe('the fail policy, when the store does not answer', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     deadRedis = createRedis('redis://:hunter2@127.0.0.1:1');
-    deadDatabase = createDb('postgresql://cms:hunter2@127.0.0.1:1/cms');
+    deadDatabase = await createDb('postgresql://cms:hunter2@127.0.0.1:1/cms');
   });
   afterAll(async () => {
     deadRedis.disconnect();

@@ -5,7 +5,7 @@ import pino, { type Logger } from 'pino';
 import supertest from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
 import { type Config, loadConfig } from '../../src/config.ts';
-import type { Db, DbProvider } from '../../src/db/client.ts';
+import type { Db, DbHandle, DbProvider } from '../../src/db/client.ts';
 import { issueApiKey } from '../../src/domain/apiKeys/issueApiKey.ts';
 import { SCOPES, type Scope } from '../../src/domain/principal.ts';
 import { backgroundTasksOf, createApp } from '../../src/http/app.ts';
@@ -135,6 +135,49 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       await backgroundTasksOf(app).settled();
       await state.close();
       await database.drop();
+    },
+  };
+}
+
+export interface SecondAppOptions {
+  /** Its own database client (e.g. with other limits) instead of the first app's. */
+  db?: DbHandle;
+  /** Its shared state in this Redis (the first app's key prefix): a node of its own. */
+  redis?: Redis;
+  /** Settings that differ from the first app's. */
+  config?: Partial<Config>;
+}
+
+export interface SecondApp {
+  request: TestAgent;
+  /** Waits for its background writes and closes its own shared state (not the database). */
+  close(): Promise<void>;
+}
+
+/**
+ * Another node of the same service over the first app's database: as every app the support starts,
+ * it logs into the file's secret scan and its answers are scanned. It shares the first app's state
+ * unless it has a client or a Redis connection of its own.
+ */
+export function startSecondApp(first: TestApp, options: SecondAppOptions = {}): SecondApp {
+  const handle = options.db ?? { db: first.db, provider: first.provider };
+  const logger = scannedLogger(undefined);
+  const ownState = options.db !== undefined || options.redis !== undefined;
+  const state = ownState
+    ? createSharedState({
+        db: handle.db,
+        redis: options.redis,
+        redisKeyPrefix: first.config.redisKeyPrefix,
+        logger,
+      })
+    : first.state;
+  const app = createApp({ ...handle, config: { ...first.config, ...options.config }, logger, state });
+  observeApp(app);
+  return {
+    request: supertest.agent(app),
+    async close() {
+      await backgroundTasksOf(app).settled();
+      if (ownState) await state.close();
     },
   };
 }

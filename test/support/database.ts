@@ -52,7 +52,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   let handle: DbHandle;
   try {
     await applyMigrations(empty.url);
-    handle = createDb(empty.url);
+    handle = await createDb(empty.url);
   } catch (error) {
     await empty.drop();
     throw error;

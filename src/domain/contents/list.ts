@@ -1,9 +1,10 @@
 import type { Db, DbProvider } from '../../db/client.ts';
 import type { Content } from '../../db/models.ts';
-import { sql } from '../../db/sql.ts';
+import { type Sql, sql } from '../../db/sql.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
 import { requireSite } from '../records.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
+import { cachedCount, MARK_EVERY, markedWindow, pageMarks } from './counts.ts';
 import { type ContentFormA, toContentFormA } from './forms.ts';
 import { type ContentFilter, compileContentQuery, type OrderRule } from './query.ts';
 
@@ -54,6 +55,13 @@ function pageWindow(request: ListContentsRequest, sitePageSize: number, maxPerPa
   return { perPage, offset: (page - 1) * perPage };
 }
 
+/** A page's rows: its ids picked first (from index entries, see listContents), then the rows. */
+function pageRows(db: Db, where: Sql, orderBy: Sql, perPage: number, offset: number): Promise<Content[]> {
+  return db.$queryRaw<Content[]>(
+    sql`SELECT * FROM "Content" WHERE "id" IN (SELECT "id" FROM "Content" ${where} ${orderBy} LIMIT ${perPage} OFFSET ${offset}) ${orderBy}`,
+  );
+}
+
 /**
  * One page of a site's contents and the count of all matches: the page query, plus a count query
  * only when the page alone cannot tell the total (a full page, or an empty page past the first).
@@ -61,7 +69,8 @@ function pageWindow(request: ListContentsRequest, sitePageSize: number, maxPerPa
  * The page query picks the page's ids first and reads whole rows only for them: the inner select
  * needs nothing but columns the narrow Content indexes hold, so filtering and skipping to a deep
  * page read index entries, not 2 KB rows. The count of a filter of site, channel scope and review
- * state is a sum over ContentTally (kept exact by triggers), not a count over every match.
+ * state is a sum over ContentTally (kept exact by triggers), not a count over every match; any
+ * other filter's count is counted once per write to the site and stored (counts.ts).
  */
 export async function listContents(
   db: Db,
@@ -70,23 +79,39 @@ export async function listContents(
   maxPerPage: number,
 ): Promise<ContentPage> {
   const site = await requireSite(db, request.siteId);
-  const { where, orderBy, tallyWhere } = compileContentQuery(
+  const { where, orderBy, tallyWhere, matchWhere, orderKeys } = compileContentQuery(
     { ...request, channels: await resolveChannelScope(db, request) },
     provider,
   );
   const { perPage, offset } = pageWindow(request, readSiteAttributes(site.attributes).pageSize, maxPerPage);
 
-  const rows = await db.$queryRaw<Content[]>(
-    sql`SELECT * FROM "Content" WHERE "id" IN (SELECT "id" FROM "Content" ${where} ${orderBy} LIMIT ${perPage} OFFSET ${offset}) ${orderBy}`,
-  );
+  // A deep page of a filter that must be counted match by match: start from the stored page marks.
+  if (!tallyWhere && orderKeys && offset >= MARK_EVERY) {
+    const marks = await pageMarks(db, provider, request.siteId, where, matchWhere, orderBy, orderKeys);
+    if (!marks || offset >= marks.count) return { totalCount: marks?.count ?? 0, contents: [] };
+    const window = markedWindow(orderKeys, marks, request.siteId, offset, perPage);
+    if (window) {
+      const marked = await pageRows(
+        db,
+        sql`${where} AND ${window.conditions}`,
+        orderBy,
+        perPage,
+        window.offset,
+      );
+      // Empty only when the site was written since the marks were made (the page holds a match).
+      if (marked.length > 0) return { totalCount: marks.count, contents: marked.map(toContentFormA) };
+    }
+  }
+
+  const rows = await pageRows(db, where, orderBy, perPage, offset);
   let totalCount = offset + rows.length;
   if (rows.length === perPage || (rows.length === 0 && offset > 0)) {
-    const [counted] = await db.$queryRaw<{ total: bigint | number | null }[]>(
-      tallyWhere
-        ? sql`SELECT SUM("count") AS "total" FROM "ContentTally" ${tallyWhere}`
-        : sql`SELECT COUNT(*) AS "total" FROM "Content" ${where}`,
-    );
-    totalCount = Number(counted?.total ?? 0);
+    if (tallyWhere) {
+      const [summed] = await db.$queryRaw<{ total: bigint | number | null }[]>(
+        sql`SELECT SUM("count") AS "total" FROM "ContentTally" ${tallyWhere}`,
+      );
+      totalCount = Number(summed?.total ?? 0);
+    } else totalCount = await cachedCount(db, provider, request.siteId, where, matchWhere);
   }
   return { totalCount, contents: rows.map(toContentFormA) };
 }

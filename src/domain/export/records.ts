@@ -7,6 +7,7 @@ import type {
   Site,
   User,
 } from '../../generated/prisma/sqlite/client.ts';
+import { parseScopes } from '../apiKeys/scopes.ts';
 import type {
   administratorFileSchema,
   apiKeySchema,
@@ -81,13 +82,7 @@ export function channelRecord(row: Channel): Input<typeof channelSchema> & Recor
     channelTemplateId: row.channelTemplateId,
     contentTemplateId: row.contentTemplateId,
     isCreateChannelIfContentChanged: row.isCreateChannelIfContentChanged,
-    createChannelIdsIfContentChanged:
-      linked === null
-        ? null
-        : linked
-            .split(',')
-            .filter((id) => id !== '')
-            .map(Number),
+    createChannelIdsIfContentChanged: linked === null ? null : splitList(linked).map(Number),
     listColumns: row.listColumns,
     defaultTaxisType: row.defaultTaxisType,
     ...sortedExtras,
@@ -167,7 +162,7 @@ export function apiKeyRecord(row: ApiKey): Input<typeof apiKeySchema> {
     id: row.id,
     title: row.title,
     key: null,
-    scopes: row.scopes.split(',').filter((scope) => scope !== '') as Input<typeof apiKeySchema>['scopes'],
+    scopes: [...parseScopes(row.scopes)],
     expiresAt: instantOrNull(row.expiresAt),
     createdAt: instant(row.createdAt),
     lastUsedAt: instantOrNull(row.lastUsedAt),

@@ -260,37 +260,23 @@ export async function scanDocument(
       if (ref.id !== undefined) brokenIds[reading].add(ref.id);
       continue;
     }
-    switch (reading) {
-      case 'contents': {
-        const content = value as ContentRecord;
-        contents.valid++;
-        if (content.id !== undefined) {
-          if (!contents.idOwners.has(content.id)) contents.idOwners.set(content.id, entry.index);
-          if (content.id > contents.maxId) contents.maxId = content.id;
-        }
-        if (content.guid !== undefined) {
-          const key = guidKey(content.guid);
-          if (!contents.guidOwners.has(key)) contents.guidOwners.set(key, entry.index);
-        }
-        contents.channelIds.add(content.channelId);
-        break;
-      }
-      case 'sites':
-        doc.sites.push({ ref, value: value as ParsedSite['value'] });
-        break;
-      case 'channels':
-        doc.channels.push({ ref, value: value as ParsedChannel['value'] });
-        break;
-      case 'users':
-        doc.users.push({ ref, value: value as UserRecord });
-        break;
-      case 'administrators':
-        doc.administrators.push({ ref, value: value as AdministratorRecord });
-        break;
-      case 'apiKeys':
-        doc.apiKeys.push({ ref, value: value as ApiKeyRecord });
-        break;
+    if (reading !== 'contents') {
+      // Every other section is kept whole, as its parser checked it (the parsers are per table).
+      (doc[reading] as { ref: RecordRef; value: unknown }[]).push({ ref, value });
+      continue;
     }
+    // Contents are only summarised here; the second pass reads them again.
+    const content = value as ContentRecord;
+    contents.valid++;
+    if (content.id !== undefined) {
+      if (!contents.idOwners.has(content.id)) contents.idOwners.set(content.id, entry.index);
+      if (content.id > contents.maxId) contents.maxId = content.id;
+    }
+    if (content.guid !== undefined) {
+      const key = guidKey(content.guid);
+      if (!contents.guidOwners.has(key)) contents.guidOwners.set(key, entry.index);
+    }
+    contents.channelIds.add(content.channelId);
   }
   return doc;
 }

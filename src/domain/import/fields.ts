@@ -127,18 +127,33 @@ export class UniqueCheck<K> {
   claim(ref: RecordRef, key: K | null | undefined, shown: string = String(key)): boolean {
     if (key === null || key === undefined) return true;
     const owner = this.owners.get(key);
+    if (owner === undefined) this.owners.set(key, ref);
     const what = shown === '' ? this.field : `${this.field} ${shown}`;
-    if (owner) {
-      this.problems.add(ref, `duplicate ${what} (also ${owner.table}[${owner.index}])`);
-      return false;
-    }
-    this.owners.set(key, ref);
-    if (this.existing(key)) {
-      this.problems.add(ref, `${what} already exists`);
-      return false;
-    }
-    return true;
+    return claimed(this.problems, ref, what, owner, () => this.existing(key));
   }
+}
+
+/**
+ * Whether a record may have a unique value: not when an earlier record of the file owns it, nor
+ * when the database holds it already (asked only when no record of the file owns it); the first
+ * reason is reported as the record's problem.
+ */
+export function claimed(
+  problems: ImportProblems,
+  ref: RecordRef,
+  what: string,
+  owner: RecordRef | undefined,
+  stored: () => boolean,
+): boolean {
+  if (owner !== undefined) {
+    problems.add(ref, `duplicate ${what} (also ${owner.table}[${owner.index}])`);
+    return false;
+  }
+  if (stored()) {
+    problems.add(ref, `${what} already exists`);
+    return false;
+  }
+  return true;
 }
 
 /** The next free id of a table: above every id the database or the file already uses. */

@@ -4,7 +4,7 @@ import type { StoredPassword } from '../accounts/passwords.ts';
 import { type AccountKind, UNIQUE_ACCOUNT_FIELDS, type UniqueAccountField } from '../accounts/rules.ts';
 import { type ReviewState, reviewStateOfDecision, reviewStateOfLevel } from '../contents/review.ts';
 import { type ContentScan, guidKey, type Parsed, type ParsedDocument } from './document.ts';
-import { type ImportProblems, idCounter, type RecordRef, UniqueCheck } from './fields.ts';
+import { claimed, type ImportProblems, idCounter, type RecordRef, UniqueCheck } from './fields.ts';
 import type { StructurePlan } from './planStructure.ts';
 import type { ContentRecord } from './records.ts';
 import type { DbState, ExistingAccounts } from './state.ts';
@@ -65,25 +65,24 @@ export class ContentPlanner {
     this.nextId = idCounter([maxStoredId, scan.maxId]);
   }
 
-  /** False (and a problem reported) when an earlier record of the file or the database has the value. */
+  /**
+   * False (and a problem reported) when an earlier record of the file or the database has the value;
+   * the file's first owner of each id and guid was found by the scan (the first pass).
+   */
   private claim(
     ref: RecordRef,
     field: string,
     key: number | string | undefined,
-    owner: number | undefined,
+    ownerIndex: number | undefined,
     stored: boolean,
   ) {
     if (key === undefined) return true;
     const what = `${field} ${typeof key === 'string' ? `'${key}'` : String(key)}`;
-    if (owner !== undefined && owner !== ref.index) {
-      this.problems.add(ref, `duplicate ${what} (also ${ref.table}[${owner}])`);
-      return false;
-    }
-    if (stored) {
-      this.problems.add(ref, `${what} already exists`);
-      return false;
-    }
-    return true;
+    const owner =
+      ownerIndex !== undefined && ownerIndex !== ref.index
+        ? { table: ref.table, index: ownerIndex }
+        : undefined;
+    return claimed(this.problems, ref, what, owner, () => stored);
   }
 
   plan(

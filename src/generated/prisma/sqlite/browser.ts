@@ -47,6 +47,21 @@ export type ContentLabel = Prisma.ContentLabelModel
  */
 export type ContentTally = Prisma.ContentTallyModel
 /**
+ * Model ContentGeneration
+ * Advanced (inside the writing transaction) by database triggers on every write to a site's
+ * contents and channels, whoever makes it: a ContentCount row stored under an older generation is
+ * stale. Written only by the triggers (migration `content_count_cache`).
+ */
+export type ContentGeneration = Prisma.ContentGenerationModel
+/**
+ * Model ContentCount
+ * Exact totals of list filters that ContentTally cannot sum (flags, title, groups, ...), and page
+ * marks of deep pages, each valid only while its site's ContentGeneration still equals the
+ * generation it was counted at. A fixed number of slots per site (the key's hash picks one; a newer
+ * entry overwrites it), so the table stays small whatever filters are asked.
+ */
+export type ContentCount = Prisma.ContentCountModel
+/**
  * Model User
  * 
  */

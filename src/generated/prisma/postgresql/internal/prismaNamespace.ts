@@ -402,6 +402,8 @@ export const ModelName = {
   Content: 'Content',
   ContentLabel: 'ContentLabel',
   ContentTally: 'ContentTally',
+  ContentGeneration: 'ContentGeneration',
+  ContentCount: 'ContentCount',
   User: 'User',
   Administrator: 'Administrator',
   ApiKey: 'ApiKey',
@@ -424,7 +426,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "site" | "channel" | "content" | "contentLabel" | "contentTally" | "user" | "administrator" | "apiKey" | "systemSetting" | "sharedCounter" | "sharedMark" | "sharedSignal"
+    modelProps: "site" | "channel" | "content" | "contentLabel" | "contentTally" | "contentGeneration" | "contentCount" | "user" | "administrator" | "apiKey" | "systemSetting" | "sharedCounter" | "sharedMark" | "sharedSignal"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -795,6 +797,154 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.ContentTallyCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.ContentTallyCountAggregateOutputType> | number
+        }
+      }
+    }
+    ContentGeneration: {
+      payload: Prisma.$ContentGenerationPayload<ExtArgs>
+      fields: Prisma.ContentGenerationFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ContentGenerationFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentGenerationPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ContentGenerationFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentGenerationPayload>
+        }
+        findFirst: {
+          args: Prisma.ContentGenerationFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentGenerationPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ContentGenerationFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentGenerationPayload>
+        }
+        findMany: {
+          args: Prisma.ContentGenerationFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentGenerationPayload>[]
+        }
+        create: {
+          args: Prisma.ContentGenerationCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentGenerationPayload>
+        }
+        createMany: {
+          args: Prisma.ContentGenerationCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ContentGenerationCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentGenerationPayload>[]
+        }
+        delete: {
+          args: Prisma.ContentGenerationDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentGenerationPayload>
+        }
+        update: {
+          args: Prisma.ContentGenerationUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentGenerationPayload>
+        }
+        deleteMany: {
+          args: Prisma.ContentGenerationDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ContentGenerationUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ContentGenerationUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentGenerationPayload>[]
+        }
+        upsert: {
+          args: Prisma.ContentGenerationUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentGenerationPayload>
+        }
+        aggregate: {
+          args: Prisma.ContentGenerationAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateContentGeneration>
+        }
+        groupBy: {
+          args: Prisma.ContentGenerationGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ContentGenerationGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ContentGenerationCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ContentGenerationCountAggregateOutputType> | number
+        }
+      }
+    }
+    ContentCount: {
+      payload: Prisma.$ContentCountPayload<ExtArgs>
+      fields: Prisma.ContentCountFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ContentCountFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentCountPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ContentCountFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentCountPayload>
+        }
+        findFirst: {
+          args: Prisma.ContentCountFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentCountPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ContentCountFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentCountPayload>
+        }
+        findMany: {
+          args: Prisma.ContentCountFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentCountPayload>[]
+        }
+        create: {
+          args: Prisma.ContentCountCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentCountPayload>
+        }
+        createMany: {
+          args: Prisma.ContentCountCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ContentCountCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentCountPayload>[]
+        }
+        delete: {
+          args: Prisma.ContentCountDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentCountPayload>
+        }
+        update: {
+          args: Prisma.ContentCountUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentCountPayload>
+        }
+        deleteMany: {
+          args: Prisma.ContentCountDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ContentCountUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ContentCountUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentCountPayload>[]
+        }
+        upsert: {
+          args: Prisma.ContentCountUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentCountPayload>
+        }
+        aggregate: {
+          args: Prisma.ContentCountAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateContentCount>
+        }
+        groupBy: {
+          args: Prisma.ContentCountGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ContentCountGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ContentCountCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ContentCountCountAggregateOutputType> | number
         }
       }
     }
@@ -1482,6 +1632,26 @@ export const ContentTallyScalarFieldEnum = {
 export type ContentTallyScalarFieldEnum = (typeof ContentTallyScalarFieldEnum)[keyof typeof ContentTallyScalarFieldEnum]
 
 
+export const ContentGenerationScalarFieldEnum = {
+  siteId: 'siteId',
+  generation: 'generation'
+} as const
+
+export type ContentGenerationScalarFieldEnum = (typeof ContentGenerationScalarFieldEnum)[keyof typeof ContentGenerationScalarFieldEnum]
+
+
+export const ContentCountScalarFieldEnum = {
+  siteId: 'siteId',
+  slot: 'slot',
+  key: 'key',
+  generation: 'generation',
+  count: 'count',
+  marks: 'marks'
+} as const
+
+export type ContentCountScalarFieldEnum = (typeof ContentCountScalarFieldEnum)[keyof typeof ContentCountScalarFieldEnum]
+
+
 export const UserScalarFieldEnum = {
   id: 'id',
   userName: 'userName',
@@ -1663,6 +1833,20 @@ export type ListDateTimeFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaM
 
 
 /**
+ * Reference to a field of type 'BigInt'
+ */
+export type BigIntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'BigInt'>
+    
+
+
+/**
+ * Reference to a field of type 'BigInt[]'
+ */
+export type ListBigIntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'BigInt[]'>
+    
+
+
+/**
  * Reference to a field of type 'Float'
  */
 export type FloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float'>
@@ -1831,6 +2015,8 @@ export type GlobalOmitConfig = {
   content?: Prisma.ContentOmit
   contentLabel?: Prisma.ContentLabelOmit
   contentTally?: Prisma.ContentTallyOmit
+  contentGeneration?: Prisma.ContentGenerationOmit
+  contentCount?: Prisma.ContentCountOmit
   user?: Prisma.UserOmit
   administrator?: Prisma.AdministratorOmit
   apiKey?: Prisma.ApiKeyOmit

@@ -56,6 +56,8 @@ export const ModelName = {
   Content: 'Content',
   ContentLabel: 'ContentLabel',
   ContentTally: 'ContentTally',
+  ContentGeneration: 'ContentGeneration',
+  ContentCount: 'ContentCount',
   User: 'User',
   Administrator: 'Administrator',
   ApiKey: 'ApiKey',
@@ -203,6 +205,26 @@ export const ContentTallyScalarFieldEnum = {
 } as const
 
 export type ContentTallyScalarFieldEnum = (typeof ContentTallyScalarFieldEnum)[keyof typeof ContentTallyScalarFieldEnum]
+
+
+export const ContentGenerationScalarFieldEnum = {
+  siteId: 'siteId',
+  generation: 'generation'
+} as const
+
+export type ContentGenerationScalarFieldEnum = (typeof ContentGenerationScalarFieldEnum)[keyof typeof ContentGenerationScalarFieldEnum]
+
+
+export const ContentCountScalarFieldEnum = {
+  siteId: 'siteId',
+  slot: 'slot',
+  key: 'key',
+  generation: 'generation',
+  count: 'count',
+  marks: 'marks'
+} as const
+
+export type ContentCountScalarFieldEnum = (typeof ContentCountScalarFieldEnum)[keyof typeof ContentCountScalarFieldEnum]
 
 
 export const UserScalarFieldEnum = {

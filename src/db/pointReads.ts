@@ -1,0 +1,171 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type pg from 'pg';
+import { Prisma } from '../generated/prisma/sqlite/client.ts';
+import type { ApiKey, Content } from './models.ts';
+
+/*
+ * The reads every request of the hot paths makes (a content by its path, an API key by digest),
+ * through the driver with statements prepared once and kept, instead of through Prisma's client:
+ * for a one-row read, Prisma's query compiler, its result shaping and the SQLite adapter's
+ * re-preparing of every statement cost several times the query itself (bench/README.md).
+ *
+ * Nothing here restates the model. The columns read are the model's scalar fields as the generated
+ * client lists them (`Prisma.<Model>ScalarFieldEnum`, in the model's order, as Prisma returns
+ * them), and each column's conversion follows the type the database reports for it: SQLite's
+ * declared column type (BOOLEAN stored as 0/1, DATETIME as epoch milliseconds, see
+ * SQLITE_TIMESTAMP_FORMAT), PostgreSQL's type of the result column (TIMESTAMP(3), which holds UTC).
+ * test/db/pointReads.test.ts proves the rows equal Prisma's, field by field, on both databases.
+ *
+ * The rows are Prisma's rows for the same condition: on SQLite the statements run on the adapter's
+ * own connection (so they see what Prisma's reads see, an open interactive transaction included),
+ * on PostgreSQL on the adapter's own pool (never inside another request's transaction, which holds
+ * a client of its own).
+ */
+
+export interface PointReads {
+  /** The content `id` of that site and channel, outside the recycle bin. */
+  content(id: number, siteId: number, channelId: number): Promise<Content | null>;
+  apiKeyByDigest(digest: string): Promise<ApiKey | null>;
+}
+
+type Row = Record<string, unknown>;
+/** Runs one kept statement with its parameters; the first row or undefined. */
+type Reader = (params: readonly unknown[]) => Promise<Row | undefined>;
+type QueryObserver = ((sqlText: string, durationMs: number) => void) | undefined;
+
+type Dialect = 'sqlite' | 'postgresql';
+
+function select(dialect: Dialect, table: string, fields: readonly string[], where: string[]): string {
+  const columns = fields.map((field) => `"${field}"`).join(', ');
+  const conditions = where.map((condition, index) =>
+    condition.replace('?', dialect === 'sqlite' ? '?' : `$${index + 1}`),
+  );
+  return `SELECT ${columns} FROM "${table}" WHERE ${conditions.join(' AND ')} LIMIT 1`;
+}
+
+const CONTENT_FIELDS = Object.values(Prisma.ContentScalarFieldEnum);
+const API_KEY_FIELDS = Object.values(Prisma.ApiKeyScalarFieldEnum);
+
+function statements(dialect: Dialect) {
+  const notRecycled = dialect === 'sqlite' ? '"recycled" = 0' : '"recycled" = false';
+  return {
+    content: select(dialect, 'Content', CONTENT_FIELDS, [
+      '"id" = ?',
+      '"siteId" = ?',
+      '"channelId" = ?',
+      notRecycled,
+    ]),
+    apiKey: select(dialect, 'ApiKey', API_KEY_FIELDS, ['"digest" = ?']),
+  };
+}
+
+function pointReads(reader: (sqlText: string) => Reader, dialect: Dialect): PointReads {
+  const sqlText = statements(dialect);
+  const content = reader(sqlText.content);
+  const apiKey = reader(sqlText.apiKey);
+  return {
+    async content(id, siteId, channelId) {
+      return ((await content([id, siteId, channelId])) as Content | undefined) ?? null;
+    },
+    async apiKeyByDigest(digest) {
+      return ((await apiKey([digest])) as ApiKey | undefined) ?? null;
+    },
+  };
+}
+
+function timed<T>(observe: QueryObserver, sqlText: string, run: () => T): T {
+  if (observe === undefined) return run();
+  const start = performance.now();
+  const result = run();
+  observe(sqlText, performance.now() - start);
+  return result;
+}
+
+/** How a value of each SQLite declared type becomes the model's value (others are kept as read). */
+const SQLITE_CONVERSIONS: Readonly<Record<string, (value: unknown) => unknown>> = {
+  BOOLEAN: (value) => value !== 0,
+  // As Prisma's adapter: epoch milliseconds; a text date (written by SQL defaults) is parsed.
+  DATETIME: (value) => new Date(typeof value === 'string' ? value : Number(value)),
+};
+
+interface SqliteStatement {
+  statement: BetterSqlite3.Statement;
+  conversions: [string, (value: unknown) => unknown][];
+}
+
+/**
+ * Point reads on the SQLite adapter's connection. `connection` gives the connection Prisma's adapter
+ * opened (it opens it on the client's first query); a statement is prepared on it once.
+ */
+export function sqlitePointReads(
+  connection: () => Promise<BetterSqlite3.Database>,
+  observe?: QueryObserver,
+): PointReads {
+  return pointReads((sqlText) => {
+    // Per connection: a reconnected client has a new one, and a statement belongs to its connection.
+    const prepared = new WeakMap<BetterSqlite3.Database, SqliteStatement>();
+    const prepare = (database: BetterSqlite3.Database): SqliteStatement => {
+      // The adapter's connection reads integers as BigInt; the model's Int columns are 32-bit, and
+      // epoch milliseconds are safe integers, so this statement reads plain numbers.
+      const statement = database.prepare(sqlText).safeIntegers(false);
+      const conversions = statement.columns().flatMap(({ name, type }) => {
+        const convert = SQLITE_CONVERSIONS[(type ?? '').toUpperCase()];
+        return convert === undefined ? [] : [[name, convert] as [string, (value: unknown) => unknown]];
+      });
+      const made = { statement, conversions };
+      prepared.set(database, made);
+      return made;
+    };
+    return async (params) => {
+      const database = await connection();
+      const { statement, conversions } = prepared.get(database) ?? prepare(database);
+      const row = timed(observe, sqlText, () => statement.get(...params)) as Row | undefined;
+      if (row === undefined) return undefined;
+      for (const [name, convert] of conversions) {
+        const value = row[name];
+        if (value !== null) row[name] = convert(value);
+      }
+      return row;
+    };
+  }, 'sqlite');
+}
+
+/**
+ * TIMESTAMP (without time zone, what Prisma's DateTime is on PostgreSQL) holds UTC: read it as UTC,
+ * where pg's default would read it in the process's time zone.
+ */
+const TIMESTAMP_OID = 1114;
+function parseUtcTimestamp(text: string): Date {
+  return new Date(`${text.replace(' ', 'T')}Z`);
+}
+/**
+ * Point reads on the pool Prisma's adapter uses; each statement is prepared once per connection
+ * (named). `types` is pg's own (passed in: only a PostgreSQL service loads pg).
+ */
+export function postgresPointReads(
+  pool: pg.Pool,
+  types: typeof pg.types,
+  observe?: QueryObserver,
+): PointReads {
+  const POSTGRES_TYPES = {
+    getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+      oid === TIMESTAMP_OID && format !== 'binary'
+        ? parseUtcTimestamp
+        : types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
+  };
+  let count = 0;
+  return pointReads((sqlText) => {
+    const name = `cms_point_read_${++count}`;
+    return async (params) => {
+      const start = performance.now();
+      const result = await pool.query<Row>({
+        name,
+        text: sqlText,
+        values: [...params],
+        types: POSTGRES_TYPES,
+      });
+      observe?.(sqlText, performance.now() - start);
+      return result.rows[0];
+    };
+  }, 'postgresql');
+}

@@ -1,0 +1,180 @@
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { createDb, pointReadsOf } from '../../src/db/client.ts';
+import { Prisma } from '../../src/generated/prisma/sqlite/client.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+
+/*
+ * The point reads (src/db/pointReads.ts) return Prisma's rows: every column of the model, with the
+ * model's types (booleans, dates, nulls, numbers), in the model's order, on both databases.
+ */
+
+let database: TestDatabase;
+let siteId: number;
+let channelId: number;
+let otherChannelId: number;
+const big = 'Ünïcödé body line with "quotes", \\ and 𝄞.\n'.repeat(4000);
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  const { db } = database.handle;
+  const site = await db.site.create({ data: { siteDir: 'point', siteName: 'Point' } });
+  siteId = site.id;
+  const channel = await db.channel.create({ data: { guid: 'c1', siteId, channelName: 'One' } });
+  channelId = channel.id;
+  const other = await db.channel.create({ data: { guid: 'c2', siteId, channelName: 'Two' } });
+  otherChannelId = other.id;
+});
+afterAll(() => database.drop());
+
+const reads = () => {
+  const found = pointReadsOf(database.handle.db);
+  if (found === undefined) throw new Error('createDb made no point reads');
+  return found;
+};
+
+async function both(id: number, site = siteId, channel = channelId) {
+  const { db } = database.handle;
+  const prisma = await db.content.findFirst({
+    where: { id, siteId: site, channelId: channel, recycled: false },
+  });
+  const raw = await reads().content(id, site, channel);
+  return { prisma, raw };
+}
+
+test('a content with every column set reads the same as through Prisma, field by field', async () => {
+  const { db } = database.handle;
+  const content = await db.content.create({
+    data: {
+      guid: 'full',
+      siteId,
+      channelId,
+      adminId: 3,
+      lastEditAdminId: 4,
+      userId: 5,
+      taxis: -7,
+      groupNames: 'a,b',
+      tagNames: 'x',
+      sourceId: 2147483647,
+      referenceId: -2147483648,
+      templateId: 9,
+      checked: true,
+      checkedLevel: 2,
+      hits: 11,
+      hitsByDay: 12,
+      hitsByWeek: 13,
+      hitsByMonth: 14,
+      lastHitsDate: new Date('2025-02-03T04:05:06.789Z'),
+      downloads: 15,
+      imageUrlCount: 1,
+      videoUrlCount: 2,
+      fileUrlCount: 3,
+      title: 'Title ✓',
+      subTitle: 'Sub',
+      imageUrl: '/i.png',
+      videoUrl: '/v.mp4',
+      fileUrl: '/f.pdf',
+      body: big,
+      summary: 'Sum',
+      author: 'Au',
+      source: 'So',
+      top: true,
+      recommend: false,
+      hot: true,
+      color: false,
+      linkType: 'LinkNoRelatedToChannelAndContent',
+      linkUrl: 'https://example.com/a?b=c',
+      addUserName: 'admin',
+      lastEditUserName: 'editor',
+      writingUserName: 'writer',
+      addDate: new Date('1999-12-31T23:59:59.999Z'),
+      createdDate: new Date('2000-01-01T00:00:00.000Z'),
+      lastModifiedDate: new Date('2026-11-24T12:34:56.001Z'),
+      lastEditDate: new Date('1970-01-01T00:00:00.000Z'),
+      settings: '{"k":"v"}',
+    },
+  });
+  const { prisma, raw } = await both(content.id);
+  expect(prisma).not.toBeNull();
+  expect(raw).toStrictEqual(prisma);
+  // The same columns in the same order (the model's), so the answers serialise identically.
+  expect(Object.keys(raw ?? {})).toEqual(Object.keys(prisma ?? {}));
+  expect(Object.keys(raw ?? {})).toEqual(Object.values(Prisma.ContentScalarFieldEnum));
+  expect(raw?.body).toBe(big);
+  expect(raw?.lastHitsDate).toEqual(new Date('2025-02-03T04:05:06.789Z'));
+  expect(raw?.lastEditDate).toEqual(new Date(0));
+  expect(raw?.top).toBe(true);
+  expect(raw?.recommend).toBe(false);
+  expect(raw?.sourceId).toBe(2147483647);
+  expect(raw?.referenceId).toBe(-2147483648);
+});
+
+test('nulls, defaults and false flags read the same as through Prisma', async () => {
+  const { db } = database.handle;
+  const content = await db.content.create({ data: { guid: 'bare', siteId, channelId } });
+  const { prisma, raw } = await both(content.id);
+  expect(raw).toStrictEqual(prisma);
+  expect(raw?.linkUrl).toBeNull();
+  expect(raw?.lastHitsDate).toBeNull();
+  expect(raw?.recycledDate).toBeNull();
+  expect(raw?.checked).toBe(false);
+  expect(raw?.addDate).toBeInstanceOf(Date);
+});
+
+test('another channel, another site, a missing id and the recycle bin read as no content', async () => {
+  const { db } = database.handle;
+  const content = await db.content.create({ data: { guid: 'gone', siteId, channelId } });
+  expect((await both(content.id, siteId, otherChannelId)).raw).toBeNull();
+  expect((await both(content.id, siteId + 1000, channelId)).raw).toBeNull();
+  expect((await both(content.id + 1000)).raw).toBeNull();
+  await db.content.update({
+    where: { id: content.id },
+    data: { recycled: true, recycledDate: new Date('2026-01-01T00:00:00.000Z') },
+  });
+  expect(await both(content.id)).toEqual({ prisma: null, raw: null });
+});
+
+test('an API key reads the same as through Prisma, with and without its optional dates and limit', async () => {
+  const { db } = database.handle;
+  const full = await db.apiKey.create({
+    data: {
+      title: 'full',
+      digest: 'a'.repeat(64),
+      scopes: 'Contents,STL',
+      lastUsedAt: new Date('2026-03-04T05:06:07.008Z'),
+      expiresAt: new Date('2030-01-01T00:00:00.000Z'),
+      revokedAt: new Date('2026-05-06T07:08:09.010Z'),
+      rateLimitPerMinute: 120,
+    },
+  });
+  const bare = await db.apiKey.create({ data: { title: 'bare', digest: 'b'.repeat(64), scopes: '' } });
+  for (const key of [full, bare]) {
+    const prisma = await db.apiKey.findUnique({ where: { digest: key.digest } });
+    const raw = await reads().apiKeyByDigest(key.digest);
+    expect(raw).toStrictEqual(prisma);
+    expect(raw).toStrictEqual(key);
+  }
+  expect(await reads().apiKeyByDigest('c'.repeat(64))).toBeNull();
+});
+
+test('a write through Prisma is seen by the next point read', async () => {
+  const { db } = database.handle;
+  const content = await db.content.create({ data: { guid: 'fresh', siteId, channelId, title: 'before' } });
+  expect((await reads().content(content.id, siteId, channelId))?.title).toBe('before');
+  await db.content.update({ where: { id: content.id }, data: { title: 'after', hot: true } });
+  const { prisma, raw } = await both(content.id);
+  expect(raw?.title).toBe('after');
+  expect(raw).toStrictEqual(prisma);
+});
+
+test('a fresh client reads before its first Prisma query, and its reads are reported to onQuery', async () => {
+  const seen: string[] = [];
+  const { db } = await createDb(database.url, { onQuery: (sqlText) => seen.push(sqlText) });
+  try {
+    const first = await database.handle.db.content.findFirst({ where: { guid: 'full' } });
+    const raw = await pointReadsOf(db)?.content(first?.id ?? 0, siteId, channelId);
+    expect(raw).toStrictEqual(first);
+    expect(seen.some((text) => text.startsWith('SELECT') && text.includes('"Content"'))).toBe(true);
+  } finally {
+    await db.$disconnect();
+  }
+});
