@@ -1,5 +1,4 @@
 import type { Worker } from 'node:cluster';
-import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
@@ -9,11 +8,8 @@ import supertest from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
 import { loadConfig } from '../../src/config.ts';
 import { contract } from '../../src/contract.ts';
-import { createDb, type Db, type DbProvider } from '../../src/db/client.ts';
+import type { DbProvider } from '../../src/db/client.ts';
 import { closeSandboxes } from '../../src/db/sandbox/index.ts';
-import { issueApiKey } from '../../src/domain/apiKeys/issueApiKey.ts';
-import { SCOPES, type Scope } from '../../src/domain/principal.ts';
-import { backgroundTasksOf, createApp } from '../../src/http/app.ts';
 import {
   clusterCollector,
   METRIC_NAMES,
@@ -24,9 +20,8 @@ import {
   serveMetrics,
   statementKind,
 } from '../../src/http/metrics.ts';
-import { createSharedState, type SharedState } from '../../src/state/index.ts';
-import { TEST_SECRET } from '../support/app.ts';
-import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/database.ts';
+import { startTestApp, TEST_SECRET, type TestApp } from '../support/app.ts';
+import { testServerUrl } from '../support/database.ts';
 import { loadFixture } from '../support/fixtures.ts';
 
 /*
@@ -50,53 +45,32 @@ const appLogger = pino(
   }),
 );
 
-let database: TestDatabase;
-let db: Db;
-let state: SharedState;
+let testApp: TestApp;
 let metrics: ServiceMetrics;
 let request: TestAgent;
-let app: ReturnType<typeof createApp>;
 let open: MetricsEndpoint;
 let guarded: MetricsEndpoint;
 let allKey: string;
 let usersOnlyKey: string;
 
-async function keyWith(scopes: readonly Scope[]): Promise<string> {
-  const { key } = await issueApiKey(db, { title: 'metrics test', scopes: [...scopes], expiresAt: undefined });
-  return key;
-}
-
 beforeAll(async () => {
-  database = await createTestDatabase();
-  await loadFixture(database.handle.db);
   metrics = new ServiceMetrics();
-  // The app's own client, made the way the worker makes it when metrics are on.
-  db = (await createDb(database.url, { onQuery: metrics.observeQuery })).db;
-  const config = {
-    ...loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent' }),
-    databaseUrl: database.url,
-    cmsSecret: TEST_SECRET,
-    redisKeyPrefix: `cms-test-${randomUUID()}:`,
-  };
-  state = createSharedState({ db, redisKeyPrefix: config.redisKeyPrefix, logger: silent });
-  app = createApp({ db, provider, config, logger: appLogger, state, metrics });
-  request = supertest.agent(app);
+  testApp = await startTestApp({ logger: appLogger, metrics });
+  await loadFixture(testApp.db);
+  request = testApp.request;
   const collect = () => metrics.registry.metrics();
   open = await serveMetrics({ port: 0, host: '127.0.0.1', logger: silent, collect });
   guarded = await serveMetrics({ port: 0, host: '127.0.0.1', token: METRICS_TOKEN, logger: silent, collect });
-  allKey = await keyWith(SCOPES);
-  usersOnlyKey = await keyWith(['Users']);
+  allKey = await testApp.createApiKey('all', { title: 'metrics test' });
+  usersOnlyKey = await testApp.createApiKey(['Users'], { title: 'metrics test' });
 });
 
 afterAll(async () => {
   await open?.close();
   await guarded?.close();
-  if (app) await backgroundTasksOf(app).settled();
-  await state?.close();
   // stl/sqlContents opened a sandbox (its own pool on PostgreSQL) that must go before the database.
   await closeSandboxes();
-  await db?.$disconnect();
-  await database?.drop();
+  await testApp?.close();
 });
 
 async function scrape(endpoint: MetricsEndpoint = open, headers: Record<string, string> = {}) {

@@ -9,6 +9,7 @@ import type { Db, DbHandle, DbProvider } from '../../src/db/client.ts';
 import { issueApiKey } from '../../src/domain/apiKeys/issueApiKey.ts';
 import { SCOPES, type Scope } from '../../src/domain/principal.ts';
 import { backgroundTasksOf, createApp } from '../../src/http/app.ts';
+import type { ServiceMetrics } from '../../src/http/metrics.ts';
 import type { Registry } from '../../src/operations/registry.ts';
 import type { RestartWorkers } from '../../src/operations/types.ts';
 import { createSharedState, type SharedState } from '../../src/state/index.ts';
@@ -53,6 +54,11 @@ export interface TestAppOptions {
    * the app is an unsupervised process, whose restart answers false.
    */
   restart?: RestartWorkers;
+  /**
+   * Metrics on, wired as src/worker.ts wires them: the app counts and times requests, and its
+   * database client times queries.
+   */
+  metrics?: ServiceMetrics;
 }
 
 type Destination = { write(line: string): unknown };
@@ -82,7 +88,8 @@ function scannedLogger(given: Logger | undefined): Logger {
 export const TEST_SECRET = 'test-secret-that-is-at-least-32-characters-long';
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+  const metrics = options.metrics;
+  const database = await createTestDatabase(metrics === undefined ? {} : { onQuery: metrics.observeQuery });
   const { db, provider } = database.handle;
   const config = {
     ...loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent' }),
@@ -108,6 +115,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     state,
     ...(options.handlers === undefined ? {} : { handlers: options.handlers }),
     ...(options.restart === undefined ? {} : { restart: options.restart }),
+    ...(metrics === undefined ? {} : { metrics }),
   });
 
   observeApp(app);

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDb, type DbHandle, providerOfUrl } from '../../src/db/client.ts';
+import { createDb, type DbHandle, type DbOptions, providerOfUrl } from '../../src/db/client.ts';
 import { applyMigrations } from '../../src/db/migrate/index.ts';
 import {
   createDatabase,
@@ -47,12 +47,13 @@ export async function createEmptyDatabase(): Promise<EmptyDatabase> {
 }
 
 /** A new database with every migration applied, and a client connected to it. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/** A migrated database and a client on it, made with these options (e.g. a query observer). */
+export async function createTestDatabase(options: DbOptions = {}): Promise<TestDatabase> {
   const empty = await createEmptyDatabase();
   let handle: DbHandle;
   try {
     await applyMigrations(empty.url);
-    handle = await createDb(empty.url);
+    handle = await createDb(empty.url, options);
   } catch (error) {
     await empty.drop();
     throw error;
