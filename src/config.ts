@@ -261,13 +261,16 @@ export function tokenSecretOf(config: Config): string {
 
 export const SECRET_SETTING_KEY = 'cmsSecret';
 
+/** A token secret for a database that has none yet (384 random bits). */
+export const newTokenSecret = (): string => randomBytes(48).toString('base64url');
+
 /**
  * CMS_SECRET wins; otherwise the secret stored in SystemSetting, created on the very first start.
  * Nodes starting together race on the insert: whoever loses reads the winner's value.
  */
 export async function ensureTokenSecret(config: Config, db: Db): Promise<Config & { cmsSecret: string }> {
   if (config.cmsSecret !== undefined) return { ...config, cmsSecret: config.cmsSecret };
-  const candidate = randomBytes(48).toString('base64url');
+  const candidate = newTokenSecret();
   try {
     const row = await db.systemSetting.upsert({
       where: { key: SECRET_SETTING_KEY },

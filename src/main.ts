@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import pino, { type Logger } from 'pino';
-import { type Config, ConfigError, ensureTokenSecret, loadConfig } from './config.ts';
-import { createDb, type Db, prepareDatabase } from './db/client.ts';
+import { type Config, ConfigError, loadConfig, newTokenSecret, SECRET_SETTING_KEY } from './config.ts';
+import { createDb } from './db/client.ts';
 import { MigrationError } from './db/migrate/errors.ts';
 import { DomainError } from './domain/errors.ts';
 import type { DemoSecrets } from './domain/seed/demo.ts';
@@ -32,26 +32,25 @@ const KEY_HINT =
 /**
  * An empty database gets the demo site, its accounts and a bootstrap key, so that the first request
  * can be made at once, when the operator asked for it or runs on the embedded default (config.seedDemo).
+ * Called only for a database that had no site: the seeder and Prisma's client (~0.3 s of CPU to load)
+ * are loaded for that start only. (seedDemoWhenEmpty counts again, under the migrations' lock.)
  */
-async function seedWhenEmpty(db: Db, config: Config, logger: Logger): Promise<void> {
-  let secrets: DemoSecrets | undefined;
+async function seedDemo(config: Config, logger: Logger): Promise<DemoSecrets | undefined> {
+  const { seedDemoWhenEmpty } = await import('./domain/seed/demo.ts');
+  const { db } = await createDb(config.databaseUrl);
   try {
-    // The seeder (~60 ms of CPU to load) is loaded only for an empty database: most starts have
-    // nothing to seed. (seedDemoWhenEmpty counts again, under the migrations' lock.)
-    if (config.seedDemo && (await db.site.count()) === 0) {
-      const { seedDemoWhenEmpty } = await import('./domain/seed/demo.ts');
-      secrets = await seedDemoWhenEmpty(db, config.databaseUrl);
-    }
+    return await seedDemoWhenEmpty(db, config.databaseUrl);
   } catch (error) {
     // The seed is one transaction: nothing of it was written, and the service is still useful.
     if (!(error instanceof DomainError)) throw error;
     logger.warn({ err: describeError(error) }, 'demo data not seeded');
+    return undefined;
+  } finally {
+    await db.$disconnect();
   }
-  if (secrets === undefined) {
-    // No key is printed on this start: say how to get one.
-    logger.info(KEY_HINT);
-    return;
-  }
+}
+
+async function printSeedSecrets(config: Config, secrets: DemoSecrets): Promise<void> {
   const { describeDemoSecrets } = await import('./domain/seed/demo.ts');
   const { apiKey } = secrets;
   // Printed, not logged: the secrets are shown once to whoever started the service, and kept out of log storage.
@@ -70,19 +69,36 @@ async function seedWhenEmpty(db: Db, config: Config, logger: Logger): Promise<vo
   );
 }
 
-/** What must happen once before anything serves: migrations, the demo seed, the token secret. */
+/**
+ * What must happen once before anything serves: migrations, the demo seed, the token secret. On an
+ * existing database (most starts) that is a few statements through the plain driver
+ * (src/db/migrate/check.ts, src/db/preparation.ts); the schema engine and Prisma's client are
+ * loaded only when there are migrations to apply or a demo to seed.
+ */
 async function prepare(config: Config, logger: Logger): Promise<void> {
-  // Workers never migrate: the schema engine and its glue are loaded by the first process only.
-  const { applyMigrations } = await import('./db/migrate/index.ts');
-  const { applied } = await applyMigrations(config.databaseUrl);
-  if (applied.length > 0) logger.info({ applied }, `applied ${applied.length} migration(s)`);
-  const handle = await createDb(config.databaseUrl);
+  const { checkMigrations } = await import('./db/migrate/check.ts');
+  if (!(await checkMigrations(config.databaseUrl)).status.upToDate) {
+    // Workers never migrate: the schema engine and its glue are loaded by the first process only.
+    const { applyMigrations } = await import('./db/migrate/index.ts');
+    const { applied } = await applyMigrations(config.databaseUrl);
+    if (applied.length > 0) logger.info({ applied }, `applied ${applied.length} migration(s)`);
+  }
+  const { openPreparation } = await import('./db/preparation.ts');
+  const connection = await openPreparation(config.databaseUrl);
   try {
-    await prepareDatabase(handle);
-    await seedWhenEmpty(handle.db, config, logger);
-    await ensureTokenSecret(config, handle.db);
+    await connection.applySettings();
+    const secrets =
+      config.seedDemo && (await connection.siteCount()) === 0 ? await seedDemo(config, logger) : undefined;
+    if (secrets === undefined) {
+      // No key is printed on this start: say how to get one.
+      logger.info(KEY_HINT);
+    } else {
+      await printSeedSecrets(config, secrets);
+    }
+    // CMS_SECRET wins; otherwise the workers read the one stored here (ensureTokenSecret).
+    if (config.cmsSecret === undefined) await connection.settingOnce(SECRET_SETTING_KEY, newTokenSecret());
   } finally {
-    await handle.db.$disconnect();
+    await connection.close();
   }
 }
 
