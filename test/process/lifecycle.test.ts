@@ -156,6 +156,8 @@ test('an invalid configuration stops the start with a message naming the variabl
   child = service.process;
   expect(await service.exited).toBe(1);
   expect(service.output()).toContain('PORT must be an integer from 1 to 65535');
+  // The workers, forked before the configuration was read (WORKERS is valid), stop without saying it again.
+  expect(service.output().match(/PORT must be/g)).toHaveLength(1);
 });
 
 test('a configured Redis that does not answer stops the start, without repeating the URL', async () => {
