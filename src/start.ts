@@ -9,10 +9,11 @@ import { describeError } from './http/logging.ts';
 import { isPreparedMessage, killEarlyWorkers, type PreparedQuery, supervise } from './supervisor.ts';
 
 /*
- * `npm start` (entry: src/main.ts). The first process migrates the database (under the migrations' cross-process lock),
- * seeds it when asked and settles the token secret, once; then it either supervises WORKERS worker
- * processes (src/supervisor.ts) or, with WORKERS=0, serves alone (src/worker.ts). A worker, started
- * again from this file by node:cluster, goes straight to serving.
+ * `npm start`, after its entry (src/main.ts) has forked the workers. The first process migrates the
+ * database (under the migrations' cross-process lock), seeds it when asked and settles the token
+ * secret, once; then it either supervises WORKERS worker processes (src/supervisor.ts) or, with
+ * WORKERS=0, serves alone (src/worker.ts). A worker, started again from the entry by node:cluster,
+ * goes straight to serving.
  */
 
 function readConfig(): Config {
