@@ -8,6 +8,7 @@ import {
   providerOfUrl,
 } from './db/client.ts';
 import { type AccountPolicy, DEFAULT_ACCOUNT_POLICY } from './domain/logins/policy.ts';
+import { DEFAULT_WORKERS } from './supervisor.ts';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -165,7 +166,7 @@ const schema = z.object({
     .refine((prefix) => /^[A-Za-z0-9:_.-]{1,64}$/.test(prefix), {
       message: 'REDIS_KEY_PREFIX must be 1 to 64 letters, digits or any of : _ . -',
     }),
-  WORKERS: integer('WORKERS', 0, 64, 2),
+  WORKERS: integer('WORKERS', 0, 64, DEFAULT_WORKERS),
   LOCKOUT_FAILURES: integer('LOCKOUT_FAILURES', 1, 1000, DEFAULT_ACCOUNT_POLICY.lockoutFailures),
   LOCKOUT_MINUTES: integer('LOCKOUT_MINUTES', 1, 10_080, DEFAULT_ACCOUNT_POLICY.lockoutMinutes),
   PASSWORD_MIN_LENGTH: integer('PASSWORD_MIN_LENGTH', 6, 128, DEFAULT_ACCOUNT_POLICY.passwordRule.minLength),
@@ -261,13 +262,16 @@ export function tokenSecretOf(config: Config): string {
 
 export const SECRET_SETTING_KEY = 'cmsSecret';
 
+/** A token secret for a database that has none yet (384 random bits). */
+export const newTokenSecret = (): string => randomBytes(48).toString('base64url');
+
 /**
  * CMS_SECRET wins; otherwise the secret stored in SystemSetting, created on the very first start.
  * Nodes starting together race on the insert: whoever loses reads the winner's value.
  */
 export async function ensureTokenSecret(config: Config, db: Db): Promise<Config & { cmsSecret: string }> {
   if (config.cmsSecret !== undefined) return { ...config, cmsSecret: config.cmsSecret };
-  const candidate = randomBytes(48).toString('base64url');
+  const candidate = newTokenSecret();
   try {
     const row = await db.systemSetting.upsert({
       where: { key: SECRET_SETTING_KEY },

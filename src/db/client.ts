@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { PrismaClient as SqliteClient } from '../generated/prisma/sqlite/client.ts';
-import { type PointReads, postgresPointReads, sqlitePointReads } from './pointReads.ts';
+import type { PointReads } from './pointReads.ts';
 
 /**
  * The application-facing database type. Both generated clients come from one model, so their
@@ -67,20 +67,24 @@ export const DEFAULT_SQLITE_QUERY_TIMEOUT_MS = 2000;
 /*
  * Each provider's modules are loaded once, by whichever createDb comes first. One after the other,
  * not with Promise.all: jest's module linker loses track of modules imported concurrently
- * ("request for 'node:path' is not in cache").
+ * ("request for 'node:path' is not in cache"). The point reads are loaded here too, not at the top
+ * of this file: they import the generated client, and this file's URL helpers are imported by
+ * processes that never open a client (the supervisor reads its configuration with them).
  */
 async function loadSqlite() {
   const { PrismaBetterSqlite3 } = await import('@prisma/adapter-better-sqlite3');
   const { PrismaClient: SqliteClient } = await import('../generated/prisma/sqlite/client.ts');
   const { withTimeLimit } = await import('./sqliteTimeLimit.ts');
-  return { PrismaBetterSqlite3, SqliteClient, withTimeLimit };
+  const { sqlitePointReads } = await import('./pointReads.ts');
+  return { PrismaBetterSqlite3, SqliteClient, withTimeLimit, sqlitePointReads };
 }
 
 async function loadPostgres() {
   const { default: pg } = await import('pg');
   const { PrismaPg } = await import('@prisma/adapter-pg');
   const { PrismaClient: PostgresClient } = await import('../generated/prisma/postgresql/client.ts');
-  return { pg, PrismaPg, PostgresClient };
+  const { postgresPointReads } = await import('./pointReads.ts');
+  return { pg, PrismaPg, PostgresClient, postgresPointReads };
 }
 
 let sqliteModules: ReturnType<typeof loadSqlite> | undefined;
@@ -98,7 +102,7 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
   let reads: PointReads;
   if (provider === 'sqlite') {
     sqliteModules ??= loadSqlite();
-    const { PrismaBetterSqlite3, SqliteClient, withTimeLimit } = await sqliteModules;
+    const { PrismaBetterSqlite3, SqliteClient, withTimeLimit, sqlitePointReads } = await sqliteModules;
     let connection: BetterSqlite3.Database | undefined;
     const adapter = withTimeLimit(
       new PrismaBetterSqlite3(
@@ -120,7 +124,7 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
     }, options.onQuery);
   } else {
     postgresModules ??= loadPostgres();
-    const { pg, PrismaPg, PostgresClient } = await postgresModules;
+    const { pg, PrismaPg, PostgresClient, postgresPointReads } = await postgresModules;
     // The pool is made here, not by the adapter, so that the point reads share it; the adapter
     // still ends it on $disconnect.
     const pool = new pg.Pool({

@@ -1,9 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { afterEach, expect, test } from '@jest/globals';
+import { SECRET_SETTING_KEY } from '../../src/config.ts';
 import { createDb } from '../../src/db/client.ts';
+import { md5Hex } from '../../src/domain/accounts/passwords.ts';
 import { createEmptyDatabase, type EmptyDatabase } from '../support/database.ts';
-import { bootstrapKeyOf, freePort, startService } from './processes.ts';
+import { bootstrapKeyOf, freePort, post, startService } from './processes.ts';
 
 /*
  * The real process, as `npm start` runs it: first start on an empty database (migrate, seed when
@@ -109,11 +111,53 @@ test('a configured database is not seeded unless SEED_DEMO asks for it', async (
   }
 });
 
+test('the first start settles the token secret, once: an access token issued before a restart is accepted after it', async () => {
+  database = await createEmptyDatabase();
+  const port = await freePort();
+  // Supervised, without CMS_SECRET: the supervisor stores the secret before its worker signs anything.
+  const env = { DATABASE_URL: database.url, PORT: String(port), WORKERS: '1' };
+  const first = start({ ...env, SEED_DEMO: 'true' });
+  child = first.process;
+  await first.waitFor(/"msg":"worker listening"/);
+  const [, account = '', password = ''] = /Administrator: +(\S+) \/ ([\w-]{16})\n/.exec(first.output()) ?? [];
+  const login = await post(port, '/api/v1/administrators/actions/login', {
+    account,
+    password: md5Hex(password),
+  });
+  expect(login.status).toBe(200);
+  const { accessToken } = login.json as { accessToken: string };
+  const list = () =>
+    post(port, '/api/v1/contents', { siteId: 1, perPage: 1 }, { Authorization: `Bearer ${accessToken}` });
+  expect((await list()).status).toBe(200);
+  first.process.kill('SIGTERM');
+  expect(await first.exited).toBe(0);
+
+  // The second start finds the migrations applied and a site: nothing to migrate or seed.
+  const second = start(env);
+  child = second.process;
+  await second.waitFor(/"msg":"worker listening"/);
+  expect(second.output()).not.toContain('Seeded');
+  expect(second.output()).not.toContain('applied');
+  const after = await list();
+  expect(after.status).toBe(200);
+  expect((after.json as { totalCount: number }).totalCount).toBe(40);
+  second.process.kill('SIGTERM');
+  expect(await second.exited).toBe(0);
+  const { db } = await createDb(database.url);
+  try {
+    expect(await db.systemSetting.count({ where: { key: SECRET_SETTING_KEY } })).toBe(1);
+  } finally {
+    await db.$disconnect();
+  }
+});
+
 test('an invalid configuration stops the start with a message naming the variable', async () => {
   const service = start({ PORT: 'abc', DATABASE_URL: 'file:/nonexistent/never-created.db' });
   child = service.process;
   expect(await service.exited).toBe(1);
   expect(service.output()).toContain('PORT must be an integer from 1 to 65535');
+  // The workers, forked before the configuration was read (WORKERS is valid), stop without saying it again.
+  expect(service.output().match(/PORT must be/g)).toHaveLength(1);
 });
 
 test('a configured Redis that does not answer stops the start, without repeating the URL', async () => {

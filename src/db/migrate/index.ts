@@ -8,9 +8,10 @@ import type {
 } from '@prisma/schema-engine-wasm/schema_engine_bg';
 import { type DbProvider, providerOf, sqliteFilePath } from '../client.ts';
 import { engineConnection } from './adapters.ts';
+import { checkMigrations, type MigrationsLocation } from './check.ts';
 import { type Datamodel, MigrationError, NO_FILTER, withEngine } from './engine.ts';
 import { readMigrations, writeMigration } from './files.ts';
-import { compareHistory, conflictOf, type MigrationStatus, readHistory } from './history.ts';
+import { compareHistory, type MigrationStatus, readHistory } from './history.ts';
 import { migrationLockFile, withMigrationLock } from './lock.ts';
 import { migrationsDir, PROVIDERS, providerDir, readBaseModel, renderProviderSchema } from './model.ts';
 import {
@@ -22,14 +23,10 @@ import {
   withDatabase,
 } from './postgres.ts';
 
+export type { MigrationsLocation } from './check.ts';
 export { MigrationError } from './errors.ts';
 export type { MigrationStatus } from './history.ts';
 export { PROJECT_ROOT, PROVIDERS, renderProviderSchema } from './model.ts';
-
-export interface MigrationsLocation {
-  /** Folder that holds prisma/<provider>/migrations; the project root when absent. */
-  root?: string;
-}
 
 export interface ModelOptions extends MigrationsLocation {
   /** Model text in the form of prisma/schema.prisma (provider written as PROVIDER); that file when absent. */
@@ -67,20 +64,14 @@ export async function applyMigrations(
   options: MigrationsLocation = {},
 ): Promise<{ applied: string[] }> {
   const provider = providerOf(databaseUrl);
-  const list = await readMigrations(migrationsDir(provider, options.root));
-  const check = async (underLock: boolean) => {
-    const status = compareHistory(provider, list, await readHistory(databaseUrl));
-    // An unfinished row seen without the lock may be a migration another process is applying at
-    // this moment; only under the lock, where nobody else applies, does it mean one that failed.
-    const conflict = conflictOf(underLock ? status : { ...status, failed: [] });
-    if (conflict) throw conflict;
-    return status;
-  };
-  if ((await check(false)).upToDate) return { applied: [] };
+  const { status, list } = await checkMigrations(databaseUrl, options);
+  if (status.upToDate) return { applied: [] };
   if (provider === 'sqlite') await mkdir(dirname(sqliteFilePath(databaseUrl)), { recursive: true });
   else await ensureDatabase(databaseUrl);
   return withMigrationLock(databaseUrl, async () => {
-    if ((await check(true)).upToDate) return { applied: [] };
+    if ((await checkMigrations(databaseUrl, { ...options, underLock: true })).status.upToDate) {
+      return { applied: [] };
+    }
     const output = await withEngine(engineConnection(databaseUrl), await committedModel(provider), (engine) =>
       engine.applyMigrations({ migrationsList: list, filters: NO_FILTER }),
     );

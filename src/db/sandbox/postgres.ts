@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import type { ExecuteOptions, ExecuteOutcome, SqlExecutor } from '../../domain/stl/sql/executor.ts';
 import { SandboxUnavailable } from './errors.ts';
 
@@ -35,16 +35,20 @@ function isServerCondition(state: string): boolean {
  * Numbers as numbers, whatever the type: count(*) is bigint and avg() numeric, which pg gives as
  * text by default; SQLite gives both as numbers. Timestamps a query computes stay PostgreSQL's text.
  */
-const TYPES = {
-  getTypeParser(oid: number, format?: 'text' | 'binary') {
-    const { builtins } = pg.types;
-    if (oid === builtins.INT8 || oid === builtins.NUMERIC) return (text: string) => Number(text);
-    if (oid === builtins.TIMESTAMP || oid === builtins.TIMESTAMPTZ || oid === builtins.DATE) {
-      return (text: string) => text;
-    }
-    return format === 'binary' ? pg.types.getTypeParser(oid, 'binary') : pg.types.getTypeParser(oid, 'text');
-  },
-};
+function typesOf(driver: typeof pg) {
+  return {
+    getTypeParser(oid: number, format?: 'text' | 'binary') {
+      const { builtins } = driver.types;
+      if (oid === builtins.INT8 || oid === builtins.NUMERIC) return (text: string) => Number(text);
+      if (oid === builtins.TIMESTAMP || oid === builtins.TIMESTAMPTZ || oid === builtins.DATE) {
+        return (text: string) => text;
+      }
+      return format === 'binary'
+        ? driver.types.getTypeParser(oid, 'binary')
+        : driver.types.getTypeParser(oid, 'text');
+    },
+  };
+}
 
 function sqlState(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
@@ -59,26 +63,36 @@ function shortReason(error: unknown): string {
 
 export class PostgresSandbox implements SqlExecutor {
   readonly dialect = 'postgresql' as const;
-  private readonly pool: pg.Pool;
+  /**
+   * Made on the first sandboxed query, with pg loaded then: the sandbox is made with every worker
+   * (src/db/sandbox/index.ts), and a SQLite service would load pg (~35 ms of its start) for nothing.
+   */
+  private pool: Promise<pg.Pool> | undefined;
 
-  constructor(databaseUrl: string) {
-    this.pool = new pg.Pool({
-      connectionString: databaseUrl,
-      max: 4,
-      types: TYPES,
-      allowExitOnIdle: true,
-      // A server that does not answer is a 503 (pg's own message), not a request left hanging.
-      connectionTimeoutMillis: 5000,
+  constructor(private readonly databaseUrl: string) {}
+
+  private poolOf(): Promise<pg.Pool> {
+    this.pool ??= import('pg').then(({ default: driver }) => {
+      const pool = new driver.Pool({
+        connectionString: this.databaseUrl,
+        max: 4,
+        types: typesOf(driver),
+        allowExitOnIdle: true,
+        // A server that does not answer is a 503 (pg's own message), not a request left hanging.
+        connectionTimeoutMillis: 5000,
+      });
+      // An idle connection the server ends (a restart, pg_terminate_backend, a dropped database)
+      // is an 'error' event of the pool, which, unheard, would end the whole process. The pool has
+      // already let that client go; the next query opens a fresh one, and its own failure (if the
+      // server is really gone) is that request's 503.
+      pool.on('error', () => undefined);
+      return pool;
     });
-    // An idle connection the server ends (a restart, pg_terminate_backend, a dropped database)
-    // is an 'error' event of the pool, which, unheard, would end the whole process. The pool has
-    // already let that client go; the next query opens a fresh one, and its own failure (if the
-    // server is really gone) is that request's 503.
-    this.pool.on('error', () => undefined);
+    return this.pool;
   }
 
   async execute(sql: string, options: ExecuteOptions): Promise<ExecuteOutcome> {
-    const client = await this.pool.connect();
+    const client = await (await this.poolOf()).connect();
     let broken = false;
     try {
       await client.query(options.databaseWall ? 'BEGIN READ ONLY' : 'BEGIN');
@@ -124,7 +138,9 @@ export class PostgresSandbox implements SqlExecutor {
     }
   }
 
-  close(): Promise<void> {
-    return this.pool.end();
+  async close(): Promise<void> {
+    const pool = this.pool;
+    this.pool = undefined;
+    if (pool !== undefined) await (await pool).end();
   }
 }
