@@ -8,6 +8,7 @@ import {
   providerOfUrl,
 } from './db/client.ts';
 import { type AccountPolicy, DEFAULT_ACCOUNT_POLICY } from './domain/logins/policy.ts';
+import { integerWithin } from './integerSetting.ts';
 import { DEFAULT_WORKERS } from './supervisor.ts';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -105,8 +106,8 @@ function integer<Fallback extends number | undefined>(
     .optional()
     .transform((raw, ctx): number | Fallback => {
       if (raw === undefined) return fallback;
-      const value = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN;
-      if (Number.isSafeInteger(value) && value >= min && value <= max) return value;
+      const value = integerWithin(raw, min, max);
+      if (value !== undefined) return value;
       ctx.addIssue({
         code: 'custom',
         message: `${name} must be an integer from ${min} to ${max} (got '${raw}')`,

@@ -2,6 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { MetricsConfig } from './config.ts';
 import type { MetricsEndpoint } from './http/metrics.ts';
+import { integerWithin } from './integerSetting.ts';
 import { cmsMessage } from './messages.ts';
 
 /*
@@ -165,10 +166,10 @@ export const DEFAULT_WORKERS = 2;
  * not a valid count of at least one (no worker is forked early; the configuration reports it).
  */
 export function earlyWorkerCount(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const raw = env.WORKERS?.trim();
-  if (raw === undefined || raw === '') return DEFAULT_WORKERS;
-  const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
-  return Number.isSafeInteger(value) && value >= 1 && value <= 64 ? value : undefined;
+  const raw = env.WORKERS;
+  if (raw === undefined) return DEFAULT_WORKERS;
+  // 0 (no supervisor) forks none; config.ts's range is 0 to 64.
+  return integerWithin(raw, 1, 64);
 }
 
 /**

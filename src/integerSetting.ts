@@ -1,0 +1,10 @@
+/**
+ * An integer setting's text read as a whole number within [min, max], or undefined when it is not
+ * one. Shared by the configuration (src/config.ts, which reports the bad value) and the entry point's
+ * early fork (src/supervisor.ts, which must not load the configuration's validator to read WORKERS).
+ */
+export function integerWithin(raw: string, min: number, max: number): number | undefined {
+  const text = raw.trim();
+  const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  return Number.isSafeInteger(value) && value >= min && value <= max ? value : undefined;
+}
