@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { type Config, ensureTokenSecret } from './config.ts';
-import { createDb, prepareDatabase } from './db/client.ts';
+import { createDb, prepareDatabase, SERVICE_SQLITE_CACHE_KIB } from './db/client.ts';
 import { closeSandboxes } from './db/sandbox/index.ts';
 import { backgroundTasksOf, createApp } from './http/app.ts';
 import { describeError } from './http/logging.ts';
@@ -92,6 +92,7 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   const handle = await createDb(config.databaseUrl, {
     statementTimeoutMs: STATEMENT_TIMEOUT_MS,
     sqliteQueryTimeoutMs: config.sqliteQueryTimeoutMs,
+    sqliteCacheKib: SERVICE_SQLITE_CACHE_KIB,
     ...(metrics && { onQuery: metrics.observeQuery }),
   });
   const { db, provider } = handle;

@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import type { Request } from 'express';
 import { contract } from '../../src/contract.ts';
-import { createDb, prepareDatabase, providerOf, sqliteFilePath } from '../../src/db/client.ts';
+import {
+  createDb,
+  prepareDatabase,
+  providerOf,
+  SERVICE_SQLITE_CACHE_KIB,
+  sqliteFilePath,
+} from '../../src/db/client.ts';
 import {
   isDatabaseUnavailable,
   isStatementTimeLimit,
@@ -33,6 +39,26 @@ const onSqlite = testServerUrl() === undefined;
   const [mode] = await database.handle.db.$queryRawUnsafe<{ journal_mode: string }[]>('PRAGMA journal_mode');
   expect(mode?.journal_mode).toBe('wal');
 });
+
+(onSqlite ? test : test.skip)(
+  "a SQLite client's page cache is the size asked for (the workers' quarter of the default), its reads the same",
+  async () => {
+    const { db } = await createDb(database.url, { sqliteCacheKib: SERVICE_SQLITE_CACHE_KIB });
+    const { db: unbounded } = await createDb(database.url);
+    try {
+      // A negative size is in KiB; Prisma reads the integer as a bigint.
+      const [asked] = await db.$queryRawUnsafe<{ cache_size: bigint }[]>('PRAGMA cache_size');
+      expect(asked?.cache_size).toBe(BigInt(-SERVICE_SQLITE_CACHE_KIB));
+      const [usual] = await unbounded.$queryRawUnsafe<{ cache_size: bigint }[]>('PRAGMA cache_size');
+      expect(usual?.cache_size).not.toBe(BigInt(-SERVICE_SQLITE_CACHE_KIB));
+      const everything = 'SELECT name, sql FROM sqlite_master ORDER BY name';
+      expect(await db.$queryRawUnsafe(everything)).toEqual(await unbounded.$queryRawUnsafe(everything));
+    } finally {
+      await db.$disconnect();
+      await unbounded.$disconnect();
+    }
+  },
+);
 
 (onSqlite ? test.skip : test)(
   'PostgreSQL ends a statement past statement_timeout; the error reads as a time limit (503), the pool lives on',
