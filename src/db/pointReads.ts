@@ -90,7 +90,10 @@ const SQLITE_CONVERSIONS: Readonly<Record<string, (value: unknown) => unknown>> 
 
 interface SqliteStatement {
   statement: BetterSqlite3.Statement;
-  conversions: [string, (value: unknown) => unknown][];
+  /** The result's column names, in order. */
+  names: string[];
+  /** Per column, in the same order: its conversion, or undefined to keep the value as read. */
+  conversions: (((value: unknown) => unknown) | undefined)[];
 }
 
 /**
@@ -107,23 +110,27 @@ export function sqlitePointReads(
     const prepare = (database: BetterSqlite3.Database): SqliteStatement => {
       // The adapter's connection reads integers as BigInt; the model's Int columns are 32-bit, and
       // epoch milliseconds are safe integers, so this statement reads plain numbers.
-      const statement = database.prepare(sqlText).safeIntegers(false);
-      const conversions = statement.columns().flatMap(({ name, type }) => {
-        const convert = SQLITE_CONVERSIONS[(type ?? '').toUpperCase()];
-        return convert === undefined ? [] : [[name, convert] as [string, (value: unknown) => unknown]];
-      });
-      const made = { statement, conversions };
+      // Rows are read as arrays and the objects built here: the driver's own row objects cost the
+      // interning of every column name on every row, and writing a Date over a number it read
+      // changed the object's shape, both on the CPU profile of a get-one (bench/RUNTIME.md).
+      const statement = database.prepare(sqlText).safeIntegers(false).raw(true);
+      const columns = statement.columns();
+      const names = columns.map(({ name }) => name);
+      const conversions = columns.map(({ type }) => SQLITE_CONVERSIONS[(type ?? '').toUpperCase()]);
+      const made = { statement, names, conversions };
       prepared.set(database, made);
       return made;
     };
     return async (params) => {
       const database = await connection();
-      const { statement, conversions } = prepared.get(database) ?? prepare(database);
-      const row = timed(observe, sqlText, () => statement.get(...params)) as Row | undefined;
-      if (row === undefined) return undefined;
-      for (const [name, convert] of conversions) {
-        const value = row[name];
-        if (value !== null) row[name] = convert(value);
+      const { statement, names, conversions } = prepared.get(database) ?? prepare(database);
+      const values = timed(observe, sqlText, () => statement.get(...params)) as unknown[] | undefined;
+      if (values === undefined) return undefined;
+      const row: Row = {};
+      for (let index = 0; index < names.length; index++) {
+        const value = values[index];
+        const convert = conversions[index];
+        row[names[index] as string] = convert === undefined || value === null ? value : convert(value);
       }
       return row;
     };

@@ -11,7 +11,13 @@ import type { SharedState } from '../state/port.ts';
 import { ApiKeyAuthenticator } from './apiKeys.ts';
 import { Authenticator, authorize, KnownCredentials } from './auth.ts';
 import { BackgroundTasks } from './background.ts';
-import { checkBodies, JSON_BODY_LIMIT_BYTES, JSON_MEDIA_TYPES, verifyJsonDepth } from './bodies.ts';
+import {
+  bodyStages,
+  checkBodies,
+  JSON_BODY_LIMIT_BYTES,
+  JSON_MEDIA_TYPES,
+  verifyJsonDepth,
+} from './bodies.ts';
 import { CredentialCache } from './credentialCache.ts';
 import { errorHandler, notFound } from './errors.ts';
 import { strictIntegerParameters } from './integerParameters.ts';
@@ -96,9 +102,13 @@ export function createApp(options: AppOptions): express.Express {
       known,
     }),
   );
-  app.use(checkBodies());
-  app.use(express.json({ limit: JSON_BODY_LIMIT_BYTES, type: JSON_MEDIA_TYPES, verify: verifyJsonDepth }));
-  app.use(rejectNulCharacters());
+  app.use(
+    bodyStages(
+      checkBodies(),
+      express.json({ limit: JSON_BODY_LIMIT_BYTES, type: JSON_MEDIA_TYPES, verify: verifyJsonDepth }),
+      rejectNulCharacters(),
+    ),
+  );
   // Without the document check (production), the validator must not compile the OpenAPI meta-schema.
   deferSpecValidator();
   const validator = openApiValidator({

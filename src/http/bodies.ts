@@ -84,3 +84,31 @@ export function verifyJsonDepth(_req: IncomingMessage, _res: unknown, body: Buff
     );
   }
 }
+
+/**
+ * The body stages — the check above, the JSON parser, then `after` (the NUL check) — as one layer.
+ * A request that declares no body at all (neither Content-Length nor Transfer-Encoding, which is
+ * what the JSON parser itself takes for "no body") goes straight to `after`: the check and the
+ * parser do nothing for it but leave `req.body` undefined, as done here. Three app-level layers cost
+ * every GET a layer walk each (bench/RUNTIME.md, "Get one, the request path").
+ */
+export function bodyStages(
+  check: RequestHandler,
+  parse: RequestHandler,
+  after: RequestHandler,
+): RequestHandler {
+  return (req, res, next) => {
+    if (req.headers['transfer-encoding'] === undefined && req.headers['content-length'] === undefined) {
+      if (!Reflect.has(req, 'body')) req.body = undefined;
+      after(req, res, next);
+      return;
+    }
+    check(req, res, (checkError?: unknown) => {
+      if (checkError) return next(checkError);
+      parse(req, res, (parseError?: unknown) => {
+        if (parseError) return next(parseError);
+        after(req, res, next);
+      });
+    });
+  };
+}

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { IncomingMessage, type ServerResponse } from 'node:http';
 import querystring from 'node:querystring';
 import type { RequestHandler } from 'express';
 import type { Level, Logger } from 'pino';
@@ -170,6 +170,33 @@ function levelOf(req: IncomingMessage, res: ServerResponse, error: unknown): Lev
  * when, at the usual `warn` level, no line about it is ever written. Here the request's logger is
  * made on its first use, and the closing line only when its level is enabled.
  */
+/** The logger a request's `log` is bound from, and the bound one once made (see requestLog). */
+const REQUEST_LOGGER = Symbol('requestLogger');
+const BOUND_LOGGER = Symbol('boundLogger');
+
+type LoggedRequest = Request & { [REQUEST_LOGGER]?: Logger; [BOUND_LOGGER]?: Logger | undefined };
+
+/**
+ * `req.log` as one accessor on the requests' prototype (express's per-app request object), which
+ * makes the bound logger on first use from what the middleware left on the request. Defining an
+ * accessor on each request instead (Object.defineProperty) cost ~5 µs a request and turned the
+ * request into a slower object for every stage after it (bench/RUNTIME.md).
+ */
+const requestLog: PropertyDescriptor = {
+  configurable: true,
+  enumerable: true,
+  get(this: LoggedRequest): Logger | undefined {
+    const base = this[REQUEST_LOGGER];
+    if (base === undefined) return undefined;
+    this[BOUND_LOGGER] ??= base.child({ req: this });
+    return this[BOUND_LOGGER];
+  },
+  set(this: LoggedRequest, value: Logger) {
+    this[BOUND_LOGGER] = value;
+  },
+};
+const withRequestLog = new WeakSet<object>();
+
 export function requestLogging(logger: Logger): RequestHandler {
   const base = safeLogger(logger);
   return (req, res, next) => {
@@ -177,18 +204,18 @@ export function requestLogging(logger: Logger): RequestHandler {
     req.id = id;
     res.setHeader('X-Request-Id', id);
     const start = Date.now();
-    let bound: Logger | undefined;
-    Object.defineProperty(req, 'log', {
-      configurable: true,
-      enumerable: true,
-      get: () => {
-        bound ??= base.child({ req });
-        return bound;
-      },
-      set: (value: Logger) => {
-        bound = value;
-      },
-    });
+    // Under express the prototype is the app's own request object; a bare node request (no app)
+    // gets the accessor on itself, so that node's own prototype is never changed.
+    const prototype = Object.getPrototypeOf(req) as object | null;
+    if (prototype === null || prototype === IncomingMessage.prototype) {
+      Object.defineProperty(req, 'log', requestLog);
+    } else if (!withRequestLog.has(prototype)) {
+      Object.defineProperty(prototype, 'log', requestLog);
+      withRequestLog.add(prototype);
+    }
+    const logged = req as LoggedRequest;
+    logged[REQUEST_LOGGER] = base;
+    logged[BOUND_LOGGER] = undefined;
     const done = (error?: Error) => {
       res.removeListener('close', done);
       res.removeListener('finish', done);

@@ -1,4 +1,5 @@
-import { type Request, type RequestHandler, type Response, Router } from 'express';
+import { createHash } from 'node:crypto';
+import express, { type Request, type RequestHandler, type Response, Router } from 'express';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Contract, ContractOperation, ParameterLocation } from '../contract.ts';
@@ -135,6 +136,19 @@ type ETagOf = (body: Buffer | string, encoding?: BufferEncoding) => string | und
  * the body as two buffers (writev) where it writes one string with its headers in one write. That
  * was 13-19 % of a get-one's CPU (bench/RUNTIME.md). Statuses without a body keep res.send.
  */
+/** express's default ETag function (weak), the one every app has unless it sets another. */
+const EXPRESS_WEAK_ETAG = express().get('etag fn') as ETagOf;
+
+/**
+ * What EXPRESS_WEAK_ETAG (the `etag` package, weak) answers for a text, hashed from the string:
+ * express hashes a Buffer copy of it, which took a get-one ~10 µs (bench/RUNTIME.md).
+ */
+function weakETagOf(text: string, byteLength: number): string {
+  if (byteLength === 0) return 'W/"0-2jmj7l5rSw0yVb/vlWAYkK/YBwk"';
+  const hash = createHash('sha1').update(text, 'utf8').digest('base64').substring(0, 27);
+  return `W/"${byteLength.toString(16)}-${hash}"`;
+}
+
 function sendJsonText(res: Response, text: string): void {
   if (res.statusCode === 204 || res.statusCode === 205 || res.statusCode === 304) {
     res.type('application/json').send(text);
@@ -142,10 +156,11 @@ function sendJsonText(res: Response, text: string): void {
   }
   const { req } = res;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(text));
+  const byteLength = Buffer.byteLength(text);
+  res.setHeader('Content-Length', byteLength);
   const etagOf = res.app.get('etag fn') as ETagOf | undefined;
   if (typeof etagOf === 'function' && res.getHeader('ETag') === undefined) {
-    const etag = etagOf(text, 'utf8');
+    const etag = etagOf === EXPRESS_WEAK_ETAG ? weakETagOf(text, byteLength) : etagOf(text, 'utf8');
     if (etag) res.setHeader('ETag', etag);
   }
   if (req.fresh) {
@@ -196,6 +211,42 @@ async function runHandler(
   }
 }
 
+/**
+ * A handler's context. A class, not an object literal with getters: V8 gives every such literal a
+ * shape of its own (its getters are new closures each time), which cost ~0.7 µs a request and made
+ * every read of the context in a handler a slow one (bench/RUNTIME.md).
+ */
+class RequestContext implements OperationContext {
+  readonly db: Db;
+  readonly provider: DbProvider;
+  readonly config: Config;
+  readonly state: SharedState;
+  readonly restart: RestartWorkers;
+  readonly reply = reply;
+  readonly #req: Request;
+  readonly #logger: Logger;
+
+  constructor(req: Request, services: Services) {
+    this.db = services.db;
+    this.provider = services.provider;
+    this.config = services.config;
+    this.state = services.state;
+    this.restart = services.restart;
+    this.#req = req;
+    this.#logger = services.logger;
+  }
+
+  /** Bound to the request when a handler first logs (src/http/logging.ts). */
+  get log(): Logger {
+    return this.#req.log ?? this.#logger;
+  }
+
+  /** Parsed (and an IPv6 address grouped) only for the few handlers that read it. */
+  get clientAddress(): string {
+    return clientAddressOf(this.#req);
+  }
+}
+
 function dispatch(
   handler: ErasedHandler,
   operation: ContractOperation,
@@ -207,22 +258,12 @@ function dispatch(
   // Decided by the contract: once per operation, not per request.
   const success = defaultSuccess(operation);
   return async (req, res) => {
-    const output = await runHandler(handler, changed, inputOf(req, res, operation), {
-      db: services.db,
-      provider: services.provider,
-      config: services.config,
-      state: services.state,
-      // Bound to the request when a handler first logs (src/http/logging.ts).
-      get log() {
-        return req.log ?? services.logger;
-      },
-      restart: services.restart,
-      // Parsed (and an IPv6 address grouped) only for the few handlers that read it.
-      get clientAddress() {
-        return clientAddressOf(req);
-      },
-      reply,
-    });
+    const output = await runHandler(
+      handler,
+      changed,
+      inputOf(req, res, operation),
+      new RequestContext(req, services),
+    );
     send(res, operation, success, output, checked, serializers);
   };
 }

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { Router } from 'express';
+import { type RequestHandler, Router } from 'express';
 import type { Contract } from '../contract.ts';
 import { fromRoot } from '../projectRoot.ts';
 import { problem, sendProblem } from './problem.ts';
@@ -34,25 +34,39 @@ export interface ServiceRouteOptions {
   docsPage?: string;
 }
 
-export function serviceRoutes(contract: Contract, options: ServiceRouteOptions = {}): Router {
+/** The paths served here; every route below is one of them. */
+const SERVICE_PATHS = ['/openapi.yaml', '/openapi.json', '/favicon.ico', '/docs'] as const;
+
+/**
+ * The paths the router below can match, as its routes match them (the router's defaults: any case,
+ * one optional trailing slash, the raw path). Every other request skips the router: entering a
+ * router and leaving it again cost every API request a layer walk of its own (bench/RUNTIME.md).
+ */
+const MAY_MATCH = new RegExp(
+  `^(?:${SERVICE_PATHS.map((path) => path.replaceAll('.', '\\.')).join('|')})/?$`,
+  'i',
+);
+
+export function serviceRoutes(contract: Contract, options: ServiceRouteOptions = {}): RequestHandler {
   const router = Router();
+  const [yamlPath, jsonPath, faviconPath, docsPath] = SERVICE_PATHS;
   const yaml = readFileSync(contract.file, 'utf8');
   const json = JSON.stringify(contract.document);
-  router.get('/openapi.yaml', (_req, res) => {
+  router.get(yamlPath, (_req, res) => {
     res.type('application/yaml').send(yaml);
   });
-  router.get('/openapi.json', (_req, res) => {
+  router.get(jsonPath, (_req, res) => {
     res.type('application/json').send(json);
   });
   // Browsers ask for it with every page; there is none, and a 404 would only fill the logs.
-  router.get('/favicon.ico', (_req, res) => {
+  router.get(faviconPath, (_req, res) => {
     res.status(204).end();
   });
   const docsPage = options.docsPage ?? DOCS_PAGE;
   // Read on the first request (2.7 MB, not worth a start-up), then kept: the page changes only with
   // the contract, i.e. with a new build.
   let docs: Buffer | undefined;
-  router.get('/docs', (_req, res) => {
+  router.get(docsPath, (_req, res) => {
     docs ??= existsSync(docsPage) ? readFileSync(docsPage) : undefined;
     if (docs === undefined) {
       sendProblem(res, problem(404, 'The docs page has not been built: run `npm run docs`'));
@@ -62,5 +76,8 @@ export function serviceRoutes(contract: Contract, options: ServiceRouteOptions =
     res.setHeader('Cache-Control', 'no-cache');
     res.type('text/html').send(docs);
   });
-  return router;
+  return (req, res, next) => {
+    if (MAY_MATCH.test(req.path)) router(req, res, next);
+    else next();
+  };
 }

@@ -263,4 +263,17 @@ describe('routes outside the contract', () => {
     expect(post.status).toBe(404);
     expect(post.headers['content-type']).toMatch(/^application\/problem\+json/);
   });
+
+  test('their paths match as routes do (any case, one trailing slash); nothing else reaches them', async () => {
+    // The app enters their router only for the paths it may match (src/http/serviceRoutes.ts).
+    const json = await app.request.get('/OpenAPI.JSON/');
+    expect(json.status).toBe(200);
+    expect(json.body.openapi).toBe('3.1.0');
+    expect((await app.request.get('/favicon.ico/')).status).toBe(204);
+    for (const path of ['/openapi.json//', '/openapi%2Ejson', '/openapiXjson', '/api/v1/openapi.json']) {
+      const answer = await app.request.get(path);
+      expect([path, answer.status]).toEqual([path, 404]);
+      expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+    }
+  });
 });
