@@ -1,5 +1,7 @@
-import { createServer, type RequestListener, type Server, STATUS_CODES } from 'node:http';
+import { createServer, IncomingMessage, type Server, ServerResponse, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { Express } from 'express';
 import { problem } from './problem.ts';
 
 /*
@@ -57,9 +59,49 @@ function refuse(error: NodeJS.ErrnoException, socket: Duplex): void {
   );
 }
 
-export function createHttpServer(app: RequestListener, limits: ServerLimits = DEFAULT_SERVER_LIMITS): Server {
+/**
+ * node:http's request and response constructors, making objects born with the app's request and
+ * response prototypes rather than node's own. express gives every request and response its app's
+ * prototype (`Object.setPrototypeOf(req, app.request)`) when it handles them; done to an object node
+ * has just built, that change leaves each request and response with a shape of its own in V8, and
+ * every later property access on them (express's, the validator's, ours) misses its inline caches:
+ * half of a get-one's CPU (bench/RUNTIME.md, "Requests born with the app's prototypes"). Built by
+ * these, they already have that prototype, and express's change to the same prototype changes
+ * nothing. Node's constructors are run on the new object with `call`, with node's own arguments
+ * (measured: `Reflect.construct` or a rest-parameter `apply` keep part of the cost). Should a later
+ * Node declare them as classes (which cannot be called), node's own constructors are used as they are.
+ */
+function constructorsFor(app: Express): {
+  IncomingMessage: typeof IncomingMessage;
+  ServerResponse: typeof ServerResponse;
+} {
+  const callable = (base: typeof IncomingMessage | typeof ServerResponse) =>
+    !Function.prototype.toString.call(base).startsWith('class');
+  if (!callable(IncomingMessage) || !callable(ServerResponse)) return { IncomingMessage, ServerResponse };
+  function AppRequest(this: IncomingMessage, socket: Socket): void {
+    IncomingMessage.call(this, socket);
+  }
+  AppRequest.prototype = app.request;
+  // Node passes the server's options (highWaterMark, …) as a second argument @types/node leaves out.
+  const initResponse = ServerResponse as unknown as (
+    this: ServerResponse,
+    req: IncomingMessage,
+    options?: object,
+  ) => void;
+  function AppResponse(this: ServerResponse, req: IncomingMessage, options?: object): void {
+    initResponse.call(this, req, options);
+  }
+  AppResponse.prototype = app.response;
+  return {
+    IncomingMessage: AppRequest as unknown as typeof IncomingMessage,
+    ServerResponse: AppResponse as unknown as typeof ServerResponse,
+  };
+}
+
+export function createHttpServer(app: Express, limits: ServerLimits = DEFAULT_SERVER_LIMITS): Server {
   const server = createServer(
     {
+      ...constructorsFor(app),
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
       connectionsCheckingInterval: limits.checkIntervalMs,

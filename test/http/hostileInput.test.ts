@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { IncomingMessage, type Server, ServerResponse } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { JSON_BODY_LIMIT_BYTES, jsonDepth, MAX_JSON_DEPTH } from '../../src/http/bodies.ts';
@@ -253,4 +253,34 @@ describe('integer parameters are plain digits', () => {
     expect(response.status).toBe(404);
     expect(response.body.detail).toMatch(/10/);
   });
+});
+
+test("the server's requests and responses are born with the app's prototypes, and are node's still", async () => {
+  // Seen before the app's listener, that is before express sets their prototypes (to the same ones).
+  const seen: unknown[][] = [];
+  const record = (req: IncomingMessage, res: ServerResponse) => {
+    seen.push([
+      Object.getPrototypeOf(req) === app.app.request,
+      Object.getPrototypeOf(res) === app.app.response,
+      req instanceof IncomingMessage,
+      res instanceof ServerResponse,
+    ]);
+  };
+  server.prependListener('request', record);
+  try {
+    const answer = await fetch(`http://127.0.0.1:${port}/api/v1/ping`);
+    expect([answer.status, await answer.text()]).toEqual([200, 'pong']);
+    const content = await fetch(`http://127.0.0.1:${port}/api/v1/contents/1/1/1`, {
+      headers: { 'X-SS-API-KEY': key },
+    });
+    // The fixture is not loaded: the content is not there, and the answer says so as a problem.
+    expect(content.status).toBe(404);
+    expect(content.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  } finally {
+    server.off('request', record);
+  }
+  expect(seen).toEqual([
+    [true, true, true, true],
+    [true, true, true, true],
+  ]);
 });
