@@ -18,7 +18,7 @@ import { principalOf } from './auth.ts';
 import { notFound } from './errors.ts';
 import { toExpressPath } from './expressPaths.ts';
 import { clientAddressOf } from './rateLimit.ts';
-import { ResponseSerializers } from './serializers.ts';
+import { operationSerializers, type Serialize } from './serializers.ts';
 
 export interface Services {
   db: Db;
@@ -178,7 +178,7 @@ function send(
   success: Success,
   output: unknown,
   checked: boolean,
-  serializers: ResponseSerializers | undefined,
+  serializerOf: ((status: number) => Serialize | undefined) | undefined,
 ): void {
   const init: ErasedReply = output instanceof Reply ? output.init : { ...success, body: output };
   const { status, mediaType, body } = init;
@@ -186,8 +186,7 @@ function send(
   if (init.headers) res.set(init.headers);
   for (const cookie of init.cookies ?? []) setCookie(res, cookie);
   res.status(status);
-  const serialize =
-    mediaType === 'application/json' ? serializers?.for(operation.path, operation.method, status) : undefined;
+  const serialize = mediaType === 'application/json' ? serializerOf?.(status) : undefined;
   if (body === undefined) res.end();
   else if (serialize !== undefined) sendJsonText(res, serialize(body));
   else if (mediaType === undefined || JSON_MEDIA_TYPE.test(mediaType)) res.json(body);
@@ -251,9 +250,11 @@ function dispatch(
   handler: ErasedHandler,
   operation: ContractOperation,
   services: Services,
-  serializers: ResponseSerializers | undefined,
+  contract: Contract,
 ): RequestHandler {
   const checked = services.config.nodeEnv !== 'production';
+  // Compiled serialisers replace JSON.stringify where responses are not validated (production).
+  const serializerOf = checked ? undefined : operationSerializers(contract, operation.path, operation.method);
   const changed = mayChangeCredentials(operation) ? services.credentialsChanged : undefined;
   // Decided by the contract: once per operation, not per request.
   const success = defaultSuccess(operation);
@@ -264,7 +265,7 @@ function dispatch(
       inputOf(req, res, operation),
       new RequestContext(req, services),
     );
-    send(res, operation, success, output, checked, serializers);
+    send(res, operation, success, output, checked, serializerOf);
   };
 }
 
@@ -286,15 +287,12 @@ export function operationRoutes(
   stagesOf: (operation: ContractOperation) => RequestHandler[],
 ): Router {
   const router = Router();
-  // Compiled serialisers replace JSON.stringify where responses are not validated (production).
-  const serializers =
-    services.config.nodeEnv === 'production' ? new ResponseSerializers(contract) : undefined;
   for (const operation of contract.operations) {
     const handler = registry[operation.operationId as OperationId] as ErasedHandler | undefined;
     router[operation.method](
       toExpressPath(operation.path),
       ...stagesOf(operation),
-      handler === undefined ? notImplemented : dispatch(handler, operation, services, serializers),
+      handler === undefined ? notImplemented : dispatch(handler, operation, services, contract),
     );
   }
   return router;

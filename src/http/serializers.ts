@@ -40,18 +40,22 @@ export function compileSerializer(schema: JsonSchema): Serialize | undefined {
   }
 }
 
-export class ResponseSerializers {
-  private readonly compiled = new Map<string, Serialize | undefined>();
-
-  constructor(private readonly contract: Contract) {}
-
-  /** The serialiser of this response, or undefined to use JSON.stringify. */
-  for(path: string, method: HttpMethod, status: number): Serialize | undefined {
-    const key = `${method} ${path} ${status}`;
-    if (this.compiled.has(key)) return this.compiled.get(key);
-    const schema = responseSchemaOf(this.contract, path, method, status);
+/**
+ * The serialisers of one operation's responses by status, each compiled on the first response that
+ * needs it; undefined for a status to send with JSON.stringify. One per operation, made when its
+ * route is built, so a response looks its serialiser up by status alone.
+ */
+export function operationSerializers(
+  contract: Contract,
+  path: string,
+  method: HttpMethod,
+): (status: number) => Serialize | undefined {
+  const compiled = new Map<number, Serialize | undefined>();
+  return (status) => {
+    if (compiled.has(status)) return compiled.get(status);
+    const schema = responseSchemaOf(contract, path, method, status);
     const serialize = schema === undefined ? undefined : compileSerializer(schema);
-    this.compiled.set(key, serialize);
+    compiled.set(status, serialize);
     return serialize;
-  }
+  };
 }
