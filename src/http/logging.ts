@@ -159,17 +159,6 @@ function levelOf(req: IncomingMessage, res: ServerResponse, error: unknown): Lev
   return 'info';
 }
 
-/**
- * One line per request when it ends (`info`; `error` for a 5xx or a failed response; `debug` for
- * successful probes), with the request, the response and its time, and `req.log`: a logger bound to
- * the request, for the handlers and the error handler.
- *
- * This does what pino-http did, lazily: pino-http bound a child logger to every request up front,
- * and pino serialises a child's bindings when it is made, so every request paid for its headers'
- * redaction and JSON text (about a third of a get-one's CPU in production, bench/README.md) even
- * when, at the usual `warn` level, no line about it is ever written. Here the request's logger is
- * made on its first use, and the closing line only when its level is enabled.
- */
 /** The logger a request's `log` is bound from, and the bound one once made (see requestLog). */
 const REQUEST_LOGGER = Symbol('requestLogger');
 const BOUND_LOGGER = Symbol('boundLogger');
@@ -197,6 +186,17 @@ const requestLog: PropertyDescriptor = {
 };
 const withRequestLog = new WeakSet<object>();
 
+/**
+ * One line per request when it ends (`info`; `error` for a 5xx or a failed response; `debug` for
+ * successful probes), with the request, the response and its time, and `req.log`: a logger bound to
+ * the request, for the handlers and the error handler.
+ *
+ * This does what pino-http did, lazily: pino-http bound a child logger to every request up front,
+ * and pino serialises a child's bindings when it is made, so every request paid for its headers'
+ * redaction and JSON text (about a third of a get-one's CPU in production, bench/README.md) even
+ * when, at the usual `warn` level, no line about it is ever written. Here the request's logger is
+ * made on its first use, and the closing line only when its level is enabled.
+ */
 export function requestLogging(logger: Logger): RequestHandler {
   const base = safeLogger(logger);
   return (req, res, next) => {
