@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { type Config, ensureTokenSecret } from './config.ts';
-import { createDb, prepareDatabase, SERVICE_SQLITE_CACHE_KIB } from './db/client.ts';
+import { createDb, SERVICE_SQLITE_CACHE_KIB } from './db/client.ts';
 import { closeSandboxes } from './db/sandbox/index.ts';
 import { backgroundTasksOf, createApp } from './http/app.ts';
 import { describeError } from './http/logging.ts';
@@ -89,14 +89,14 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   // prom-client is loaded only when metrics are on: it costs every process ~100 ms and ~12 MB.
   const metricsModule = config.metrics && (await import('./http/metrics.ts'));
   const metrics = metricsModule && new metricsModule.ServiceMetrics();
-  const handle = await createDb(config.databaseUrl, {
+  // SQLite's WAL mode was set by the preparation every start runs first (src/start.ts): it is kept
+  // in the database file.
+  const { db, provider } = await createDb(config.databaseUrl, {
     statementTimeoutMs: STATEMENT_TIMEOUT_MS,
     sqliteQueryTimeoutMs: config.sqliteQueryTimeoutMs,
     sqliteCacheKib: SERVICE_SQLITE_CACHE_KIB,
     ...(metrics && { onQuery: metrics.observeQuery }),
   });
-  const { db, provider } = handle;
-  await prepareDatabase(handle);
   const resolved = await ensureTokenSecret(config, db);
 
   // ioredis is loaded only when Redis is configured (~90 ms of a start without it).

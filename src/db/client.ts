@@ -188,11 +188,3 @@ export function providerOfClient(db: Db): DbProvider {
 interface QueryEvents {
   $on(event: 'query', listener: (event: { query: string; duration: number }) => void): void;
 }
-
-/**
- * Settings a database needs before the service uses it. SQLite runs in WAL mode, so readers never
- * wait for the writer (the mode is kept in the file, so this is needed once, and is cheap again).
- */
-export async function prepareDatabase({ db, provider }: DbHandle): Promise<void> {
-  if (provider === 'sqlite') await db.$queryRawUnsafe('PRAGMA journal_mode = WAL');
-}

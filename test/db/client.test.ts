@@ -1,13 +1,7 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import type { Request } from 'express';
 import { contract } from '../../src/contract.ts';
-import {
-  createDb,
-  prepareDatabase,
-  providerOf,
-  SERVICE_SQLITE_CACHE_KIB,
-  sqliteFilePath,
-} from '../../src/db/client.ts';
+import { createDb, providerOf, SERVICE_SQLITE_CACHE_KIB, sqliteFilePath } from '../../src/db/client.ts';
 import {
   isDatabaseUnavailable,
   isStatementTimeLimit,
@@ -33,12 +27,6 @@ test('the provider follows the DATABASE_URL scheme', () => {
 });
 
 const onSqlite = testServerUrl() === undefined;
-
-(onSqlite ? test : test.skip)('a prepared SQLite database runs in WAL mode', async () => {
-  await prepareDatabase(database.handle);
-  const [mode] = await database.handle.db.$queryRawUnsafe<{ journal_mode: string }[]>('PRAGMA journal_mode');
-  expect(mode?.journal_mode).toBe('wal');
-});
 
 (onSqlite ? test : test.skip)(
   "a SQLite client's page cache is the size asked for (the workers' quarter of the default), its reads the same",
