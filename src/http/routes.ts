@@ -129,13 +129,6 @@ type Success = ReturnType<typeof defaultSuccess>;
 
 type ETagOf = (body: Buffer | string, encoding?: BufferEncoding) => string | undefined;
 
-/**
- * A JSON text sent as express's res.send sends it — Content-Type, Content-Length, the app's ETag,
- * 304 when the request is fresh, no body for HEAD — but written as the string it is: res.send turns
- * a body of 1,000 bytes or more into a Buffer (to hash it), and node then writes the headers and
- * the body as two buffers (writev) where it writes one string with its headers in one write. That
- * was 13-19 % of a get-one's CPU (bench/RUNTIME.md). Statuses without a body keep res.send.
- */
 /** express's default ETag function (weak), the one every app has unless it sets another. */
 const EXPRESS_WEAK_ETAG = express().get('etag fn') as ETagOf;
 
@@ -149,6 +142,13 @@ function weakETagOf(text: string, byteLength: number): string {
   return `W/"${byteLength.toString(16)}-${hash}"`;
 }
 
+/**
+ * A JSON text sent as express's res.send sends it — Content-Type, Content-Length, the app's ETag,
+ * 304 when the request is fresh, no body for HEAD — but written as the string it is: res.send turns
+ * a body of 1,000 bytes or more into a Buffer (to hash it), and node then writes the headers and
+ * the body as two buffers (writev) where it writes one string with its headers in one write. That
+ * was 13-19 % of a get-one's CPU (bench/RUNTIME.md). Statuses without a body keep res.send.
+ */
 function sendJsonText(res: Response, text: string): void {
   if (res.statusCode === 204 || res.statusCode === 205 || res.statusCode === 304) {
     res.type('application/json').send(text);
