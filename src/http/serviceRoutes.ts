@@ -8,7 +8,7 @@ import { problem, sendProblem } from './problem.ts';
  * Routes that are not operations of the contract — the contract itself, its docs page — live here,
  * in one router mounted ahead of rate limiting, authorization and the validator, so they neither
  * fall into the validator's "no such operation" 404 nor need exceptions inside it. Add a route here,
- * not in app.ts, and list it in the README. (Metrics are not on the API port at all: they have a
+ * not in app.ts, and list it in docs/api/README.md. (Metrics are not on the API port at all: they have a
  * listener of their own, src/http/metrics.ts, so /metrics here is a 404 like any unknown path.)
  */
 
