@@ -59,7 +59,7 @@ describe('the global teardown', () => {
 
   test('names what this run makes after its id', () => {
     expect(testRunId()).toMatch(/^[0-9a-f]{8}$/);
-    expect(testRedisKeyPrefix()).toMatch(new RegExp(`^cms-test-${testRunId()}-[0-9a-f-]{36}:$`));
+    expect(testRedisKeyPrefix()).toMatch(new RegExp(`^cms-test\\.${testRunId()}\\.[0-9a-f-]{36}:$`));
     expect(databaseNamePrefix()).toBe(`cms_test_${testRunId()}`);
   });
 

@@ -36,9 +36,12 @@ export function testRedisKeyPrefix(): string {
   return `${redisRunPrefix()}${randomUUID()}:`;
 }
 
-/** What every Redis key of this run starts with. */
+/**
+ * What every Redis key of this run starts with. Dots, not hyphens: keys of test code that still
+ * names its prefix `cms-test-<uuid>:` can then never look like a run's.
+ */
 export function redisRunPrefix(run: string = testRunId()): string {
-  return `cms-test-${run}-`;
+  return `cms-test.${run}.`;
 }
 
 /** The `mkdtemp` prefix of a scratch folder of this run, in the system's temporary folder. */
