@@ -8,7 +8,7 @@ import { closeSandboxes } from './db/sandbox/index.ts';
 import { backgroundTasksOf, createApp } from './http/app.ts';
 import { describeError } from './http/logging.ts';
 import type { MetricsEndpoint } from './http/metrics.ts';
-import { createHttpServer } from './http/server.ts';
+import { createHttpServer, drainServer } from './http/server.ts';
 import type { RestartWorkers } from './operations/types.ts';
 import { createSharedState } from './state/index.ts';
 import type { SharedState } from './state/port.ts';
@@ -129,10 +129,6 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   }
   const server = createHttpServer(app);
   let stopping = false;
-  // Keep-alive clients are told to reconnect elsewhere once shutdown has begun.
-  server.on('request', (_req, res) => {
-    if (stopping) res.setHeader('Connection', 'close');
-  });
   await listen(server, config.port);
   logger.info({ port: config.port, provider }, 'listening');
 
@@ -146,14 +142,12 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
     stopping = true;
     // The port is closed before the line says so: a client that reads it and connects is refused
     // (logged first, a connection made in between sat in the backlog and was reset on close).
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Keep-alive connections drain: see drainServer.
+    const drained = drainServer(server, SHUTDOWN_GRACE_MS, () =>
+      logger.warn(`requests still running after ${SHUTDOWN_GRACE_MS} ms; closing their connections`),
+    );
     logger.info({ signal: reason }, 'shutting down: no new connections, finishing in-flight requests');
-    const deadline = setTimeout(() => {
-      logger.warn(`requests still running after ${SHUTDOWN_GRACE_MS} ms; closing their connections`);
-      server.closeAllConnections();
-    }, SHUTDOWN_GRACE_MS);
-    await closed;
-    clearTimeout(deadline);
+    await drained;
     await backgroundTasksOf(app).settled();
     await metricsEndpoint?.close();
     await state.close();
