@@ -12,7 +12,13 @@ import { createHttpServer, drainServer } from './http/server.ts';
 import type { RestartWorkers } from './operations/types.ts';
 import { createSharedState } from './state/index.ts';
 import type { SharedState } from './state/port.ts';
-import { isStopMessage, RESTART_CHANNEL, RESTART_ID, type RestartMessage } from './supervisor.ts';
+import {
+  isStopMessage,
+  REPLACEMENT_WORKER_ENV,
+  RESTART_CHANNEL,
+  RESTART_ID,
+  type RestartMessage,
+} from './supervisor.ts';
 
 /*
  * One serving process: the app on its HTTP server, on a database that src/main.ts has already
@@ -101,10 +107,16 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   const resolved = await ensureTokenSecret(config, db);
 
   // ioredis is loaded only when Redis is configured (bench/RUNTIME.md, "Start-up").
+  // A worker that replaces another starts while Redis is down, as the node it joins serves then
+  // (src/state/failPolicy.ts); a node's first workers do not.
   const redis =
     config.redisUrl === undefined
       ? undefined
-      : await (await import('./db/redis.ts')).connectRedis(config.redisUrl);
+      : await (await import('./db/redis.ts')).connectRedis(config.redisUrl, {
+          failOpen: underSupervisor && process.env[REPLACEMENT_WORKER_ENV] === '1',
+          onUnavailable: () =>
+            logger.warn('Redis does not answer: starting under the fail-open policy of the shared state'),
+        });
   const state = createSharedState({ db, redis, redisKeyPrefix: config.redisKeyPrefix, logger });
   const restart = underSupervisor ? await restartCapability(state) : undefined;
   const app = createApp({

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { afterEach, describe, expect, jest, test } from '@jest/globals';
@@ -369,6 +370,83 @@ describe(`the supervisor on ${provider}`, () => {
     }
     for (const { port } of [a, b]) {
       expect(await send(port, 'GET', '/api/v1/ping', {})).toEqual({ status: 200, text: 'pong' });
+    }
+  });
+});
+
+/** A redis-server of the test's own on a free port, without persistence; only it is ever stopped. */
+async function ownRedis(port: number) {
+  const child = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  for (let tries = 0; !output.includes('Ready to accept connections'); tries++) {
+    if (tries > 400 || child.exitCode !== null) throw new Error(`redis-server did not start:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    async stop() {
+      if (child.exitCode !== null) return;
+      const gone = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await gone;
+    },
+  };
+}
+
+describe(`a Redis outage on ${provider}`, () => {
+  test('the node keeps serving, /readyz is 200 degraded, a replaced worker starts, and all is back once Redis is', async () => {
+    const redisPort = await freePort();
+    let redis = await ownRedis(redisPort);
+    try {
+      const { service, port, key } = await startSeeded({
+        REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+        REDIS_KEY_PREFIX: `${testRedisKeyPrefix()}outage:`,
+      });
+      expect(await send(port, 'GET', '/readyz', {})).toEqual({ status: 200, text: '{"status":"ok"}' });
+      await redis.stop();
+
+      const load = traffic(port, key, 2);
+      try {
+        await load.advance(10);
+        const ready = await send(port, 'GET', '/readyz', {});
+        expect(ready.status).toBe(200);
+        expect(JSON.parse(ready.text)).toMatchObject({
+          status: 'degraded',
+          degraded: [expect.stringMatching(/^Redis is not reachable/)],
+        });
+        // A worker that dies during the outage is replaced: its replacement starts without Redis.
+        const [victim] = workersOf(service, 'workers ready') as [number, number];
+        process.kill(victim, 'SIGKILL');
+        await service.waitFor(/"msg":"worker exited unexpectedly"/);
+        const listening = () => logLines(service).filter((line) => line.msg === 'worker listening');
+        await until(() => listening().length === 3, service);
+        await load.advance(20);
+        // And a restart rolls every worker during the outage.
+        expect(await restart(port, key)).toEqual({ status: 200, text: '{"value":true}' });
+        await service.waitFor(/"msg":"workers restarted"/, 90_000);
+        await load.advance(20);
+      } finally {
+        await load.stop();
+      }
+      expect(load.failures).toEqual([]);
+      expect(logLines(service).filter((line) => line.msg === 'the replacement worker did not start')).toEqual(
+        [],
+      );
+
+      // Redis back: readiness is ok again once the workers' probes have seen it.
+      redis = await ownRedis(redisPort);
+      let answer = '';
+      for (let tries = 0; answer !== '{"status":"ok"}' && tries < 400; tries++) {
+        answer = (await send(port, 'GET', '/readyz', {})).text;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(answer).toBe('{"status":"ok"}');
+    } finally {
+      await redis.stop();
     }
   });
 });
