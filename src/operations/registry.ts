@@ -13,6 +13,7 @@ import { checkCaptcha } from './captcha/checkCaptcha.ts';
 import { getCaptcha } from './captcha/getCaptcha.ts';
 import { getChannel } from './channels/getChannel.ts';
 import { updateChannel } from './channels/updateChannel.ts';
+import { createContent } from './contents/createContent.ts';
 import { deleteContent } from './contents/deleteContent.ts';
 import { getContent } from './contents/getContent.ts';
 import { listContents } from './contents/listContents.ts';
@@ -49,6 +50,7 @@ export const handlers: Registry = {
   getContent,
   updateContent,
   deleteContent,
+  createContent,
   // channels
   getChannel,
   updateChannel,

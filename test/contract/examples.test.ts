@@ -184,6 +184,19 @@ const CASES: Case[] = [
     path: { siteId: 1, channelId: 5, id: 28 },
     volatile: WRITE_DATES,
   },
+  // Two contents added to Tech news (ids 41 and 42: the demo has 40).
+  {
+    operationId: 'createContent',
+    example: 'draft',
+    path: { siteId: 1, channelId: 3 },
+    volatile: [...WRITE_DATES, 'addDate', 'createdDate'],
+  },
+  {
+    operationId: 'createContent',
+    example: 'published',
+    path: { siteId: 1, channelId: 3 },
+    volatile: [...WRITE_DATES, 'createdDate'],
+  },
   // Users: lisa is created, logs in both ways and changes her password; paul only exists.
   { operationId: 'createUser', example: 'full', volatile: USER_DATES },
   { operationId: 'createUser', example: 'minimal', volatile: USER_DATES },
@@ -241,7 +254,7 @@ const CASES: Case[] = [
     path: { siteId: 1, channelId: 3, id: 10 },
     credentials: ['STL'],
   },
-  { operationId: 'getContent', example: UNNAMED, status: 404, path: { siteId: 1, channelId: 3, id: 42 } },
+  { operationId: 'getContent', example: UNNAMED, status: 404, path: { siteId: 1, channelId: 3, id: 99 } },
   // The limited service's one request of the minute from this address; the next is refused.
   {
     operationId: 'getContent',

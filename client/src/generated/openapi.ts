@@ -118,6 +118,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/contents/{siteId}/{channelId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+                /**
+                 * @description Id of a channel of that site (the site's root channel has the site's id).
+                 * @example 7
+                 */
+                channelId: components["parameters"]["ChannelId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create content
+         * @description Adds a content to the channel and answers it as form A, unwrapped, with status 200 (the
+         *     original system's answer to this route) and a `Location` header naming the new record's
+         *     get content address. The body takes the fields of update content (form A, the same
+         *     aliases, the same limits, read-only fields ignored); `title` is required and must not be
+         *     blank.
+         *
+         *     **Set by the service.** `id`, `guid`, `siteId` and `channelId` (from the path); the
+         *     dates (`addDate`, `lastEditDate` default to now unless sent; `createdDate` and
+         *     `lastModifiedDate` are always now); `adminId` and `lastEditAdminId` (the administrator
+         *     whose access token made the request, 0 for an API key) and `addUserName` (that
+         *     administrator's name unless sent). **Order:** `taxis` puts the content at the top of its
+         *     channel by the original system's rule, whatever the body says: a content that is not
+         *     `top` gets one more than the channel's highest `taxis` below 2,000,000,000; a `top` one
+         *     one more than the highest at or above 2,000,000,000 (2,000,000,001 for the first).
+         *
+         *     **Review state.** As in update content: `checkedLevel` and/or `isChecked` (`checked`)
+         *     decide it against the site's `checkContentLevel`; a content sent without either is
+         *     pending (`checkedLevel` 0, `checked` false). Only credentials with the `Contents` scope
+         *     (an API key that carries it, an administrator's token) can create, so every caller that
+         *     can create may also set the review state.
+         *
+         *     The lists' totals, label index and stored counts include the new content at once. 404 when
+         *     the site or the channel does not exist, or the channel belongs to another site.
+         */
+        post: operations["createContent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/contents/{siteId}/{channelId}/{id}": {
         parameters: {
             query?: never;
@@ -1526,6 +1579,11 @@ export interface components {
             contents: components["schemas"]["Content"][];
         };
         /**
+         * @description The fields of a new content: those of update content (the same aliases and limits;
+         *     read-only fields are ignored), with `title` required.
+         */
+        CreateContentRequest: WithRequired<components["schemas"]["UpdateContentRequest"], "title">;
+        /**
          * @description A partial update; every field is optional. Fields described as "ignored" are accepted so
          *     that a record read from get content can be sent back; any field not listed here is a 400
          *     that names it.
@@ -2907,8 +2965,8 @@ export interface components {
                  *       "type": "https://cms.example/problems/not-found",
                  *       "title": "Not Found",
                  *       "status": 404,
-                 *       "detail": "Content 42 does not exist in channel 3 of site 1",
-                 *       "message": "Content 42 does not exist in channel 3 of site 1"
+                 *       "detail": "Content 99 does not exist in channel 3 of site 1",
+                 *       "message": "Content 99 does not exist in channel 3 of site 1"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -3264,6 +3322,50 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ListContentsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createContent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+                /**
+                 * @description Id of a channel of that site (the site's root channel has the site's id).
+                 * @example 7
+                 */
+                channelId: components["parameters"]["ChannelId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateContentRequest"];
+            };
+        };
+        responses: {
+            /** @description The new content (form A). */
+            200: {
+                headers: {
+                    /** @description The address of the new content (get content). */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Content"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4983,3 +5085,6 @@ export interface operations {
         };
     };
 }
+type WithRequired<T, K extends keyof T> = T & {
+    [P in K]-?: T[P];
+};
