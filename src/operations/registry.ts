@@ -13,9 +13,11 @@ import { checkCaptcha } from './captcha/checkCaptcha.ts';
 import { getCaptcha } from './captcha/getCaptcha.ts';
 import { getChannel } from './channels/getChannel.ts';
 import { updateChannel } from './channels/updateChannel.ts';
+import { checkContents } from './contents/checkContents.ts';
 import { createContent } from './contents/createContent.ts';
 import { deleteContent } from './contents/deleteContent.ts';
 import { getContent } from './contents/getContent.ts';
+import { listContentChecks } from './contents/listContentChecks.ts';
 import { listContents } from './contents/listContents.ts';
 import { updateContent } from './contents/updateContent.ts';
 import { stlGetChannel } from './stl/stlGetChannel.ts';
@@ -51,6 +53,8 @@ export const handlers: Registry = {
   updateContent,
   deleteContent,
   createContent,
+  checkContents,
+  listContentChecks,
   // channels
   getChannel,
   updateChannel,

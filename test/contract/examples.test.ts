@@ -197,6 +197,15 @@ const CASES: Case[] = [
     path: { siteId: 1, channelId: 3 },
     volatile: [...WRITE_DATES, 'createdDate'],
   },
+  // Reviews: two pending contents approved, the draft rejected; the first one's record read back.
+  { operationId: 'checkContents', example: 'approve', volatile: ['checkDate'] },
+  { operationId: 'checkContents', example: 'reject', volatile: ['checkDate'] },
+  {
+    operationId: 'listContentChecks',
+    example: 'approved',
+    path: { siteId: 1, channelId: 4, id: 24 },
+    volatile: ['checkDate'],
+  },
   // Users: lisa is created, logs in both ways and changes her password; paul only exists.
   { operationId: 'createUser', example: 'full', volatile: USER_DATES },
   { operationId: 'createUser', example: 'minimal', volatile: USER_DATES },

@@ -118,6 +118,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/contents/actions/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check (review) contents
+         * @description Approves or rejects up to 1,000 contents of a site at once, with a reason, and answers the
+         *     decision recorded for each, in the order asked, wrapped in `value`. All or nothing: when
+         *     one content cannot be checked, none is.
+         *
+         *     **Levels.** A site reviews in `checkContentLevel` stages (1–5); `checkedLevel` says where a
+         *     content stands (see `CheckedLevel`). An approval (`checked: true`, the default) moves each
+         *     content to the stage `checkedLevel` names (default: the site's last, which makes it
+         *     `checked`); a content already past that stage keeps its level. A rejection
+         *     (`checked: false`) stops each content at the stage it was waiting for: a content that had
+         *     passed n stages gets −(n + 1) (an approved one −`checkContentLevel`), a pending content or a
+         *     draft −1; an already rejected content keeps its code. `checked` is then true exactly when
+         *     `checkedLevel >= checkContentLevel`, as everywhere.
+         *
+         *     **Records.** Each decision is kept with who made it (`adminId` for an administrator's
+         *     token, `apiKeyId` for an API key), when, the level it led to and the reason; read a
+         *     content's decisions with list content checks. The contents' `lastModifiedDate` is set to
+         *     now.
+         *
+         *     400 when a content is named twice, when `checkedLevel` is above the site's
+         *     `checkContentLevel`, or when it is sent with a rejection. 404 when the site does not
+         *     exist, or a content does not exist in the channel given for it (or is in the recycle bin).
+         */
+        post: operations["checkContents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/contents/{siteId}/{channelId}": {
         parameters: {
             query?: never;
@@ -201,6 +241,43 @@ export interface paths {
          *     another site) or when the content is in the recycle bin.
          */
         get: operations["getContent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contents/{siteId}/{channelId}/{id}/checks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+                /**
+                 * @description Id of a channel of that site (the site's root channel has the site's id).
+                 * @example 7
+                 */
+                channelId: components["parameters"]["ChannelId"];
+                /**
+                 * @description Id of a content of that channel.
+                 * @example 42
+                 */
+                id: components["parameters"]["ContentId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List content checks
+         * @description The review decisions made on a content by check contents, newest first, wrapped in
+         *     `value` (`[]` when it has none). 404 as for get content.
+         */
+        get: operations["listContentChecks"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1577,6 +1654,63 @@ export interface components {
             totalCount: number;
             /** @description The contents of the requested page. */
             contents: components["schemas"]["Content"][];
+        };
+        CheckContentsRequest: {
+            /**
+             * Format: int32
+             * @example 1
+             */
+            siteId: number;
+            /** @description The contents to check, each by its channel and id (at most 1,000, each once). */
+            contents: {
+                /** Format: int32 */
+                channelId: number;
+                /** Format: int32 */
+                id: number;
+            }[];
+            /** @description Approve (true, the default) or reject (false). */
+            checked?: boolean;
+            /**
+             * Format: int32
+             * @description The stage an approval reaches (default: the site's `checkContentLevel`, the last); at
+             *     most the site's `checkContentLevel`. Not with a rejection.
+             */
+            checkedLevel?: number;
+            /** @description Why, kept with each decision (default `""`). */
+            reasons?: string;
+        };
+        /**
+         * Content check
+         * @description One review decision on a content.
+         */
+        ContentCheck: {
+            /** Format: int32 */
+            id: number;
+            /** Format: int32 */
+            siteId: number;
+            /** Format: int32 */
+            channelId: number;
+            /** Format: int32 */
+            contentId: number;
+            /**
+             * Format: int32
+             * @description The administrator whose access token decided (0 when an API key did).
+             */
+            adminId: number;
+            /**
+             * Format: int32
+             * @description The API key that decided (0 when an administrator's token did).
+             */
+            apiKeyId: number;
+            /** @description Approved (true) or rejected (false). */
+            checked: boolean;
+            /** @description The content's level after the decision. */
+            checkedLevel: components["schemas"]["CheckedLevel"];
+            reasons: string;
+            checkDate: components["schemas"]["DateTime"];
+        };
+        ContentChecksResponse: {
+            value: components["schemas"]["ContentCheck"][];
         };
         /**
          * @description The fields of a new content: those of update content (the same aliases and limits;
@@ -3333,6 +3467,37 @@ export interface operations {
             default: components["responses"]["UnexpectedError"];
         };
     };
+    checkContents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckContentsRequest"];
+            };
+        };
+        responses: {
+            /** @description The decision recorded for each content, in the order asked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContentChecksResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
     createContent: {
         parameters: {
             query?: never;
@@ -3409,6 +3574,49 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Content"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listContentChecks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+                /**
+                 * @description Id of a channel of that site (the site's root channel has the site's id).
+                 * @example 7
+                 */
+                channelId: components["parameters"]["ChannelId"];
+                /**
+                 * @description Id of a content of that channel.
+                 * @example 42
+                 */
+                id: components["parameters"]["ContentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The content's decisions, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContentChecksResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];

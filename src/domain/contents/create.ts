@@ -5,6 +5,7 @@ import { invalidFields } from '../errors.ts';
 import type { Principal } from '../principal.ts';
 import { requireChannel, requireSite } from '../records.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
+import { reviewerOf } from './check.ts';
 import { type ContentFormA, toContentFormA } from './forms.ts';
 import { reviewStateOfLevel } from './review.ts';
 import { contentChanges } from './update.ts';
@@ -28,13 +29,13 @@ export async function createContent(
   body: CreateContentRequest,
   principal: Principal,
 ): Promise<ContentFormA> {
+  const { adminId } = reviewerOf(principal);
   const site = await requireSite(db, target.siteId);
   await requireChannel(db, target.siteId, target.channelId);
   if (body.title.trim() === '') throw invalidFields([{ field: 'title', message: 'must not be empty' }]);
   const siteLevel = readSiteAttributes(site.attributes).checkContentLevel;
   const { taxis: _ignored, ...changes } = contentChanges(body, siteLevel);
   const review = changes.checkedLevel === undefined ? reviewStateOfLevel(0, siteLevel) : {};
-  const adminId = principal.kind === 'administrator' ? principal.administratorId : 0;
   const top = changes.top ?? false;
   const now = new Date();
 
