@@ -158,6 +158,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/contents/{siteId}/recycle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the recycle bin
+         * @description The site's contents in the recycle bin (put there by delete content), most recently
+         *     deleted first (then by `id`, highest first), as form A in the list's shape: the page and
+         *     the count of all of them. `channelId` keeps those of that one channel. `page` and
+         *     `perPage` are read as in the user list (never refused; `perPage` 1…1000, default 20).
+         *     Restore one with restore content. 404 when the site does not exist.
+         */
+        get: operations["listRecycledContents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/contents/{siteId}/{channelId}": {
         parameters: {
             query?: never;
@@ -372,6 +402,47 @@ export interface paths {
          *     get, update and delete of that id answer 404, and lists no longer show it. No request body.
          */
         post: operations["deleteContent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contents/{siteId}/{channelId}/{id}/actions/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+                /**
+                 * @description Id of a channel of that site (the site's root channel has the site's id).
+                 * @example 7
+                 */
+                channelId: components["parameters"]["ChannelId"];
+                /**
+                 * @description Id of a content of that channel.
+                 * @example 42
+                 */
+                id: components["parameters"]["ContentId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore content
+         * @description Takes a content out of the recycle bin, back into the channel it was deleted from, with
+         *     every field as it was (its place in the channel's order included), and answers it as form A,
+         *     unwrapped, as get content does from then on; `lastModifiedDate` is set to now. The lists'
+         *     totals and counts include it again at once. No request body. 404 when the site or the
+         *     channel does not exist, or when the recycle bin of that channel holds no content with that
+         *     id (a content that is not deleted included).
+         */
+        post: operations["restoreContent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3498,6 +3569,57 @@ export interface operations {
             default: components["responses"]["UnexpectedError"];
         };
     };
+    listRecycledContents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only the contents deleted from this channel.
+                 * @example 5
+                 */
+                channelId?: number;
+                /**
+                 * @description 1-based page number (default 1). Never refused: a value below 1 reads as 1, and anything
+                 *     that is not an integer in plain digits (empty included) reads as the default.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Page size (default 20). Never refused: values are clamped to 1…1000, and anything that is
+                 *     not an integer in plain digits (empty included) reads as the default.
+                 * @example 20
+                 */
+                perPage?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the recycle bin (form A) and its count. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListContentsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
     createContent: {
         parameters: {
             query?: never;
@@ -3707,6 +3829,49 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeleteContentResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    restoreContent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+                /**
+                 * @description Id of a channel of that site (the site's root channel has the site's id).
+                 * @example 7
+                 */
+                channelId: components["parameters"]["ChannelId"];
+                /**
+                 * @description Id of a content of that channel.
+                 * @example 42
+                 */
+                id: components["parameters"]["ContentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The restored content (form A). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Content"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -19,6 +19,8 @@ import { deleteContent } from './contents/deleteContent.ts';
 import { getContent } from './contents/getContent.ts';
 import { listContentChecks } from './contents/listContentChecks.ts';
 import { listContents } from './contents/listContents.ts';
+import { listRecycledContents } from './contents/listRecycledContents.ts';
+import { restoreContent } from './contents/restoreContent.ts';
 import { updateContent } from './contents/updateContent.ts';
 import { stlGetChannel } from './stl/stlGetChannel.ts';
 import { stlGetContent } from './stl/stlGetContent.ts';
@@ -55,6 +57,8 @@ export const handlers: Registry = {
   createContent,
   checkContents,
   listContentChecks,
+  restoreContent,
+  listRecycledContents,
   // channels
   getChannel,
   updateChannel,

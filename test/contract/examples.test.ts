@@ -184,6 +184,14 @@ const CASES: Case[] = [
     path: { siteId: 1, channelId: 5, id: 28 },
     volatile: WRITE_DATES,
   },
+  // The recycle bin holds the content just deleted; it is restored.
+  { operationId: 'listRecycledContents', example: 'bin', path: { siteId: 1 } },
+  {
+    operationId: 'restoreContent',
+    example: 'restored',
+    path: { siteId: 1, channelId: 5, id: 28 },
+    volatile: WRITE_DATES,
+  },
   // Two contents added to Tech news (ids 41 and 42: the demo has 40).
   {
     operationId: 'createContent',

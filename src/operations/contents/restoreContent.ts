@@ -1,0 +1,4 @@
+import { restoreContent as takeBack } from '../../domain/contents/recycle.ts';
+import type { Handler } from '../types.ts';
+
+export const restoreContent: Handler<'restoreContent'> = ({ path }, { db }) => takeBack(db, path);
