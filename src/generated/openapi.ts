@@ -449,6 +449,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/channels/{siteId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List channels
+         * @description Every channel of the site in one answer, flat, in tree order: depth first from the root
+         *     channel, each channel followed by its descendants, siblings by `taxis`, then `id`. Each is
+         *     form B (the template tag's view of a channel), wrapped in `value`: `parentId`,
+         *     `parentsPath`, `parentsCount` (its level: 0 for the root), `childrenCount`, `isLastNode`
+         *     (no sibling after it) and `contentNum` (its approved contents outside the recycle bin)
+         *     describe the tree. Built from two reads whatever the number of channels. 404 when the site
+         *     does not exist.
+         */
+        get: operations["listChannels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/channels/{siteId}/{channelId}": {
         parameters: {
             query?: never;
@@ -2672,6 +2704,9 @@ export interface components {
         StlGetSiteResponse: {
             value: components["schemas"]["Site"];
         };
+        ListChannelsResponse: {
+            value: components["schemas"]["ChannelFormB"][];
+        };
         StlGetChannelResponse: {
             value: components["schemas"]["ChannelFormB"];
         };
@@ -3872,6 +3907,39 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Content"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listChannels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The site's channels (form B), in tree order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListChannelsResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -12,6 +12,7 @@ import { updateApiKey } from './apiKeys/updateApiKey.ts';
 import { checkCaptcha } from './captcha/checkCaptcha.ts';
 import { getCaptcha } from './captcha/getCaptcha.ts';
 import { getChannel } from './channels/getChannel.ts';
+import { listChannels } from './channels/listChannels.ts';
 import { updateChannel } from './channels/updateChannel.ts';
 import { checkContents } from './contents/checkContents.ts';
 import { createContent } from './contents/createContent.ts';
@@ -60,6 +61,7 @@ export const handlers: Registry = {
   restoreContent,
   listRecycledContents,
   // channels
+  listChannels,
   getChannel,
   updateChannel,
   // stl (template-tag reads)

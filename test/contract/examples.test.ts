@@ -136,6 +136,8 @@ const CASES: Case[] = [
   { operationId: 'listContents', example: 'badValue' },
   { operationId: 'getContent', example: 'content', path: { siteId: 1, channelId: 3, id: 10 } },
   { operationId: 'getChannel', example: 'channel', path: { siteId: 1, channelId: 2 } },
+  // The root channel's addDate is the seeding's "now".
+  { operationId: 'listChannels', example: 'channels', path: { siteId: 1 }, volatile: ['addDate'] },
   // Template-tag reads, before any write.
   { operationId: 'stlListSites', example: 'sites' },
   { operationId: 'stlGetSite', example: 'site', query: { siteDir: 'demo' } },
