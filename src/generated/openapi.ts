@@ -474,7 +474,21 @@ export interface paths {
          */
         get: operations["listChannels"];
         put?: never;
-        post?: never;
+        /**
+         * Create channel
+         * @description Adds a channel under `parentId` (a channel of the site), at the end of its children
+         *     (`taxis` one more than the last one's), and answers it as form A, unwrapped, as get channel
+         *     does (with `children: []`), status 200 with a `Location` header naming its get channel
+         *     address. The body takes the fields of update channel, with the same rules (file paths
+         *     inside the site, safe links, `channelIndex` as an alias of `indexName`), and two required
+         *     fields: `parentId`, read here (update ignores it), and `channelName`. The service sets
+         *     `id`, `guid`, the dates and the tree fields: the new channel's `parentsPath` and
+         *     `parentsCount`, and its parent's `childrenCount`, in the same transaction.
+         *
+         *     400 when `parentId` names no channel of the site, and when `indexName` is already used by
+         *     another channel of the site (it is unique within a site). 404 when the site does not exist.
+         */
+        post: operations["createChannel"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2125,6 +2139,11 @@ export interface components {
             /** @description Always null; grandchildren are not nested. */
             children: null;
         };
+        /**
+         * @description The fields of a new channel: those of update channel (the same rules; read-only fields
+         *     are ignored), with `parentId` (the parent channel, read here) and `channelName` required.
+         */
+        CreateChannelRequest: WithRequired<components["schemas"]["UpdateChannelRequest"], "parentId" | "channelName">;
         /**
          * @description A partial update; every field is optional. Fields described as "ignored" are accepted so
          *     that a record read from get channel can be sent back; any field not listed here is a 400
@@ -3940,6 +3959,48 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ListChannelsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateChannelRequest"];
+            };
+        };
+        responses: {
+            /** @description The new channel (form A). */
+            200: {
+                headers: {
+                    /**
+                     * @description The address of the new channel (get channel).
+                     * @example /api/v1/channels/1/7
+                     */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Channel"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -11,6 +11,7 @@ import { resetApiKey } from './apiKeys/resetApiKey.ts';
 import { updateApiKey } from './apiKeys/updateApiKey.ts';
 import { checkCaptcha } from './captcha/checkCaptcha.ts';
 import { getCaptcha } from './captcha/getCaptcha.ts';
+import { createChannel } from './channels/createChannel.ts';
 import { getChannel } from './channels/getChannel.ts';
 import { listChannels } from './channels/listChannels.ts';
 import { updateChannel } from './channels/updateChannel.ts';
@@ -64,6 +65,7 @@ export const handlers: Registry = {
   listChannels,
   getChannel,
   updateChannel,
+  createChannel,
   // stl (template-tag reads)
   stlListSites,
   stlGetSite,

@@ -181,6 +181,12 @@ const CASES: Case[] = [
     volatile: WRITE_DATES,
   },
   {
+    operationId: 'createChannel',
+    example: 'underNews',
+    path: { siteId: 1 },
+    volatile: [...WRITE_DATES, 'addDate', 'createdDate'],
+  },
+  {
     operationId: 'deleteContent',
     example: 'deleted',
     path: { siteId: 1, channelId: 5, id: 28 },
