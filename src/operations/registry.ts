@@ -12,6 +12,7 @@ import { updateApiKey } from './apiKeys/updateApiKey.ts';
 import { checkCaptcha } from './captcha/checkCaptcha.ts';
 import { getCaptcha } from './captcha/getCaptcha.ts';
 import { createChannel } from './channels/createChannel.ts';
+import { deleteChannel } from './channels/deleteChannel.ts';
 import { getChannel } from './channels/getChannel.ts';
 import { listChannels } from './channels/listChannels.ts';
 import { updateChannel } from './channels/updateChannel.ts';
@@ -66,6 +67,7 @@ export const handlers: Registry = {
   getChannel,
   updateChannel,
   createChannel,
+  deleteChannel,
   // stl (template-tag reads)
   stlListSites,
   stlGetSite,

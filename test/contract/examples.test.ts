@@ -187,6 +187,12 @@ const CASES: Case[] = [
     volatile: [...WRITE_DATES, 'addDate', 'createdDate'],
   },
   {
+    operationId: 'deleteChannel',
+    example: 'deleted',
+    path: { siteId: 1, channelId: 7 },
+    volatile: [...WRITE_DATES, 'addDate', 'createdDate'],
+  },
+  {
     operationId: 'deleteContent',
     example: 'deleted',
     path: { siteId: 1, channelId: 5, id: 28 },

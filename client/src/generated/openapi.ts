@@ -438,9 +438,12 @@ export interface paths {
          * @description Takes a content out of the recycle bin, back into the channel it was deleted from, with
          *     every field as it was (its place in the channel's order included), and answers it as form A,
          *     unwrapped, as get content does from then on; `lastModifiedDate` is set to now. The lists'
-         *     totals and counts include it again at once. No request body. 404 when the site or the
-         *     channel does not exist, or when the recycle bin of that channel holds no content with that
-         *     id (a content that is not deleted included).
+         *     totals and counts include it again at once. The path names the channel the content was
+         *     deleted from; `toChannelId` puts it into another channel of the site instead (needed when
+         *     its own channel was deleted). 404 when the site does not exist, or when the recycle bin of
+         *     that channel holds no content with that id (a content that is not deleted included). 400
+         *     when the channel to restore into does not exist (its own deleted, or `toChannelId` naming
+         *     no channel of the site).
          */
         post: operations["restoreContent"];
         delete?: never;
@@ -569,6 +572,43 @@ export interface paths {
          *     404 as for get channel.
          */
         post: operations["updateChannel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{siteId}/{channelId}/actions/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+                /**
+                 * @description Id of a channel of that site (the site's root channel has the site's id).
+                 * @example 7
+                 */
+                channelId: components["parameters"]["ChannelId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete channel
+         * @description Deletes the channel and every channel below it, in one transaction: their contents go to
+         *     the recycle bin (list the recycle bin with their old `channelId`; restore content puts one
+         *     back into a channel that exists, named by `toChannelId` when its own is gone), and the
+         *     parent's `childrenCount` goes down by one. Answers the channel as it was (form A,
+         *     unwrapped, with its direct children). No request body. 400 for the site's root channel,
+         *     which cannot be deleted. 404 when the site or the channel does not exist or the channel
+         *     belongs to another site.
+         */
+        post: operations["deleteChannel"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1828,6 +1868,13 @@ export interface components {
         };
         ContentChecksResponse: {
             value: components["schemas"]["ContentCheck"][];
+        };
+        RestoreContentRequest: {
+            /**
+             * Format: int32
+             * @description The channel of the site to restore into (default the one it was deleted from).
+             */
+            toChannelId?: number;
         };
         /**
          * @description The fields of a new content: those of update content (the same aliases and limits;
@@ -3917,7 +3964,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RestoreContentRequest"];
+            };
+        };
         responses: {
             /** @description The restored content (form A). */
             200: {
@@ -4075,6 +4126,44 @@ export interface operations {
         };
         responses: {
             /** @description The updated channel (form A) with its direct children. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Channel"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+                /**
+                 * @description Id of a channel of that site (the site's root channel has the site's id).
+                 * @example 7
+                 */
+                channelId: components["parameters"]["ChannelId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deleted channel (form A), as it was. */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -1,28 +1,44 @@
 import type { Db } from '../../db/client.ts';
 import type { components } from '../../generated/openapi.ts';
 import { pagingOf } from '../accounts/paging.ts';
-import { notFound } from '../errors.ts';
-import { requireChannel, requireSite } from '../records.ts';
+import { invalidFields, notFound } from '../errors.ts';
+import { requireSite } from '../records.ts';
 import { type ContentFormA, toContentFormA } from './forms.ts';
 
 type ListContentsResponse = components['schemas']['ListContentsResponse'];
 
 /**
- * Take a content out of the recycle bin, back into its channel with every field as it was. The
- * lists' tallies, labels and stored counts take it back through the database's triggers, in the
- * same transaction.
+ * Take a content out of the recycle bin, back into its channel (or another one) with every other
+ * field as it was. The lists' tallies, labels and stored counts take it back through the
+ * database's triggers, in the same transaction.
  */
 export async function restoreContent(
   db: Db,
   target: { siteId: number; channelId: number; id: number },
+  toChannelId?: number,
 ): Promise<ContentFormA> {
-  await requireChannel(db, target.siteId, target.channelId);
+  await requireSite(db, target.siteId);
+  const channelId = toChannelId ?? target.channelId;
+  const now = new Date();
   const restored = await db.$transaction(async (tx) => {
     const { count } = await tx.content.updateMany({
       where: { id: target.id, siteId: target.siteId, channelId: target.channelId, recycled: true },
-      data: { recycled: false, recycledDate: null, lastModifiedDate: new Date() },
+      data: { recycled: false, recycledDate: null, channelId, lastModifiedDate: now },
     });
-    return count === 0 ? null : tx.content.findUnique({ where: { id: target.id } });
+    if (count === 0) return null;
+    // Checked inside the transaction: a channel deleted meanwhile cannot receive the content.
+    const into = await tx.channel.findFirst({
+      where: { id: channelId, siteId: target.siteId },
+      select: { id: true },
+    });
+    if (!into) {
+      throw invalidFields([
+        toChannelId === undefined
+          ? { field: 'toChannelId', message: `is needed: channel ${channelId} no longer exists` }
+          : { field: 'toChannelId', message: `names no channel of site ${target.siteId}` },
+      ]);
+    }
+    return tx.content.findUnique({ where: { id: target.id } });
   });
   if (!restored) {
     throw notFound(
