@@ -4,6 +4,7 @@ import { computeChannelTree, formatParentsPath } from '../../src/domain/channels
 import type { TestApp } from '../support/app.ts';
 import { startClient, type TypedClient } from '../support/client.ts';
 import { startFixtureApp } from '../support/fixtures.ts';
+import { expectRefusedBodies } from '../support/requests.ts';
 
 let app: TestApp;
 let key: string;
@@ -107,15 +108,7 @@ describe('POST /api/v1/channels/{siteId}', () => {
       [{ parentId: 1, channelName: 'x', linkUrl: 'javascript:alert(1)' }, '/body/linkUrl'],
       [{ parentId: 1, channelName: 'x', colour: 'red' }, '/body/colour'],
     ];
-    for (const [body, path] of cases) {
-      const response = await app.request
-        .post('/api/v1/channels/1')
-        .set('X-SS-API-KEY', key)
-        .send(body as object);
-      expect(response.status).toBe(400);
-      expect(response.type).toBe('application/problem+json');
-      expect(response.body.errors.map((error: { path: string }) => error.path)).toContain(path);
-    }
+    await expectRefusedBodies(app, key, '/api/v1/channels/1', cases);
     // The same index name in another site is free.
     const elsewhere = await create(10, { parentId: 10, channelName: 'Tech', indexName: 'news-tech' });
     expect(elsewhere.response.status).toBe(200);

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { CmsClient, components } from '../../client/src/index.ts';
-import { signAccessToken } from '../../src/domain/crypto/tokens.ts';
-import type { Scope } from '../../src/domain/principal.ts';
 import type { TestApp } from '../support/app.ts';
 import { startClient, type TypedClient } from '../support/client.ts';
 import { SITE_LEVEL, startFixtureApp } from '../support/fixtures.ts';
+import { accessTokenOf, expectRefusedBodies } from '../support/requests.ts';
 
 let app: TestApp;
 let key: string;
@@ -51,10 +50,6 @@ async function contentsAt(levels: number[]): Promise<number[]> {
 }
 
 const inChannel3 = (ids: number[]) => ids.map((id) => ({ channelId: 3, id }));
-
-function tokenFor(kind: 'user' | 'administrator', id: number, scopes: Scope[]) {
-  return signAccessToken({ id, kind, scopes, version: 0 }, app.config.cmsSecret, { expiresIn: 600 }).token;
-}
 
 describe('POST /api/v1/contents/actions/check', () => {
   test("approval: to the site's last stage by default, recorded per content in the order asked", async () => {
@@ -126,7 +121,9 @@ describe('POST /api/v1/contents/actions/check', () => {
     const admin = await app.db.administrator.create({
       data: { userName: 'reviewer', passwordHash: 'x', passwordSalt: 'x' },
     });
-    const asAdmin = typed.clientAs({ bearerToken: tokenFor('administrator', admin.id, ['Contents']) });
+    const asAdmin = typed.clientAs({
+      bearerToken: accessTokenOf(app, 'administrator', admin.id, ['Contents']),
+    });
     const second = await check({ siteId: 1, contents: inChannel3([id]), reasons: 'final' }, asAdmin);
     expect(second.data?.value[0]).toMatchObject({ adminId: admin.id, apiKeyId: 0, checkedLevel: 2 });
     const { data, response } = await checksOf(1, 3, id);
@@ -179,15 +176,7 @@ describe('POST /api/v1/contents/actions/check', () => {
       [{ siteId: 1, contents: inChannel3(ids), approve: true }, '/body/approve'],
       [{ siteId: 1, contents: inChannel3(ids), reasons: 'x'.repeat(2001) }, '/body/reasons'],
     ];
-    for (const [body, path] of cases) {
-      const response = await app.request
-        .post('/api/v1/contents/actions/check')
-        .set('X-SS-API-KEY', key)
-        .send(body as object);
-      expect(response.status).toBe(400);
-      expect(response.type).toBe('application/problem+json');
-      expect(response.body.errors.map((error: { path: string }) => error.path)).toContain(path);
-    }
+    await expectRefusedBodies(app, key, '/api/v1/contents/actions/check', cases);
     expect(await levelsOf(ids)).toEqual([[0, false]]);
   });
 
@@ -200,7 +189,7 @@ describe('POST /api/v1/contents/actions/check', () => {
     const user = await app.db.user.create({
       data: { userName: 'member', passwordHash: 'x', passwordSalt: 'x' },
     });
-    const asUser = typed.clientAs({ bearerToken: tokenFor('user', user.id, ['Contents']) });
+    const asUser = typed.clientAs({ bearerToken: accessTokenOf(app, 'user', user.id, ['Contents']) });
     const refused = await check(body, asUser);
     expect(refused.response.status).toBe(403);
     expect(

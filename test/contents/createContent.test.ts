@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { CmsClient, components } from '../../client/src/index.ts';
-import { signAccessToken } from '../../src/domain/crypto/tokens.ts';
 import type { TestApp } from '../support/app.ts';
 import { startClient, type TypedClient } from '../support/client.ts';
 import { SITE_LEVEL, startFixtureApp } from '../support/fixtures.ts';
+import { accessTokenOf, expectRefusedBodies } from '../support/requests.ts';
 
 let app: TestApp;
 let key: string;
@@ -129,11 +129,7 @@ describe('POST /api/v1/contents/{siteId}/{channelId}', () => {
     const admin = await app.db.administrator.create({
       data: { userName: 'chief', passwordHash: 'x', passwordSalt: 'x' },
     });
-    const { token } = signAccessToken(
-      { id: admin.id, kind: 'administrator', scopes: ['Contents'], version: admin.tokenVersion },
-      app.config.cmsSecret,
-      { expiresIn: 600 },
-    );
+    const token = accessTokenOf(app, 'administrator', admin.id, ['Contents']);
     const { data, response } = await create(
       1,
       3,
@@ -164,15 +160,7 @@ describe('POST /api/v1/contents/{siteId}/{channelId}', () => {
       [{ title: 'x', body: 'a', content: 'b' }, '/body/content'],
     ];
     const count = await app.db.content.count();
-    for (const [body, path] of cases) {
-      const response = await app.request
-        .post('/api/v1/contents/1/3')
-        .set('X-SS-API-KEY', key)
-        .send(body as object);
-      expect(response.status).toBe(400);
-      expect(response.type).toBe('application/problem+json');
-      expect(response.body.errors.map((error: { path: string }) => error.path)).toContain(path);
-    }
+    await expectRefusedBodies(app, key, '/api/v1/contents/1/3', cases);
     const notJson = await app.request
       .post('/api/v1/contents/1/3')
       .set('X-SS-API-KEY', key)
