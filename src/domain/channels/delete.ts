@@ -7,12 +7,16 @@ import { channelWithChildren } from './read.ts';
 /** The channel and every channel below it, from the site's parent links. */
 function subtreeOf(links: readonly { id: number; parentId: number }[], rootId: number): number[] {
   const childrenOf = new Map<number, number[]>();
-  for (const { id, parentId } of links) childrenOf.set(parentId, [...(childrenOf.get(parentId) ?? []), id]);
+  for (const { id, parentId } of links) {
+    const siblings = childrenOf.get(parentId);
+    if (siblings) siblings.push(id);
+    else childrenOf.set(parentId, [id]);
+  }
   const ids: number[] = [];
   for (const pending = [rootId]; pending.length > 0; ) {
     const id = pending.pop() as number;
     ids.push(id);
-    pending.push(...(childrenOf.get(id) ?? []));
+    for (const child of childrenOf.get(id) ?? []) pending.push(child);
   }
   return ids;
 }
