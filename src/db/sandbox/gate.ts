@@ -5,10 +5,14 @@ import { RateLimited } from '../../domain/errors.ts';
  * queries run at once (the one SQLite process, the PostgreSQL pool's connections), at most
  * `maxWaiting` wait behind them, and each caller (a key, an administrator, a user) holds at most
  * `perCaller` places, running or waiting. A query waits at most as long as the queries ahead of it
- * may run in all (their time limit each). Anything past a bound is answered at once with a 429 that
- * says the sandbox is busy and when to retry, instead of a queue that grows without end or a pool
- * timeout that reads as "database unavailable".
+ * may take in all (their time limit each, and a few seconds to get a connection or a process).
+ * Anything past a bound is answered at once with a 429 that says the sandbox is busy and when to
+ * retry, instead of a queue that grows without end or a pool timeout that reads as "database
+ * unavailable".
  */
+
+/** What a query may cost before it runs: a connection of the pool, a sandbox process's start. */
+const SETUP_ALLOWANCE_MS = 5000;
 
 export interface GateLimits {
   capacity: number;
@@ -57,8 +61,13 @@ export class SandboxGate {
     try {
       if (this.running < this.limits.capacity) this.running++;
       else {
+        // The queries ahead end within this many rounds of a time limit each, plus what a query
+        // costs besides running (a pool connection, a SQLite sandbox process starting again).
         const rounds = Math.ceil((this.waiting.length + 1) / this.limits.capacity);
-        await this.wait(timeoutMs === undefined ? undefined : rounds * timeoutMs, retryAfter);
+        await this.wait(
+          timeoutMs === undefined ? undefined : rounds * (timeoutMs + SETUP_ALLOWANCE_MS),
+          retryAfter,
+        );
       }
       try {
         return await task();
