@@ -128,7 +128,19 @@ export class PostgresSandbox implements SqlExecutor {
     let broken = false;
     try {
       await client.query(options.databaseWall ? 'BEGIN READ ONLY' : 'BEGIN');
-      if (options.databaseWall) await client.query(`SET LOCAL ROLE ${SANDBOX_ROLE}`);
+      if (options.databaseWall) {
+        try {
+          await client.query(`SET LOCAL ROLE ${SANDBOX_ROLE}`);
+        } catch (error) {
+          // Not the query's fault: the operator's one-time step is missing (the role, or the
+          // service's membership of it); docs/security/sql-sandbox.md, "Roles".
+          broken = true;
+          throw new SandboxUnavailable(
+            `the SQL sandbox's role ${SANDBOX_ROLE} is missing, or this service's role may not switch to it (run \`cms sandbox-role\`)`,
+            { cause: error },
+          );
+        }
+      }
       const timeout = options.timeoutMs === undefined ? 0 : Math.max(1, Math.round(options.timeoutMs));
       await client.query(`SET LOCAL statement_timeout = ${timeout}`);
       // queryMode is pg's (8.12+), missing from its typings: the extended protocol, one statement only.
@@ -152,6 +164,7 @@ export class PostgresSandbox implements SqlExecutor {
       }
       return { status: 'ok', result: { columns, rows } };
     } catch (error) {
+      if (error instanceof SandboxUnavailable) throw error;
       const state = sqlState(error);
       // Not an answer of the server about the query (connection lost ...): the service's problem.
       if (state === undefined) {
