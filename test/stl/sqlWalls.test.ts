@@ -224,6 +224,10 @@ describe('the limits wall alone', () => {
         ? "SELECT printf('%.*c', 5000000, 'x') AS v"
         : "SELECT lpad('x', 5000000) AS v";
     expect(await refusal(huge, only('limits'))).toMatch(/^queryString answers more than 2000 bytes/);
+    // A column named like the sandbox's alias for the query is measured like any other.
+    const named = wide.replace(' AS v FROM n', ' AS v, 1 AS cms_sandbox_query FROM n');
+    expect(await run(named, NONE)).toHaveLength(5);
+    expect(await refusal(named, only('limits'))).toMatch(/^queryString answers more than 2000 bytes/);
     // Under the cap the same shape answers, in order.
     expect(await run(wide.replace('x < 5', 'x < 3'), only('limits'))).toHaveLength(3);
   });

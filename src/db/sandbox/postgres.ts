@@ -8,7 +8,8 @@ import { SandboxGate } from './gate.ts';
  * small pool, inside
  *   BEGIN READ ONLY; SET LOCAL ROLE cms_stl_reader; SET LOCAL statement_timeout = …;
  *   DECLARE … CURSOR FOR <query>; FETCH <cap>; ROLLBACK
- * The role (migration `stl_sql_views`) may read the three public views and nothing else, so a query
+ * The role (made once by the operator, src/db/sandbox/role.ts; granted SELECT on the views by the
+ * migration `stl_sql_views`) may read the three public views and nothing else, so a query
  * naming a private table fails in PostgreSQL itself with "permission denied". DECLARE accepts only a
  * query (no other statement kind, no data-modifying CTE), the extended protocol refuses a second
  * statement, and FETCH stops the cursor at the row cap instead of reading every row. The answer's
@@ -28,12 +29,14 @@ const TOO_LARGE = 'cms_sandbox_answer_too_large';
 /**
  * The query, with the running size of its answer beside each row (the last column, dropped before
  * the rows are answered); past the cap a cast of the marker fails. The cast depends on the row, so
- * that PostgreSQL cannot fold it into a constant and fail at planning time.
+ * that PostgreSQL cannot fold it into a constant and fail at planning time. The row is measured as
+ * ROW(alias.*), never as the bare alias, which a column of the query named like it would replace.
+ * The wrapping holds because the parser wall proved the text one SELECT without comments.
  */
 function withSizeCap(sql: string, maxBytes: number): string {
   return [
     'SELECT cms_sandbox_sized.* FROM (',
-    'SELECT cms_sandbox_query.*, sum(octet_length(cms_sandbox_query::text)) OVER (ROWS UNBOUNDED PRECEDING) AS cms_sandbox_bytes',
+    'SELECT cms_sandbox_query.*, sum(octet_length(ROW(cms_sandbox_query.*)::text)) OVER (ROWS UNBOUNDED PRECEDING) AS cms_sandbox_bytes',
     `FROM (\n${sql}\n) AS cms_sandbox_query) AS cms_sandbox_sized`,
     `WHERE CASE WHEN cms_sandbox_sized.cms_sandbox_bytes > ${maxBytes}`,
     `THEN CAST('${TOO_LARGE}:' || cms_sandbox_sized.cms_sandbox_bytes AS integer) = 0 ELSE true END`,
@@ -144,8 +147,9 @@ export class PostgresSandbox implements SqlExecutor {
       const timeout = options.timeoutMs === undefined ? 0 : Math.max(1, Math.round(options.timeoutMs));
       await client.query(`SET LOCAL statement_timeout = ${timeout}`);
       // queryMode is pg's (8.12+), missing from its typings: the extended protocol, one statement only.
-      const sized = options.maxBytes !== undefined;
-      const query = sized ? withSizeCap(sql, options.maxBytes as number) : sql;
+      const { maxBytes } = options;
+      const sized = maxBytes !== undefined;
+      const query = sized ? withSizeCap(sql, maxBytes) : sql;
       const declare: pg.QueryConfig & { queryMode: 'extended' } = {
         text: `DECLARE sandbox_rows NO SCROLL CURSOR FOR\n${query}\n`,
         queryMode: 'extended',
