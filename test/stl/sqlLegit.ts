@@ -200,4 +200,9 @@ export const LEGIT_QUERIES: { name: string; sql: string; rows: Row[] }[] = [
     sql: 'SELECT id FROM siteserver_Site WHERE id = 2;',
     rows: [{ id: 2 }],
   },
+  {
+    name: 'LIKE with an ESCAPE character',
+    sql: "SELECT count(*) AS n FROM siteserver_Site WHERE siteName LIKE '%!%%' ESCAPE '!' OR siteDir LIKE 'ma_n'",
+    rows: [{ n: 1 }],
+  },
 ];

@@ -112,6 +112,17 @@ const PLAIN_NODES = new Set([
   'DISTINCT',
   'window',
   'extract',
+  // LIKE … ESCAPE '!'
+  'ESCAPE',
+  // literals of plain types: DATE '…', TIMESTAMP '…', INTERVAL '…', X'…', N'…', B'…'
+  'date',
+  'time',
+  'timestamp',
+  'interval',
+  'hex_string',
+  'full_hex_string',
+  'natural_string',
+  'bit_string',
 ]);
 
 /** Keywords the parsers give as `origin` nodes inside the special syntax of trim and position. */
