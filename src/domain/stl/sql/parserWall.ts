@@ -300,8 +300,17 @@ class Resolver {
 
   constructor(private readonly dialect: SqlDialect) {}
 
-  /** Checks a SELECT (with its set operations) and answers the names of its output columns. */
-  select(node: Node, outerCtes: CteScope | undefined, outer: ColumnScope | undefined): Columns {
+  /**
+   * Checks a SELECT (with its set operations) and answers the names of its output columns.
+   * `setNames` are the output names of the first SELECT of a UNION/INTERSECT/EXCEPT, which the
+   * ORDER BY at its end (given with the last SELECT) may name.
+   */
+  select(
+    node: Node,
+    outerCtes: CteScope | undefined,
+    outer: ColumnScope | undefined,
+    setNames: Columns = new Set(),
+  ): Columns {
     for (const [key, value] of Object.entries(node)) {
       if (!SELECT_KEYS.has(key) && present(value))
         refuse(`uses a clause the sandbox does not allow (${key})`);
@@ -310,7 +319,8 @@ class Resolver {
     const ctes = this.with(node.with, outerCtes, outer);
     const relations = this.from(node.from, ctes, outer);
     const outputs = outputNames(node.columns, relations);
-    const scope: ColumnScope = { relations, aliases: outputs.aliases, parent: outer };
+    const aliases = new Set([...outputs.aliases, ...setNames]);
+    const scope: ColumnScope = { relations, aliases, parent: outer };
     for (const key of ['columns', 'where', 'groupby', 'having', 'orderby', 'limit', 'window', 'distinct']) {
       this.expression(node[key], ctes, scope);
     }
@@ -325,7 +335,7 @@ class Resolver {
     }
     // UNION, INTERSECT, EXCEPT: the next SELECT shares this one's WITH, not its FROM.
     const next = node._next;
-    if (isNode(next)) this.select(next, ctes, outer);
+    if (isNode(next)) this.select(next, ctes, outer, setNames.size > 0 ? setNames : outputs.names);
     return outputs.names;
   }
 
