@@ -4001,7 +4001,31 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            429: components["responses"]["TooManyRequests"];
+            /**
+             * @description The SQL sandbox is busy: this caller already has two queries running or waiting, every
+             *     place to run or wait on this node is taken, or the query waited longer than the queries
+             *     ahead of it could take. Try again after `Retry-After` seconds (about one time limit).
+             *     Also the rate limit of a key with a `rateLimitPerMinute` of its own, as on every
+             *     operation.
+             */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://cms.example/problems/rate-limited",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "The SQL sandbox is busy: every place to run or wait is taken; retry in 2 s",
+                     *       "message": "The SQL sandbox is busy: every place to run or wait is taken; retry in 2 s"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
         };
