@@ -4,6 +4,7 @@ import { runCli } from '../../src/cli/run.ts';
 import { createDb, type DbHandle } from '../../src/db/client.ts';
 import { applyMigrations } from '../../src/db/migrate/index.ts';
 import { dropDatabase, uniqueDatabaseName, withDatabase } from '../../src/db/migrate/postgres.ts';
+import { SandboxUnavailable } from '../../src/db/sandbox/errors.ts';
 import { closeSandboxes, sandboxFor } from '../../src/db/sandbox/index.ts';
 import { SANDBOX_ROLE } from '../../src/db/sandbox/postgres.ts';
 import { DomainError } from '../../src/domain/errors.ts';
@@ -120,6 +121,14 @@ test('cms sandbox-role --print shows the SQL of the step, for psql', async () =>
         'validation',
         'queryString was refused by the database: permission denied for table Site',
       ),
+    );
+
+    // Without the membership (the step undone), the sandbox is unavailable (a 503), not the query's fault.
+    await onServer(serverUrl, `REVOKE ${SANDBOX_ROLE} FROM ${role}`);
+    const missing = runSqlContents(sandbox, 'SELECT id FROM siteserver_Site', limits, 'test');
+    await expect(missing).rejects.toBeInstanceOf(SandboxUnavailable);
+    await expect(missing).rejects.toThrow(
+      `the SQL sandbox's role ${SANDBOX_ROLE} is missing, or this service's role may not switch to it (run \`cms sandbox-role\`)`,
     );
   }, 120_000);
 });
