@@ -11,13 +11,7 @@ import type { SharedState } from '../state/port.ts';
 import { ApiKeyAuthenticator } from './apiKeys.ts';
 import { Authenticator, authorize, KnownCredentials } from './auth.ts';
 import { BackgroundTasks } from './background.ts';
-import {
-  bodyStages,
-  checkBodies,
-  JSON_BODY_LIMIT_BYTES,
-  JSON_MEDIA_TYPES,
-  verifyJsonDepth,
-} from './bodies.ts';
+import { operationBody, unreadBodies } from './bodies.ts';
 import { CredentialCache } from './credentialCache.ts';
 import { errorHandler, notFound } from './errors.ts';
 import { strictIntegerParameters } from './integerParameters.ts';
@@ -93,6 +87,7 @@ export function createApp(options: AppOptions): express.Express {
   // The pipeline, in order; each stage is one module.
   if (options.metrics) app.use(options.metrics.requests(contract));
   app.use(requestLogging(logger));
+  app.use(unreadBodies());
   app.use(serviceRoutes(contract));
   app.use(
     rateLimiting({
@@ -101,13 +96,6 @@ export function createApp(options: AppOptions): express.Express {
       logger,
       known,
     }),
-  );
-  app.use(
-    bodyStages(
-      checkBodies(),
-      express.json({ limit: JSON_BODY_LIMIT_BYTES, type: JSON_MEDIA_TYPES, verify: verifyJsonDepth }),
-      rejectNulCharacters(),
-    ),
   );
   // Without the document check (production), the validator must not compile the OpenAPI meta-schema.
   deferSpecValidator();
@@ -132,6 +120,7 @@ export function createApp(options: AppOptions): express.Express {
   // Cookies are read only by operations that declare a cookie parameter (the validator checks no
   // other cookie), so only their routes parse them.
   const cookies = cookieParser();
+  const nulCharacters = rejectNulCharacters();
   app.use(
     operationRoutes(
       contract,
@@ -146,13 +135,16 @@ export function createApp(options: AppOptions): express.Express {
         credentialsChanged: generations && (() => generations.invalidate()),
       },
       // Per operation, in order: authorization (before validation, so a caller without access learns
-      // nothing about the operation's input rules), plain-digit integers, cookies, then the contract.
+      // nothing about the operation's input rules; and before the body, so that a request turned
+      // away costs no more than its headers: docs/security/requests.md), plain-digit integers,
+      // cookies, the body (bounded, then checked for NUL characters with the query), then the contract.
       (operation) => {
         const integers = strictIntegerParameters(operation);
         return [
           authorize(operation, authenticator),
           ...(integers === undefined ? [] : [integers]),
           ...([...operation.parameters.values()].includes('cookie') ? [cookies] : []),
+          operationBody(operation, nulCharacters),
           ...validation(operation),
         ];
       },

@@ -102,12 +102,11 @@ describe('deeply nested JSON', () => {
   });
 
   test.each([
-    ['/api/v1/contents', { 'X-SS-API-KEY': 'x' }],
-    ['/api/v1/contents', {}],
-    ['/healthz', {}],
-    ['/api/v1/ping', {}],
-  ])('a body nested 1,900 deep to %s is a 400 problem, not a crash', async (path, headers) => {
+    ['a list, with a key', '/api/v1/contents', 'key'],
+    ['a login (public)', '/api/v1/users/actions/login', undefined],
+  ])('a body nested 1,900 deep to %s is a 400 problem, not a crash', async (_name, path, withKey) => {
     const body = nested(1900);
+    const headers: Record<string, string> = withKey === undefined ? {} : { 'X-SS-API-KEY': key };
     const answer = await raw([
       post(
         path,
@@ -120,6 +119,25 @@ describe('deeply nested JSON', () => {
       `The request body is nested more than ${MAX_JSON_DEPTH} levels deep`,
     );
   });
+
+  test.each([
+    ['a list with a made-up key', '/api/v1/contents', { 'X-SS-API-KEY': 'x' }, 401],
+    ['a list without a key', '/api/v1/contents', {}, 401],
+    ['a path without an operation', '/healthz', {}, 405],
+  ])(
+    'a body nested 1,900 deep to %s is answered from its headers (%s: %s)',
+    async (_name, path, headers, status) => {
+      const body = nested(1900);
+      const answer = await raw([
+        post(
+          path,
+          { ...headers, 'Content-Type': 'application/json', 'Content-Length': String(body.length) },
+          body,
+        ),
+      ]);
+      expect(answer.status).toBe(status);
+    },
+  );
 
   test('a body within the depth limit is read as usual', async () => {
     const response = await app.request
