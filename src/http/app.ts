@@ -47,6 +47,28 @@ export interface AppOptions {
 /** The validator's type for a document given as an object (contract.ts has checked its shape). */
 type ParsedDocument = Exclude<Parameters<typeof openApiValidator>[0]['apiSpec'], string>;
 
+/**
+ * The validator's copy of the document, with every query parameter taking reserved characters as
+ * they come. Its check for `allowReserved: false` refuses any raw `+ / ? : @ ! $ ' ( ) * , ;` in a
+ * value — yet `+` is how URLSearchParams, browsers' forms and most clients write a space, and the
+ * query parser decodes every value (`+` and `%XX` alike) before it is validated: what is checked is
+ * the decoded value itself (docs/api/cors-and-query-strings.md).
+ */
+function withReservedCharactersAllowed(document: unknown): unknown {
+  const allow = (owner: unknown) => {
+    const parameters = (owner as { parameters?: unknown } | null)?.parameters;
+    if (!Array.isArray(parameters)) return;
+    for (const parameter of parameters as { in?: unknown; allowReserved?: boolean }[])
+      if (parameter.in === 'query') parameter.allowReserved = true;
+  };
+  // Path items and their operations carry parameters (the document's $refs are resolved).
+  for (const item of Object.values((document as { paths?: Record<string, object> }).paths ?? {})) {
+    allow(item);
+    for (const operation of Object.values(item)) if (typeof operation === 'object') allow(operation);
+  }
+  return document;
+}
+
 /** A process that runs without a supervisor has nothing to roll. */
 const unsupervised: RestartWorkers = async () => false;
 
@@ -103,7 +125,7 @@ export function createApp(options: AppOptions): express.Express {
     // The document contract.ts has already parsed and resolved (the validator works on its own
     // copy). Parsing the YAML again took a second of every start, and with $refs left in, the
     // validator compiled every component schema up front just to look each one up.
-    apiSpec: structuredClone(contract.resolved) as ParsedDocument,
+    apiSpec: withReservedCharactersAllowed(structuredClone(contract.resolved)) as ParsedDocument,
     $refParser: { mode: 'dereference' },
     // The contract is checked against the OpenAPI schema by `npm run lint:contract` and by every
     // non-production start (tests); in production that check cost 1-2 s of each worker's start.
