@@ -12,6 +12,7 @@ import { ApiKeyAuthenticator } from './apiKeys.ts';
 import { Authenticator, authorize, KnownCredentials } from './auth.ts';
 import { BackgroundTasks } from './background.ts';
 import { operationBody, unreadBodies } from './bodies.ts';
+import { crossOrigin } from './cors.ts';
 import { CredentialCache } from './credentialCache.ts';
 import { errorHandler, notFound } from './errors.ts';
 import { strictIntegerParameters } from './integerParameters.ts';
@@ -20,7 +21,7 @@ import type { ServiceMetrics } from './metrics.ts';
 import { rejectNulCharacters } from './nulCharacters.ts';
 import { rateLimiting } from './rateLimit.ts';
 import { operationRoutes } from './routes.ts';
-import { serviceRoutes } from './serviceRoutes.ts';
+import { SERVICE_PATHS, serviceRoutes } from './serviceRoutes.ts';
 import { deferSpecValidator } from './specCheck.ts';
 import { validationStages } from './validation.ts';
 
@@ -110,6 +111,8 @@ export function createApp(options: AppOptions): express.Express {
   if (options.metrics) app.use(options.metrics.requests(contract));
   app.use(requestLogging(logger));
   app.use(unreadBodies());
+  // Before everything that may answer, so that every answer (a 401, a 429) can be read by a page.
+  app.use(crossOrigin(contract, config.corsOrigin, SERVICE_PATHS));
   app.use(serviceRoutes(contract));
   app.use(
     rateLimiting({
