@@ -1,12 +1,13 @@
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { CORS_ALLOWED_HEADERS, CORS_MAX_AGE_SECONDS } from '../../src/http/cors.ts';
-import { createHttpServer } from '../../src/http/server.ts';
+import { DEFAULT_SERVER_LIMITS } from '../../src/http/server.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { chromiumMissing, launchChromium } from '../support/browser.ts';
+import { type Listening, listen } from '../support/server.ts';
 
 /*
  * Browsers as clients (docs/api/cors-and-query-strings.md): CORS is off unless CORS_ORIGIN names
@@ -154,18 +155,16 @@ describe('with `*`', () => {
   });
 });
 
-const CHROMIUM = '/usr/bin/chromium';
-if (!existsSync(CHROMIUM))
-  console.warn(`Skipping the browser test of CORS: missing ${CHROMIUM} (apt-get install -y chromium)`);
+if (chromiumMissing !== undefined)
+  console.warn(`Skipping the browser test of CORS: missing ${chromiumMissing}`);
 
-(existsSync(CHROMIUM) ? describe : describe.skip)('a page on another origin, in Chromium', () => {
+(chromiumMissing === undefined ? describe : describe.skip)('a page on another origin, in Chromium', () => {
   let app: TestApp;
   let key: string;
-  let api: Server;
+  let api: Listening;
   let front: Server;
   let stranger: Server;
   let browser: Browser;
-  let apiBase: string;
 
   /** A server of one blank page: an origin of its own (another port). */
   const pageServer = async (): Promise<[Server, string]> => {
@@ -183,17 +182,13 @@ if (!existsSync(CHROMIUM))
     [stranger] = await pageServer();
     app = await startTestApp({ config: { corsOrigin: [frontOrigin] } });
     key = await app.createApiKey(['Contents']);
-    api = createHttpServer(app.app);
-    await new Promise<void>((resolve) => api.listen(0, 'localhost', resolve));
-    apiBase = `http://localhost:${(api.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    api = await listen(app.app, DEFAULT_SERVER_LIMITS, 'localhost');
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
-    for (const server of [api, front, stranger]) {
+    await api?.close();
+    for (const server of [front, stranger]) {
       server?.closeAllConnections();
       await new Promise((resolve) => server?.close(resolve));
     }
@@ -239,7 +234,7 @@ if (!existsSync(CHROMIUM))
             ping: await outcome(() => fetch(`${base}/api/v1/ping`, { headers: { 'X-SS-API-KEY': key } })),
           };
         },
-        { base: apiBase, key },
+        { base: api.base, key },
       );
     } finally {
       await page.close();

@@ -1,5 +1,4 @@
-import type { Server } from 'node:http';
-import { type AddressInfo, connect, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import {
   DRAIN_LIMIT_BYTES,
@@ -9,8 +8,8 @@ import {
   MAX_JSON_ITEMS,
   PUBLIC_BODY_LIMIT_BYTES,
 } from '../../src/http/bodies.ts';
-import { createHttpServer } from '../../src/http/server.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { type Listening, listen } from '../support/server.ts';
 
 /*
  * What a request costs before it is let in (docs/security/requests.md): the body of a request on a
@@ -23,7 +22,7 @@ import { startTestApp, type TestApp } from '../support/app.ts';
 
 let app: TestApp;
 let key: string;
-let server: Server;
+let listening: Listening;
 let base: string;
 let port: number;
 
@@ -38,14 +37,11 @@ const LIMITS = {
 beforeAll(async () => {
   app = await startTestApp();
   key = await app.createApiKey(['Contents']);
-  server = createHttpServer(app.app, LIMITS);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
-  base = `http://127.0.0.1:${port}`;
+  listening = await listen(app.app, LIMITS);
+  ({ port, base } = listening);
 });
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+  await listening.close();
   await app.close();
 });
 
@@ -230,12 +226,10 @@ describe('a protected operation answers a request without credentials from its h
 
   test('a rate-limited address is refused before its body is read too', async () => {
     const limited = await startTestApp({ config: { rateLimitPerMinute: 1 } });
-    const limitedServer = createHttpServer(limited.app, LIMITS);
-    await new Promise<void>((resolve) => limitedServer.listen(0, '127.0.0.1', resolve));
-    const limitedPort = (limitedServer.address() as AddressInfo).port;
+    const limitedServer = await listen(limited.app, LIMITS);
     try {
-      await fetch(`http://127.0.0.1:${limitedPort}/api/v1/contents`, { method: 'POST' });
-      const socket = connect(limitedPort, '127.0.0.1');
+      await fetch(`${limitedServer.base}/api/v1/contents`, { method: 'POST' });
+      const socket = connect(limitedServer.port, '127.0.0.1');
       const received = await new Promise<string>((resolve) => {
         let text = '';
         socket.on('data', (data) => {
@@ -249,8 +243,7 @@ describe('a protected operation answers a request without credentials from its h
       expect(received).toMatch(/^HTTP\/1\.1 429/);
       expect(received).toMatch(/^connection: close/im);
     } finally {
-      limitedServer.closeAllConnections();
-      await new Promise((resolve) => limitedServer.close(resolve));
+      await limitedServer.close();
       await limited.close();
     }
   });
