@@ -18,14 +18,11 @@ import type {} from 'pino-http';
 
 export const REDACTED = '[REDACTED]';
 
-const SECRET_HEADERS = new Set([
-  'x-ss-api-key',
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'set-cookie',
-]);
-/** Header names that say they carry a credential, whichever service they were meant for (`X-Api-Key`). */
+/**
+ * Header names that say they carry a credential, whichever service they were meant for:
+ * X-SS-API-KEY, Authorization, Proxy-Authorization, Cookie, Set-Cookie, and `X-Api-Key`,
+ * `X-Auth-Token`, `X-Session-Id` and the like.
+ */
 const SECRET_HEADER_NAME = /api-?key|token|secret|passw|auth|cookie|session/i;
 /**
  * Query parameter names, lowercased and reduced to letters and digits, that may carry a secret; and
@@ -82,9 +79,7 @@ function redactHeaderValue(value: unknown): unknown {
 function redactHeaders(headers: IncomingMessage['headers'] | ReturnType<ServerResponse['getHeaders']>) {
   const copy: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(headers)) {
-    const lower = name.toLowerCase();
-    copy[name] =
-      SECRET_HEADERS.has(lower) || SECRET_HEADER_NAME.test(lower) ? REDACTED : redactHeaderValue(value);
+    copy[name] = SECRET_HEADER_NAME.test(name) ? REDACTED : redactHeaderValue(value);
   }
   return copy;
 }
