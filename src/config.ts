@@ -8,6 +8,7 @@ import {
   providerOfUrl,
 } from './db/client.ts';
 import { type AccountPolicy, DEFAULT_ACCOUNT_POLICY } from './domain/logins/policy.ts';
+import type { CorsOrigins } from './http/cors.ts';
 import { integerWithin } from './integerSetting.ts';
 import { DEFAULT_WORKERS } from './supervisor.ts';
 
@@ -73,6 +74,11 @@ export interface Config {
   accounts: AccountPolicy;
   /** Prometheus metrics on a port of their own (src/http/metrics.ts); undefined: no metrics at all. */
   metrics: MetricsConfig | undefined;
+  /**
+   * Origins whose pages may call the API from a browser (`*`: any); undefined: no CORS header is
+   * ever sent (src/http/cors.ts).
+   */
+  corsOrigin: CorsOrigins | undefined;
 }
 
 export interface MetricsConfig {
@@ -130,6 +136,11 @@ function isTimeZone(name: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** An origin as browsers send it: scheme, host and port only (no path, not even `/`). */
+function isOrigin(text: string): boolean {
+  return /^https?:\/\/[A-Za-z0-9.-]+(?::\d{1,5})?$|^https?:\/\/\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/.test(text);
 }
 
 const schema = z.object({
@@ -193,6 +204,20 @@ const schema = z.object({
     .refine((host) => host === undefined || /^[A-Za-z0-9.:_-]{1,253}$/.test(host), {
       message: 'METRICS_HOST must be a host name or an IP address',
     }),
+  CORS_ORIGIN: z
+    .string()
+    .optional()
+    .refine(
+      (raw) => raw === undefined || raw.trim() === '*' || raw.split(',').every((o) => isOrigin(o.trim())),
+      {
+        error: (issue) =>
+          `CORS_ORIGIN must be * or a comma-separated list of origins such as https://app.example.com (got '${String(issue.input)}')`,
+      },
+    )
+    .transform((raw): CorsOrigins | undefined => {
+      if (raw === undefined) return undefined;
+      return raw.trim() === '*' ? '*' : raw.split(',').map((origin) => origin.trim());
+    }),
   // Never repeated in a message: it is a credential.
   METRICS_TOKEN: z
     .string()
@@ -253,6 +278,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stlSqlMaxBytes: vars.STL_SQL_MAX_BYTES,
     stlSqlTimeoutMs: vars.STL_SQL_TIMEOUT_MS,
     sqliteQueryTimeoutMs: vars.SQLITE_QUERY_TIMEOUT_MS,
+    corsOrigin: vars.CORS_ORIGIN,
     metrics:
       vars.METRICS_PORT === undefined
         ? undefined
