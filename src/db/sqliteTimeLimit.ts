@@ -1,5 +1,6 @@
 import type { SqlDriverAdapter, SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import type BetterSqlite3 from 'better-sqlite3';
+import { compileLikePattern, likeMatches } from './likePatterns.ts';
 import { identifier, type Sql, sql } from './sql.ts';
 
 /*
@@ -15,9 +16,9 @@ import { identifier, type Sql, sql } from './sql.ts';
 
 export const SQLITE_TIME_LIMIT_FUNCTION = 'cms_time_limit';
 
-/** The condition that puts a query under the limit, counted from now (put it first in the WHERE). */
-export function timeLimitCondition(): Sql {
-  return sql`${identifier(SQLITE_TIME_LIMIT_FUNCTION)}(${Date.now()}) = 1`;
+/** The condition that puts a query issued at `issuedAt` under the limit (put it first in the WHERE). */
+export function timeLimitCondition(issuedAt: number): Sql {
+  return sql`${identifier(SQLITE_TIME_LIMIT_FUNCTION)}(${issuedAt}) = 1`;
 }
 
 /** The error code the function throws with; the HTTP layer answers it like a PostgreSQL statement_timeout. */
@@ -30,12 +31,71 @@ class TimeLimitExceeded extends Error {
   }
 }
 
-/** Adds the time-limit function to a connection: a query issued at `issuedAt` may run `limitMs`. */
+export const SQLITE_LIKE_FUNCTION = 'cms_like';
+
+/**
+ * SQLite's own LIKE costs up to (text bytes) × (pattern length + a constant) steps in one call; a
+ * call is left to it while that product stays under this work, short enough (about a millisecond)
+ * for the per-row check to bound a statement. It is several times cheaper per call than a
+ * JavaScript function, so the usual short patterns on ordinary texts keep it.
+ */
+const NATIVE_LIKE_WORK = 1 << 18;
+const NATIVE_LIKE_STEP_OVERHEAD = 16;
+
+/** The longest text (in bytes) SQLite's own LIKE may test against `pattern`. */
+export function nativeLikeMaxBytes(pattern: string): number {
+  return Math.floor(NATIVE_LIKE_WORK / (pattern.length + NATIVE_LIKE_STEP_OVERHEAD));
+}
+
+/**
+ * `subject LIKE pattern ESCAPE '\\'` (0, 1 or NULL, as LIKE) under the time limit of a query issued
+ * at `issuedAt`: SQLite's own LIKE can spend seconds inside one call on one long text, where the
+ * per-row check above never gets to run, so a text too long for the pattern goes to the matcher of
+ * src/db/likePatterns.ts, which reads the clock as it works. octet_length reads a text's size
+ * without reading the text.
+ */
+export function likeCondition(subject: Sql, pattern: string, issuedAt: number): Sql {
+  return sql`(CASE WHEN octet_length(${subject}) <= ${nativeLikeMaxBytes(pattern)} THEN ${subject} LIKE ${pattern} ESCAPE '\\' ELSE ${identifier(SQLITE_LIKE_FUNCTION)}(${subject}, ${pattern}, ${issuedAt}) END)`;
+}
+
+/** How much matching work (characters looked at) is done between two readings of the clock. */
+const WORK_BETWEEN_CLOCK_READINGS = 1 << 16;
+/** Compiled patterns kept per connection (a request has at most a few dozen). */
+const PATTERN_CACHE_SIZE = 256;
+
+/** Adds the time-limit functions to a connection: a query issued at `issuedAt` may run `limitMs`. */
 export function installTimeLimit(database: BetterSqlite3.Database, limitMs: number): void {
   database.function(SQLITE_TIME_LIMIT_FUNCTION, { deterministic: false }, (issuedAt: unknown) => {
     if (Date.now() - Number(issuedAt) >= limitMs) throw new TimeLimitExceeded(limitMs);
     return 1;
   });
+  const patterns = new Map<string, ReturnType<typeof compileLikePattern>>();
+  database.function(
+    SQLITE_LIKE_FUNCTION,
+    { deterministic: false },
+    (subject: unknown, pattern: unknown, issuedAt: unknown) => {
+      if (subject === null || pattern === null) return null;
+      const deadline = Number(issuedAt) + limitMs;
+      if (Date.now() >= deadline) throw new TimeLimitExceeded(limitMs);
+      const text = String(pattern);
+      let compiled = patterns.get(text);
+      if (compiled === undefined) {
+        if (patterns.size >= PATTERN_CACHE_SIZE) patterns.clear();
+        compiled = compileLikePattern(text);
+        patterns.set(text, compiled);
+      }
+      let spent = 0;
+      const budget = {
+        spend(units: number) {
+          spent += units;
+          if (spent < WORK_BETWEEN_CLOCK_READINGS) return;
+          spent = 0;
+          if (Date.now() >= deadline) throw new TimeLimitExceeded(limitMs);
+        },
+      };
+      return likeMatches(String(subject), compiled, budget) ? 1 : 0;
+    },
+  );
 }
 
 /** The better-sqlite3 connection inside Prisma's adapter (its `client` field). */
