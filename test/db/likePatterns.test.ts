@@ -62,7 +62,9 @@ describe('SQLite: the matcher answers as SQLite’s LIKE', () => {
     database = new Database(':memory:');
     installTimeLimit(database, 60_000);
   });
-  afterAll(() => database.close());
+  afterAll(() => {
+    database.close();
+  });
 
   test('on 20,000 random texts and patterns, and on texts long enough to leave SQLite’s own LIKE', () => {
     const native = database.prepare("SELECT ? LIKE ? ESCAPE '\\' AS r");
