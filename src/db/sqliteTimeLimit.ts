@@ -1,7 +1,6 @@
 import type { SqlDriverAdapter, SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import type BetterSqlite3 from 'better-sqlite3';
 import { compileLikePattern, likeMatches } from './likePatterns.ts';
-import { identifier, type Sql, sql } from './sql.ts';
 
 /*
  * A time limit for SQLite's expensive reads. better-sqlite3 runs a statement on the event loop's
@@ -11,15 +10,12 @@ import { identifier, type Sql, sql } from './sql.ts';
  * first, with the time the query was issued: SQLite calls it for every row it examines, and once
  * the query has run past the limit it throws, which ends the statement. The function is not
  * declared deterministic, so SQLite never evaluates it once and keeps the result. The cost is one
- * cheap call per row examined (about a quarter of a microsecond here).
+ * cheap call per row examined (about a quarter of a microsecond here). The conditions that call
+ * these functions are made by src/db/sqliteLimitedSql.ts; this file loads nothing of Prisma's, so
+ * that the thread of src/db/costlyReads.ts can install the functions on its own connection.
  */
 
 export const SQLITE_TIME_LIMIT_FUNCTION = 'cms_time_limit';
-
-/** The condition that puts a query issued at `issuedAt` under the limit (put it first in the WHERE). */
-export function timeLimitCondition(issuedAt: number): Sql {
-  return sql`${identifier(SQLITE_TIME_LIMIT_FUNCTION)}(${issuedAt}) = 1`;
-}
 
 /** The error code the function throws with; the HTTP layer answers it like a PostgreSQL statement_timeout. */
 export const SQLITE_TIME_LIMIT_CODE = 'CMS_SQLITE_TIME_LIMIT';
@@ -32,31 +28,6 @@ class TimeLimitExceeded extends Error {
 }
 
 export const SQLITE_LIKE_FUNCTION = 'cms_like';
-
-/**
- * SQLite's own LIKE costs up to (text bytes) × (pattern length + a constant) steps in one call; a
- * call is left to it while that product stays under this work, short enough (about a millisecond)
- * for the per-row check to bound a statement. It is several times cheaper per call than a
- * JavaScript function, so the usual short patterns on ordinary texts keep it.
- */
-const NATIVE_LIKE_WORK = 1 << 18;
-const NATIVE_LIKE_STEP_OVERHEAD = 16;
-
-/** The longest text (in bytes) SQLite's own LIKE may test against `pattern`. */
-export function nativeLikeMaxBytes(pattern: string): number {
-  return Math.floor(NATIVE_LIKE_WORK / (pattern.length + NATIVE_LIKE_STEP_OVERHEAD));
-}
-
-/**
- * `subject LIKE pattern ESCAPE '\\'` (0, 1 or NULL, as LIKE) under the time limit of a query issued
- * at `issuedAt`: SQLite's own LIKE can spend seconds inside one call on one long text, where the
- * per-row check above never gets to run, so a text too long for the pattern goes to the matcher of
- * src/db/likePatterns.ts, which reads the clock as it works. octet_length reads a text's size
- * without reading the text.
- */
-export function likeCondition(subject: Sql, pattern: string, issuedAt: number): Sql {
-  return sql`(CASE WHEN octet_length(${subject}) <= ${nativeLikeMaxBytes(pattern)} THEN ${subject} LIKE ${pattern} ESCAPE '\\' ELSE ${identifier(SQLITE_LIKE_FUNCTION)}(${subject}, ${pattern}, ${issuedAt}) END)`;
-}
 
 /** How much matching work (characters looked at) is done between two readings of the clock. */
 const WORK_BETWEEN_CLOCK_READINGS = 1 << 16;
@@ -111,12 +82,14 @@ function connectionOf(adapter: SqlDriverAdapter): BetterSqlite3.Database {
 
 /**
  * The adapter factory, with the time-limit function on every connection it opens. `opened` is told
- * each connection (the point reads of src/db/pointReads.ts run their statements on it).
+ * each connection (the point reads of src/db/pointReads.ts run their statements on it), `disposed`
+ * when the client lets the connection go ($disconnect).
  */
 export function withTimeLimit(
   factory: SqlDriverAdapterFactory,
   limitMs: number,
   opened?: (connection: BetterSqlite3.Database) => void,
+  disposed?: () => Promise<void>,
 ): SqlDriverAdapterFactory {
   return {
     provider: factory.provider,
@@ -126,6 +99,12 @@ export function withTimeLimit(
       const connection = connectionOf(adapter);
       installTimeLimit(connection, limitMs);
       opened?.(connection);
+      if (disposed === undefined) return adapter;
+      const dispose = adapter.dispose.bind(adapter);
+      adapter.dispose = async () => {
+        await disposed();
+        await dispose();
+      };
       return adapter;
     },
   };

@@ -3,10 +3,9 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { likeTokens, likeToRegex } from '../../src/db/likePatterns.ts';
 import { sql } from '../../src/db/sql.ts';
+import { likeCondition, nativeLikeMaxBytes } from '../../src/db/sqliteLimitedSql.ts';
 import {
   installTimeLimit,
-  likeCondition,
-  nativeLikeMaxBytes,
   SQLITE_LIKE_FUNCTION,
   SQLITE_TIME_LIMIT_CODE,
 } from '../../src/db/sqliteTimeLimit.ts';

@@ -1,7 +1,7 @@
 import type { DbProvider } from '../../db/client.ts';
 import { likeTokens, likeToRegex } from '../../db/likePatterns.ts';
 import { identifier, joinSql, keyword, type Sql, sql } from '../../db/sql.ts';
-import { likeCondition, timeLimitCondition } from '../../db/sqliteTimeLimit.ts';
+import { likeCondition, timeLimitCondition } from '../../db/sqliteLimitedSql.ts';
 import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, DomainError, type FieldProblem, invalid } from '../errors.ts';
 import { CONTENT_COLUMN_NAMES, type ContentColumn, contentColumn } from './columns.ts';

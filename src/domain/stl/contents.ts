@@ -1,7 +1,8 @@
 import type { Db, DbProvider } from '../../db/client.ts';
-import type { Content } from '../../db/models.ts';
+import { readCostly } from '../../db/costlyReads.ts';
 import { sql } from '../../db/sql.ts';
 import { type ContentFormB, toContentFormB } from '../contents/forms.ts';
+import { contentsInOrder } from '../contents/list.ts';
 import { type ContentFilter, compileContentQuery, type OrderRule } from '../contents/query.ts';
 import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, invalidFields, notFound } from '../errors.ts';
@@ -170,8 +171,14 @@ export async function listStlContents(
   const scope = request.scope ?? 'Self';
   const channels = scope === 'All' ? undefined : { channelId: channel.id, scope };
   const { where, orderBy } = compileContentQuery(filterOf(request, site.id, channels, now), provider);
-  const rows = await db.$queryRaw<Content[]>(
-    sql`SELECT * FROM "Content" ${where} ${orderBy} LIMIT ${limit} OFFSET ${offset}`,
+  // The ids as a costly read (src/db/costlyReads.ts), then the rows.
+  const picked = await readCostly<{ id: number | bigint }>(
+    db,
+    sql`SELECT "id" FROM "Content" ${where} ${orderBy} LIMIT ${limit} OFFSET ${offset}`,
+  );
+  const rows = await contentsInOrder(
+    db,
+    picked.map((row) => Number(row.id)),
   );
   return rows.map(toContentFormB);
 }
