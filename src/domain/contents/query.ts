@@ -107,7 +107,7 @@ function escapeLike(text: string): string {
 
 /**
  * PostgreSQL's LIKE is kept for patterns up to this many characters: one call on a 5 MB text then
- * stays well under a second past statement_timeout (bench/RUNTIME.md); longer ones run as regular
+ * stays well under a second past statement_timeout (bench/HOSTILE.md); longer ones run as regular
  * expressions, which the statement timeout interrupts (src/db/likePatterns.ts).
  */
 const POSTGRES_LIKE_MAX_PATTERN = 16;
