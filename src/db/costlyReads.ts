@@ -150,10 +150,44 @@ export function registerCostlyReads(db: Db, reads: SqliteCostlyReads): void {
   costlyReadsByClient.set(db, reads);
 }
 
+/**
+ * PostgreSQL: at most this many costly reads of one client hold pool connections at once (pg's pool
+ * has 10), so that point reads, writes and the cheap queries of every request always find a
+ * connection, however many costly filters arrive; the others wait their turn in the process, each
+ * holder being bounded by statement_timeout.
+ */
+export const COSTLY_READS_AT_ONCE = 8;
+
+class Turns {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.running >= COSTLY_READS_AT_ONCE) await new Promise<void>((go) => this.waiting.push(go));
+    else this.running++;
+    try {
+      return await work();
+    } finally {
+      // The turn passes straight to the next waiter, if any.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
+  }
+}
+
+const turnsByClient = new WeakMap<Db, Turns>();
+
 /** Runs a read whose cost depends on the data: in SQLite's read thread when the client has one. */
 export function readCostly<T>(db: Db, statement: Sql): Promise<T[]> {
   const reads = costlyReadsByClient.get(db);
-  return reads === undefined ? db.$queryRaw<T[]>(statement) : reads.all<T>(statement);
+  if (reads !== undefined) return reads.all<T>(statement);
+  let turns = turnsByClient.get(db);
+  if (turns === undefined) {
+    turns = new Turns();
+    turnsByClient.set(db, turns);
+  }
+  return turns.run(() => db.$queryRaw<T[]>(statement));
 }
 
 /** Whether the client's costly reads run apart from its own connection (SQLite's read thread). */

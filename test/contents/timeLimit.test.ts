@@ -190,6 +190,39 @@ describe('the worst-case filter on the worst-case data', () => {
     if (onSqlite) expect(answeredMeanwhile).toBeGreaterThanOrEqual(5);
   }, 120_000);
 
+  test('more filters at once than PostgreSQL’s pool has connections: a get-by-id sent after them is answered first', async () => {
+    // PostgreSQL: a timeout the crowded filters all run into (12 at once share two cores).
+    const crowded = await createDb(fixture.config.databaseUrl, {
+      sqliteQueryTimeoutMs: 5000,
+      statementTimeoutMs: 1000,
+    });
+    const crowdedApp = startSecondApp(fixture, { db: crowded });
+    try {
+      let firstAnswered: 'filter' | 'get' | undefined;
+      const filters = Array.from({ length: 12 }, () =>
+        crowdedApp.request
+          .post('/api/v1/contents')
+          .set('X-SS-API-KEY', key)
+          .send({ siteId: 1, wheres })
+          .then((response) => {
+            firstAnswered ??= 'filter';
+            return response;
+          }),
+      );
+      const content = await crowdedApp.request.get('/api/v1/contents/1/3/4').set('X-SS-API-KEY', key);
+      firstAnswered ??= 'get';
+      expect(content.status).toBe(200);
+      expect(content.body.id).toBe(4);
+      // Point reads find a free connection: at most COSTLY_READS_AT_ONCE filters hold one
+      // (src/db/costlyReads.ts); on SQLite the filters run in the read thread.
+      expect(firstAnswered).toBe('get');
+      for (const response of await Promise.all(filters)) expect(response.status).toBe(503);
+    } finally {
+      await crowdedApp.close();
+      await crowded.db.$disconnect();
+    }
+  }, 120_000);
+
   test('the long texts match as LIKE says when the filter has the time it needs', async () => {
     const response = await fixture.request
       .post('/api/v1/contents')
