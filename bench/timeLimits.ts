@@ -12,6 +12,7 @@ import {
   withDatabase,
 } from '../src/db/migrate/postgres.ts';
 import { importDocument } from '../src/domain/import/index.ts';
+import { WORST_CASE_WHERES, worstCaseTexts } from '../test/support/worstCase.ts';
 import { freePort, startProcess, stopProcess, waitForAnswer } from './processes.ts';
 
 /*
@@ -20,7 +21,7 @@ import { freePort, startProcess, stopProcess, waitForAnswer } from './processes.
  * start it (the default two workers, tsx); three contents hold every text column long (a 4 MB
  * body, 200 KB elsewhere) and HOSTILE_SENDERS clients (default 4: two per worker) send, one
  * after the other for HOSTILE_SECONDS (default 10), the list filter of 20 long Like/NotLike
- * patterns over every text column (test/contents/timeLimit.test.ts uses the same shapes). A
+ * patterns over every text column (test/support/worstCase.ts, which the tests use too). A
  * prober meanwhile asks ping and a get-by-id every 20 ms. PostgreSQL: BENCH_POSTGRES_URL (default
  * postgresql://postgres@127.0.0.1:5432/postgres). Figures go to bench/HOSTILE.md.
  */
@@ -32,33 +33,7 @@ const ROOT = process.cwd();
 const work = join(ROOT, '.tmp', `timelimits-${process.pid}`);
 const apiKey = randomBytes(24).toString('hex');
 
-const TEXT_COLUMNS = [
-  'title',
-  'subTitle',
-  'imageUrl',
-  'videoUrl',
-  'fileUrl',
-  'body',
-  'summary',
-  'author',
-  'source',
-  'linkUrl',
-  'addUserName',
-  'lastEditUserName',
-  'writingUserName',
-] as const;
-const SHAPES = [
-  { operator: 'Like', value: `%${'a_'.repeat(498)}b%` },
-  { operator: 'NotLike', value: `%${'a'.repeat(997)}c%` },
-  { operator: 'Like', value: `%${'a%'.repeat(499)}b` },
-];
-const HOSTILE_FILTER = {
-  siteId: 1,
-  wheres: Array.from({ length: 20 }, (_, index) => ({
-    column: TEXT_COLUMNS[index % TEXT_COLUMNS.length],
-    ...SHAPES[index % SHAPES.length],
-  })),
-};
+const HOSTILE_FILTER = { siteId: 1, wheres: WORST_CASE_WHERES };
 
 async function prepare(): Promise<{ url: string; drop: () => Promise<void> }> {
   let url: string;
@@ -83,15 +58,7 @@ async function prepare(): Promise<{ url: string; drop: () => Promise<void> }> {
       apiKeys: [{ title: 'bench', key: apiKey, scopes: ['Contents'] }],
     });
     // Past the contract's limits, as data written by other means can be.
-    const long = `${'a'.repeat(200_000)}b`;
-    for (const id of [1, 2, 3])
-      await db.content.update({
-        where: { id },
-        data: {
-          ...Object.fromEntries(TEXT_COLUMNS.map((column) => [column, long])),
-          body: `${'a'.repeat(4_000_000)}b`,
-        },
-      });
+    for (const id of [1, 2, 3]) await db.content.update({ where: { id }, data: worstCaseTexts() });
   } finally {
     await db.$disconnect();
   }

@@ -5,6 +5,7 @@ import { installTimeLimit, SQLITE_TIME_LIMIT_FUNCTION } from '../../src/db/sqlit
 import { type SecondApp, startSecondApp, type TestApp } from '../support/app.ts';
 import { testServerUrl } from '../support/database.ts';
 import { startFixtureApp } from '../support/fixtures.ts';
+import { WORST_CASE_WHERES, worstCaseTexts } from '../support/worstCase.ts';
 
 /*
  * SQLite runs a statement on the event loop's thread, so a costly content query carries a time
@@ -94,11 +95,8 @@ test('the time-limit function ends a query that would never end by itself', () =
 
 /*
  * Data shaped for the worst case (issue: one 5 MB body against 20 long NotLike patterns held a
- * SQLite worker for ~46 s): contents whose every text column is long, filtered by 20 long patterns,
- * Like and NotLike, over every text column — the shapes that cost LIKE text length × pattern
- * length, and the `_`-between-literals shape that costs any matcher that much. Every rule holds on
- * every row (texts of `a` ending in `b`), so no database can skip one. Stored straight in the
- * database, past the contract's own limits, as data imported or written by other means can be.
+ * SQLite worker for ~46 s), test/support/worstCase.ts: stored straight in the database, past the
+ * contract's own limits, as data imported or written by other means can be.
  */
 describe('the worst-case filter on the worst-case data', () => {
   let fixture: TestApp;
@@ -106,33 +104,9 @@ describe('the worst-case filter on the worst-case data', () => {
   let limited: DbHandle;
   let limitedApp: SecondApp;
 
-  const TEXT_COLUMNS = [
-    'title',
-    'subTitle',
-    'imageUrl',
-    'videoUrl',
-    'fileUrl',
-    'body',
-    'summary',
-    'author',
-    'source',
-    'linkUrl',
-    'addUserName',
-    'lastEditUserName',
-    'writingUserName',
-  ] as const;
-
   beforeAll(async () => {
     ({ app: fixture, key } = await startFixtureApp('all'));
-    const long = `${'a'.repeat(200_000)}b`;
-    for (const id of [1, 2, 3])
-      await fixture.db.content.update({
-        where: { id },
-        data: {
-          ...Object.fromEntries(TEXT_COLUMNS.map((column) => [column, long])),
-          body: `${'a'.repeat(4_000_000)}b`,
-        },
-      });
+    for (const id of [1, 2, 3]) await fixture.db.content.update({ where: { id }, data: worstCaseTexts() });
     // SQLite: a limit far above what any other request here takes, so that the expensive request
     // runs long beside them (the `_` shape cannot end by itself within it). PostgreSQL's statements
     // never run on the event loop; its timeout is set well below the filter's cost.
@@ -148,15 +122,7 @@ describe('the worst-case filter on the worst-case data', () => {
     await fixture?.close();
   });
 
-  const SHAPES = [
-    { operator: 'Like', value: `%${'a_'.repeat(498)}b%` },
-    { operator: 'NotLike', value: `%${'a'.repeat(997)}c%` },
-    { operator: 'Like', value: `%${'a%'.repeat(499)}b` },
-  ];
-  const wheres = Array.from({ length: 20 }, (_, index) => ({
-    column: TEXT_COLUMNS[index % TEXT_COLUMNS.length] as string,
-    ...(SHAPES[index % SHAPES.length] as (typeof SHAPES)[number]),
-  }));
+  const wheres = WORST_CASE_WHERES;
 
   test('is ended at its time limit with the documented 503, while ping and get-by-id go on being answered', async () => {
     let pending = true;
