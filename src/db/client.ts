@@ -129,7 +129,10 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
     let connection: BetterSqlite3.Database | undefined;
     const file = sqliteFilePath(databaseUrl);
     const limitMs = options.sqliteQueryTimeoutMs ?? DEFAULT_SQLITE_QUERY_TIMEOUT_MS;
-    const costlyReads = new costly.SqliteCostlyReads({ file, limitMs }, options.onQuery);
+    const costlyReads = new costly.SqliteCostlyReads(
+      { file, limitMs, cacheKib: options.sqliteCacheKib },
+      options.onQuery,
+    );
     const adapter = withTimeLimit(
       new PrismaBetterSqlite3({ url: file }, { timestampFormat: SQLITE_TIMESTAMP_FORMAT }),
       limitMs,

@@ -18,6 +18,8 @@ import type { Sql } from './sql.ts';
 export interface CostlyReadsSetup {
   file: string;
   limitMs: number;
+  /** The page cache of the thread's connection, in KiB, as the client's (unset: the build default). */
+  cacheKib?: number | undefined;
 }
 
 export interface CostlyReadRequest {

@@ -11,9 +11,10 @@ import { installTimeLimit } from './sqliteTimeLimit.ts';
 
 const port = parentPort;
 if (port === null) throw new Error('costlyReadsThread.ts runs as a worker thread');
-const { file, limitMs } = workerData as CostlyReadsSetup;
+const { file, limitMs, cacheKib } = workerData as CostlyReadsSetup;
 const db = new Database(file, { readonly: true, fileMustExist: true });
 db.pragma('query_only = 1');
+if (cacheKib !== undefined) db.pragma(`cache_size = -${cacheKib}`);
 installTimeLimit(db, limitMs);
 
 port.on('message', ({ id, sql, params }: CostlyReadRequest) => {
