@@ -3488,8 +3488,9 @@ export interface components {
         StlIsColor: boolean;
         /**
          * @description Only contents added within this period before now — a number followed by `h` (hours),
-         *     `d` (days), `w` (weeks), `m` (months) or `y` (years) — or on or after this date
-         *     (`yyyy-MM-dd`).
+         *     `d` (days), `w` (weeks), `m` (months) or `y` (years, at most 1000) — or on or after this
+         *     date (`yyyy-MM-dd`, from 1000-01-01). The bounds keep the instant within what both
+         *     databases compute (PostgreSQL's timestamps begin in 4713 BC and have no year 0).
          * @example 7d
          */
         StlSince: string;
@@ -4473,8 +4474,9 @@ export interface operations {
                 isColor?: components["parameters"]["StlIsColor"];
                 /**
                  * @description Only contents added within this period before now — a number followed by `h` (hours),
-                 *     `d` (days), `w` (weeks), `m` (months) or `y` (years) — or on or after this date
-                 *     (`yyyy-MM-dd`).
+                 *     `d` (days), `w` (weeks), `m` (months) or `y` (years, at most 1000) — or on or after this
+                 *     date (`yyyy-MM-dd`, from 1000-01-01). The bounds keep the instant within what both
+                 *     databases compute (PostgreSQL's timestamps begin in 4713 BC and have no year 0).
                  * @example 7d
                  */
                 since?: components["parameters"]["StlSince"];
