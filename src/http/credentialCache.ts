@@ -1,4 +1,9 @@
 import type { Principal } from '../domain/principal.ts';
+import {
+  advanceCredentialsGeneration,
+  GENERATION_KEY,
+  GENERATION_WINDOW_MS,
+} from '../state/credentialsGeneration.ts';
 import type { SharedState } from '../state/port.ts';
 import type { CredentialBudget } from './auth.ts';
 
@@ -15,10 +20,6 @@ import type { CredentialBudget } from './auth.ts';
  * the lookup ran advances the counter past it, so the entry is never used. When the store does not
  * answer, there is no generation and every request is looked up.
  */
-
-const GENERATION_KEY = 'credentials:generation';
-/** The counter's window; a new window changes resetAt, so it is a new generation too. */
-const GENERATION_WINDOW_MS = 7 * 24 * 60 * 60_000;
 
 /**
  * The counter's value and the end of its window. The store reports the window's end from its
@@ -50,25 +51,46 @@ export class CredentialCache {
     { generation: Generation; until: number; value: CachedCredential }
   >();
 
+  /** A change whose advance of the generation the store did not take: advanced once it answers again. */
+  private advanceOwed = false;
+
   constructor(
     private readonly state: SharedState,
     private readonly ttlMs: number,
     private readonly capacity = 10_000,
-  ) {}
+  ) {
+    // A change made on another node while this one's Redis connection was down advanced nothing
+    // this node could see: drop everything when the connection goes.
+    state.onConnectionLost?.(() => this.entries.clear());
+  }
 
   /** The current generation, or undefined when the store cannot tell (then nothing is cached). */
   async generation(): Promise<Generation | undefined> {
+    if (this.advanceOwed) {
+      if ((await advanceCredentialsGeneration(this.state)) <= 0) return this.unknown();
+      this.advanceOwed = false;
+    }
     let current = await this.state.get(GENERATION_KEY);
     // No counter yet (first use, its window ended, the store was emptied): start one.
     if (current === undefined) current = await this.state.increment(GENERATION_KEY, GENERATION_WINDOW_MS);
-    if (current === undefined || current.count <= 0) return undefined;
+    if (current === undefined || current.count <= 0) return this.unknown();
     return { count: current.count, resetAt: current.resetAt.getTime() };
   }
 
-  /** Advances the generation on every node: every entry cached anywhere stops being used. */
+  /** The store did not answer: what was cached cannot be trusted once it answers again. */
+  private unknown(): undefined {
+    this.entries.clear();
+    return undefined;
+  }
+
+  /**
+   * Advances the generation on every node: every entry cached anywhere stops being used. When the
+   * store does not take it, the advance is owed and made before this node trusts a generation again
+   * (the other nodes drop their entries when they lose their own connection).
+   */
   async invalidate(): Promise<void> {
     this.entries.clear();
-    await this.state.increment(GENERATION_KEY, GENERATION_WINDOW_MS);
+    if ((await advanceCredentialsGeneration(this.state)) <= 0) this.advanceOwed = true;
   }
 
   get(fingerprint: string, generation: Generation, now = Date.now()): CachedCredential | undefined {

@@ -151,6 +151,9 @@ export function withFailPolicy(
         return async () => {};
       }
     },
+    onConnectionLost(listener: () => void): void {
+      state.onConnectionLost?.(listener);
+    },
     ping: () => state.ping(),
     close: () => state.close(),
   };

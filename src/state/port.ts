@@ -50,6 +50,12 @@ export interface SharedState {
   broadcast(channel: string, message: string): Promise<void>;
   /** Calls `listener` with every message broadcast on `channel` from now on, until unsubscribed. */
   subscribe(channel: string, listener: SignalListener): Promise<Unsubscribe>;
+  /**
+   * Calls `listener` whenever this node's connection to the store is lost (Redis only; the database
+   * store has no connection of its own to lose). Caches that trust the store's signals drop
+   * themselves then, since signals sent meanwhile never reach them.
+   */
+  onConnectionLost?(listener: () => void): void;
   /** Rejects when the store does not answer (readiness). */
   ping(): Promise<void>;
   /** Releases what the implementation opened itself (subscriber connections, timers). */

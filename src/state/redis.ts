@@ -104,6 +104,10 @@ export class RedisSharedState implements SharedState {
     return this.subscriber;
   }
 
+  onConnectionLost(listener: () => void): void {
+    this.redis.on('close', listener);
+  }
+
   async ping(): Promise<void> {
     await this.redis.ping();
   }
