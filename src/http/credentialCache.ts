@@ -34,6 +34,10 @@ export interface Generation {
 
 const WINDOW_END_TOLERANCE_MS = 1000;
 
+/** How often, and how far apart, an owed advance is tried once the connection is back. */
+const OWED_ADVANCE_RETRIES = 10;
+const OWED_ADVANCE_RETRY_MS = 1000;
+
 function sameGeneration(a: Generation, b: Generation): boolean {
   return a.count === b.count && Math.abs(a.resetAt - b.resetAt) <= WINDOW_END_TOLERANCE_MS;
 }
@@ -59,22 +63,41 @@ export class CredentialCache {
     private readonly ttlMs: number,
     private readonly capacity = 10_000,
   ) {
-    // A change made on another node while this one's Redis connection was down advanced nothing
-    // this node could see: drop everything when the connection goes.
-    state.onConnectionLost?.(() => this.entries.clear());
+    // A change made on another node while this one's connection was down may have advanced
+    // nothing this node can see: drop everything when the connection goes. And a change made here
+    // meanwhile is told to the others as soon as it is back, without waiting for a request.
+    state.onConnectionChange?.((connected) => {
+      if (!connected) this.entries.clear();
+      else if (this.advanceOwed) this.payWhenBack();
+    });
   }
 
   /** The current generation, or undefined when the store cannot tell (then nothing is cached). */
   async generation(): Promise<Generation | undefined> {
-    if (this.advanceOwed) {
-      if ((await advanceCredentialsGeneration(this.state)) <= 0) return this.unknown();
-      this.advanceOwed = false;
-    }
+    if (this.advanceOwed && !(await this.payOwedAdvance())) return this.unknown();
     let current = await this.state.get(GENERATION_KEY);
     // No counter yet (first use, its window ended, the store was emptied): start one.
     if (current === undefined) current = await this.state.increment(GENERATION_KEY, GENERATION_WINDOW_MS);
     if (current === undefined || current.count <= 0) return this.unknown();
     return { count: current.count, resetAt: current.resetAt.getTime() };
+  }
+
+  /** Makes the advance a change could not make; true once it is made. Never throws (fail policy). */
+  private async payOwedAdvance(): Promise<boolean> {
+    if ((await advanceCredentialsGeneration(this.state)) <= 0) return false;
+    this.advanceOwed = false;
+    return true;
+  }
+
+  /**
+   * The connection is back: pay what is owed, trying again a few times, since the fail policy leaves
+   * the store alone for a moment after a failure.
+   */
+  private payWhenBack(attempt = 0): void {
+    void this.payOwedAdvance().then((paid) => {
+      if (paid || attempt >= OWED_ADVANCE_RETRIES) return;
+      setTimeout(() => this.payWhenBack(attempt + 1), OWED_ADVANCE_RETRY_MS).unref();
+    });
   }
 
   /** The store did not answer: what was cached cannot be trusted once it answers again. */

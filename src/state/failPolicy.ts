@@ -151,8 +151,8 @@ export function withFailPolicy(
         return async () => {};
       }
     },
-    onConnectionLost(listener: () => void): void {
-      state.onConnectionLost?.(listener);
+    onConnectionChange(listener: (connected: boolean) => void): void {
+      state.onConnectionChange?.(listener);
     },
     ping: () => state.ping(),
     close: () => state.close(),

@@ -104,8 +104,9 @@ export class RedisSharedState implements SharedState {
     return this.subscriber;
   }
 
-  onConnectionLost(listener: () => void): void {
-    this.redis.on('close', listener);
+  onConnectionChange(listener: (connected: boolean) => void): void {
+    this.redis.on('close', () => listener(false));
+    this.redis.on('ready', () => listener(true));
   }
 
   async ping(): Promise<void> {
