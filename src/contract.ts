@@ -147,6 +147,12 @@ function accessOf(security: Security, where: string): ContractOperation['access'
   return { scopes: first };
 }
 
+function accessAndCredentials(security: Security, where: string) {
+  const access = accessOf(security, where);
+  const listsCredentials = security.some((requirement) => Object.keys(requirement).length > 0);
+  return { access, acceptsCredentials: access === 'public' && listsCredentials };
+}
+
 /**
  * Reads a contract: from the cache file when it holds this very text, parsed from the file
  * otherwise (a cache left by an older build is never used for a changed contract).
@@ -186,10 +192,7 @@ export async function loadContract(
         tags: operation.tags,
         method,
         path,
-        access: accessOf(operation.security ?? document.security, where),
-        acceptsCredentials: (operation.security ?? document.security).some(
-          (requirement) => Object.keys(requirement).length > 0,
-        ),
+        ...accessAndCredentials(operation.security ?? document.security, where),
         parameters,
         integerParameters,
         hasBody: operation.requestBody !== undefined,
