@@ -30,22 +30,25 @@ afterAll(async () => {
 const FORBIDDEN = `${PROBLEM_TYPE_BASE}forbidden`;
 
 let serial = 0;
-async function newAdministrator(fields: { isLockedOut?: boolean } = {}) {
+/** A name and a password (with its stored hash) for a new account. */
+async function credentialsOf(prefix: string) {
   serial += 1;
-  const password = `Chief${serial}-pass`;
-  const row = await app.db.administrator.create({
-    data: { userName: `chief${serial}`, ...(await hashPlainPassword(password)), ...fields },
-  });
-  return { row, password };
+  const password = `${prefix}${serial}-pass`;
+  return {
+    userName: `${prefix.toLowerCase()}${serial}`,
+    password,
+    stored: await hashPlainPassword(password),
+  };
+}
+
+async function newAdministrator(fields: { isLockedOut?: boolean } = {}) {
+  const { userName, password, stored } = await credentialsOf('Chief');
+  return { row: await app.db.administrator.create({ data: { userName, ...stored, ...fields } }), password };
 }
 
 async function newUser(fields: { openId?: string } = {}) {
-  serial += 1;
-  const password = `Member${serial}-pass`;
-  const row = await app.db.user.create({
-    data: { userName: `member${serial}`, ...(await hashPlainPassword(password)), ...fields },
-  });
-  return { row, password };
+  const { userName, password, stored } = await credentialsOf('Member');
+  return { row: await app.db.user.create({ data: { userName, ...stored, ...fields } }), password };
 }
 
 const adminLogin = (account: string, password: string) =>
