@@ -132,6 +132,21 @@ describe('the lockout is the account’s for one address', () => {
   }
 });
 
+describe('guesses sent at once', () => {
+  test('20 wrong passwords at once from one address: no more than the lockout are checked', async () => {
+    const { names } = await newAccounts('user', 1);
+    const account = names[0] ?? '';
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => userLogin('127.0.0.50', account, `Guess-${i}`)),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(Array(20).fill(401));
+    // Attempts are counted before the password is checked, so the ones past the lockout never are.
+    const row = await app.db.user.findUniqueOrThrow({ where: { userName: account } });
+    expect(row.countOfFailedLogin).toBeLessThanOrEqual(lockoutFailures);
+    expect(row.countOfFailedLogin).toBeGreaterThan(0);
+  });
+});
+
 describe('the account-wide throttle', () => {
   test(`past ${THROTTLE_FAILURES} failures from any addresses, addresses that failed get 429; the owner's does not`, async () => {
     const { names, password } = await newAccounts('administrator', 1);
