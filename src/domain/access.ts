@@ -61,13 +61,12 @@ export function assertMayCall(requirement: Requirement, principal: Principal, op
   throw forbidden(`The credentials do not carry the ${names} scope this operation needs`);
 }
 
-/** Every scope the token of an account of this kind can carry, under the operator's settings. */
-export function accountTokenScopes(
-  kind: 'administrator' | 'user',
-  userTokenScopes: readonly Scope[],
-): readonly Scope[] {
-  if (kind === 'administrator') return SCOPES;
-  return [...new Set([...MEMBER_READ_SCOPES, ...userTokenScopes])];
+/** Every scope the token of such an account can carry (a user's: under the operator's settings). */
+export type Account = { kind: 'administrator' } | { kind: 'user'; userTokenScopes: readonly Scope[] };
+
+export function accountTokenScopes(account: Account): readonly Scope[] {
+  if (account.kind === 'administrator') return SCOPES;
+  return [...new Set([...MEMBER_READ_SCOPES, ...account.userTokenScopes])];
 }
 
 /**
@@ -78,15 +77,9 @@ export function accountTokenScopes(
  * key with `Users` alone may not give a user a password unless it also carries what a user's token
  * reads. Throws `forbidden` (403) otherwise.
  */
-export function assertMayGrantAccount(
-  principal: Principal,
-  account: { kind: 'administrator' | 'user'; userTokenScopes: readonly Scope[] },
-  what: string,
-): void {
+export function assertMayGrantAccount(principal: Principal, account: Account, what: string): void {
   const granted = grantedScopes(principal);
-  const missing = accountTokenScopes(account.kind, account.userTokenScopes).filter(
-    (scope) => !granted.has(scope),
-  );
+  const missing = accountTokenScopes(account).filter((scope) => !granted.has(scope));
   if (missing.length === 0) return;
   const names = missing.map((scope) => `'${scope}'`).join(', ');
   throw forbidden(

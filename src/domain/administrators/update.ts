@@ -42,7 +42,7 @@ export async function updateAdministrator(
   if (newPassword !== undefined || lock === false) {
     const what =
       newPassword === undefined ? 'Unlocking an administrator' : "Setting an administrator's password";
-    assertMayGrantAccount(principal, { kind: 'administrator', userTokenScopes: [] }, what);
+    assertMayGrantAccount(principal, { kind: 'administrator' }, what);
   }
   const existing = await db.administrator.findUnique({ where: { id }, select: { id: true } });
   if (existing === null) throw notFound(`Administrator ${id} does not exist`);
