@@ -174,6 +174,9 @@ export function withFailPolicy(
         return async () => {};
       }
     },
+    onConnectionChange(listener: (connected: boolean) => void): void {
+      state.onConnectionChange?.(listener);
+    },
     ping: () => state.ping(),
     close: () => {
       clearInterval(probe);
