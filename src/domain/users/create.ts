@@ -4,6 +4,7 @@ import { hashPlainPassword } from '../accounts/passwords.ts';
 import { accountProblems, identifier, type PasswordRule } from '../accounts/rules.ts';
 import { assertAccountUnique } from '../accounts/unique.ts';
 import { assertNoProblems, type FieldProblem } from '../errors.ts';
+import { urlProblem } from '../safeText.ts';
 import { toUser, type User } from './view.ts';
 
 type CreateUserRequest = components['schemas']['CreateUserRequest'];
@@ -29,6 +30,8 @@ export async function createUser(db: Db, request: CreateUserRequest, rule: Passw
   );
   if (email !== null && !EMAIL.test(email))
     problems.push({ field: 'email', message: 'must be an e-mail address' });
+  const avatarProblem = request.avatarUrl === undefined ? undefined : urlProblem(request.avatarUrl);
+  if (avatarProblem) problems.push({ field: 'avatarUrl', message: avatarProblem });
   assertNoProblems(problems);
   const candidate = {
     userName: request.userName,
