@@ -64,7 +64,10 @@ export interface Config {
    * milliseconds, before it is stopped (503; src/db/sqliteTimeLimit.ts). Unused on PostgreSQL.
    */
   sqliteQueryTimeoutMs: number;
-  /** Lockout after failed logins and the rule for new passwords (DESIGN "Authentication", "Passwords"). */
+  /**
+   * Lockout after failed logins and the rule for new passwords (docs/design-decisions.md,
+   * "Authentication and scopes" and "Passwords").
+   */
   accounts: AccountPolicy;
   /** Prometheus metrics on a port of their own (src/http/metrics.ts); undefined: no metrics at all. */
   metrics: MetricsConfig | undefined;

@@ -59,10 +59,10 @@ export const CONTRACT_FILE = fromRoot('openapi', 'cms.yaml');
 
 /**
  * The contract as parsed and resolved, written by `npm run build` (scripts/contractCache.ts) next
- * to the compiled code. Parsing the YAML and resolving its $refs cost every start of the service
- * 300-400 ms of CPU; reading this file costs a few milliseconds. It is V8's serialisation (what
- * structuredClone uses), which keeps the resolved document's shared parts shared (as JSON it would
- * be 1.3 MB of copies).
+ * to the compiled code. Parsing the YAML and resolving its $refs is a large part of a start;
+ * reading this file is not (bench/RUNTIME.md, "Start-up"). It is V8's serialisation (what
+ * structuredClone uses), which keeps the resolved document's shared parts shared (as JSON they
+ * would be written out again at every reference).
  */
 export const CONTRACT_CACHE_FILE = fromRoot('dist', 'openapi', 'cms.contract.bin');
 
