@@ -130,6 +130,9 @@ function isTimeZone(name: string): boolean {
   }
 }
 
+/** What NODE_ENV may say; anything else (`prod`, `dev`) is a typo that would silently mean development. */
+const NODE_ENVS = ['production', 'development', 'test'] as const;
+
 const schema = z.object({
   PORT: integer('PORT', 1, 65535, 3000),
   DATABASE_URL: z
@@ -154,7 +157,11 @@ const schema = z.object({
       error: (issue) => `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got '${String(issue.input)}')`,
     })
     .default('info'),
-  NODE_ENV: z.string().default('development'),
+  NODE_ENV: z
+    .enum(NODE_ENVS, {
+      error: (issue) => `NODE_ENV must be one of ${NODE_ENVS.join(', ')} (got '${String(issue.input)}')`,
+    })
+    .default('development'),
   MAX_PER_PAGE: integer('MAX_PER_PAGE', 1, 100_000, 1000),
   RATE_LIMIT_PER_MINUTE: integer('RATE_LIMIT_PER_MINUTE', 0, 1_000_000, 600),
   REDIS_URL: z
