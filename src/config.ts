@@ -8,6 +8,7 @@ import {
   providerOfUrl,
 } from './db/client.ts';
 import { type AccountPolicy, DEFAULT_ACCOUNT_POLICY } from './domain/logins/policy.ts';
+import type { CorsOrigins } from './http/cors.ts';
 import { integerWithin } from './integerSetting.ts';
 import { DEFAULT_WORKERS } from './supervisor.ts';
 
@@ -57,6 +58,8 @@ export interface Config {
   credentialCacheSeconds: number;
   /** Rows stl/sqlContents answers at most; the cursor stops there. */
   stlSqlMaxRows: number;
+  /** Bytes of values stl/sqlContents answers at most, counted as the rows are read (400 beyond). */
+  stlSqlMaxBytes: number;
   /** Time a stl/sqlContents query may run, in milliseconds, before it is stopped (400). */
   stlSqlTimeoutMs: number;
   /**
@@ -71,6 +74,11 @@ export interface Config {
   accounts: AccountPolicy;
   /** Prometheus metrics on a port of their own (src/http/metrics.ts); undefined: no metrics at all. */
   metrics: MetricsConfig | undefined;
+  /**
+   * Origins whose pages may call the API from a browser (`*`: any); undefined: no CORS header is
+   * ever sent (src/http/cors.ts).
+   */
+  corsOrigin: CorsOrigins | undefined;
 }
 
 export interface MetricsConfig {
@@ -133,6 +141,11 @@ function isTimeZone(name: string): boolean {
 /** What NODE_ENV may say; anything else (`prod`, `dev`) is a typo that would silently mean development. */
 const NODE_ENVS = ['production', 'development', 'test'] as const;
 
+/** An origin as browsers send it: scheme, host and port only (no path, not even `/`). */
+function isOrigin(text: string): boolean {
+  return /^https?:\/\/[A-Za-z0-9.-]+(?::\d{1,5})?$|^https?:\/\/\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/.test(text);
+}
+
 const schema = z.object({
   PORT: integer('PORT', 1, 65535, 3000),
   DATABASE_URL: z
@@ -188,6 +201,7 @@ const schema = z.object({
     .optional(),
   CREDENTIAL_CACHE_SECONDS: integer('CREDENTIAL_CACHE_SECONDS', 0, 3600, 30),
   STL_SQL_MAX_ROWS: integer('STL_SQL_MAX_ROWS', 1, 100_000, 1000),
+  STL_SQL_MAX_BYTES: integer('STL_SQL_MAX_BYTES', 1024, 64 * 1024 * 1024, 4 * 1024 * 1024),
   STL_SQL_TIMEOUT_MS: integer('STL_SQL_TIMEOUT_MS', 100, 60_000, 2000),
   SQLITE_QUERY_TIMEOUT_MS: integer('SQLITE_QUERY_TIMEOUT_MS', 100, 60_000, DEFAULT_SQLITE_QUERY_TIMEOUT_MS),
   METRICS_PORT: integer('METRICS_PORT', 1, 65535, undefined),
@@ -196,6 +210,20 @@ const schema = z.object({
     .optional()
     .refine((host) => host === undefined || /^[A-Za-z0-9.:_-]{1,253}$/.test(host), {
       message: 'METRICS_HOST must be a host name or an IP address',
+    }),
+  CORS_ORIGIN: z
+    .string()
+    .optional()
+    .refine(
+      (raw) => raw === undefined || raw.trim() === '*' || raw.split(',').every((o) => isOrigin(o.trim())),
+      {
+        error: (issue) =>
+          `CORS_ORIGIN must be * or a comma-separated list of origins such as https://app.example.com (got '${String(issue.input)}')`,
+      },
+    )
+    .transform((raw): CorsOrigins | undefined => {
+      if (raw === undefined) return undefined;
+      return raw.trim() === '*' ? '*' : raw.split(',').map((origin) => origin.trim());
     }),
   // Never repeated in a message: it is a credential.
   METRICS_TOKEN: z
@@ -254,8 +282,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     credentialCacheSeconds: vars.CREDENTIAL_CACHE_SECONDS,
     stlSqlMaxRows: vars.STL_SQL_MAX_ROWS,
+    stlSqlMaxBytes: vars.STL_SQL_MAX_BYTES,
     stlSqlTimeoutMs: vars.STL_SQL_TIMEOUT_MS,
     sqliteQueryTimeoutMs: vars.SQLITE_QUERY_TIMEOUT_MS,
+    corsOrigin: vars.CORS_ORIGIN,
     metrics:
       vars.METRICS_PORT === undefined
         ? undefined

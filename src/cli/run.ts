@@ -3,7 +3,7 @@ import { createDb } from '../db/client.ts';
 import { assertPostgresDatabaseExists, connectionFailureSentence } from '../db/connectionFailure.ts';
 import { applyMigrations, MigrationError } from '../db/migrate/index.ts';
 import { DomainError } from '../domain/errors.ts';
-import { type Action, type CliIo, COMMANDS } from './commands.ts';
+import { type Action, type CliIo, COMMANDS, type StandaloneAction } from './commands.ts';
 import { CommandFailure, UsageError } from './options.ts';
 
 /*
@@ -54,7 +54,7 @@ export async function runCli(
     return EXIT_OK;
   }
 
-  let action: Action;
+  let action: Action | StandaloneAction;
   let config: Config;
   try {
     action = await command.prepare(args);
@@ -75,6 +75,16 @@ export async function runCli(
     throw error;
   }
 
+  if ('standalone' in command) {
+    try {
+      return await (action as StandaloneAction)({ config, ...io });
+    } catch (error) {
+      if (!(error instanceof CommandFailure)) throw error;
+      io.err(`cms ${name}: ${error.message}`);
+      return EXIT_FAILED;
+    }
+  }
+
   try {
     // The tool never creates a database: a mistyped name is refused, not migrated into existence.
     await assertPostgresDatabaseExists(config.databaseUrl);
@@ -93,7 +103,7 @@ export async function runCli(
   }
   const { db } = await createDb(config.databaseUrl);
   try {
-    return await action({ db, config, ...io });
+    return await (action as Action)({ db, config, ...io });
   } catch (error) {
     // A lock another process keeps (seed-demo waits for migrations and other seeders) is one sentence too.
     if (error instanceof MigrationError || error instanceof CommandFailure) {

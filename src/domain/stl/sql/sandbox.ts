@@ -9,7 +9,8 @@ import { normaliseRows, type SqlRow } from './rows.ts';
  *   1. the parser wall (parserWall.ts): one SELECT over the public views, allowed functions only;
  *   2. the database wall (the executor, src/db/sandbox): read-only connection or transaction, a role
  *      that may read the views only (PostgreSQL), a check of the tables the bytecode opens (SQLite);
- *   3. the limits wall: length of the text here, row cap and time limit enforced by the executor.
+ *   3. the limits wall: length of the text here; row cap, answer size cap and time limit enforced
+ *      by the executor.
  * Each wall can be switched off, for tests only, to prove that each alone refuses what the others
  * would let through. Every refusal is a validation error on `queryString` naming the reason.
  */
@@ -18,6 +19,7 @@ export const MAX_QUERY_LENGTH = 10_000;
 
 export interface SandboxLimits {
   maxRows: number;
+  maxBytes: number;
   timeoutMs: number;
   maxLength: number;
 }
@@ -36,6 +38,7 @@ export async function runSqlContents(
   executor: SqlExecutor,
   queryString: string,
   limits: SandboxLimits,
+  caller: string,
   walls: SandboxWalls = ALL_WALLS,
 ): Promise<SqlRow[]> {
   if (walls.limits && queryString.length > limits.maxLength) {
@@ -49,14 +52,20 @@ export async function runSqlContents(
   const sql = queryString.trim().replace(/;+$/, '');
   const outcome = await executor.execute(sql, {
     maxRows: walls.limits ? limits.maxRows : undefined,
+    maxBytes: walls.limits ? limits.maxBytes : undefined,
     timeoutMs: walls.limits ? limits.timeoutMs : undefined,
     databaseWall: walls.database,
+    caller,
   });
   switch (outcome.status) {
     case 'ok':
       return normaliseRows(outcome.result);
     case 'timeout':
       throw refuse(`ran longer than the time limit of ${limits.timeoutMs} ms and was stopped`);
+    case 'too-large':
+      throw refuse(
+        `answers more than ${limits.maxBytes} bytes and was stopped; select fewer columns or rows (LIMIT)`,
+      );
     case 'refused':
       throw refuse(`was refused by the database: ${outcome.reason}`);
     case 'failed':
