@@ -19,6 +19,8 @@ const PASSWORD = 'hunter2-not-printed';
 /** Nothing listens on port 1. */
 const UNREACHABLE = `postgresql://postgres:${PASSWORD}@127.0.0.1:1/cms`;
 const MASKED = 'postgresql://postgres:***@127.0.0.1:1/cms';
+/** A command that needs the database. */
+const CREATE_KEY = ['apikey', 'create', '--title', 't', '--scopes', 'all'];
 
 interface Run {
   code: number;
@@ -59,14 +61,7 @@ function oneSentence(stderr: string): string {
 
 describe('a database that cannot be reached', () => {
   test('cms: one sentence naming DATABASE_URL with the password masked; exit 1', async () => {
-    const { code, stderr } = await cms({ DATABASE_URL: UNREACHABLE }, [
-      'apikey',
-      'create',
-      '--title',
-      't',
-      '--scopes',
-      'all',
-    ]);
+    const { code, stderr } = await cms({ DATABASE_URL: UNREACHABLE }, CREATE_KEY);
     expect(code).toBe(1);
     expect(oneSentence(stderr)).toBe(
       `cms apikey: cannot reach the database at ${MASKED} (DATABASE_URL): connection refused`,
@@ -93,14 +88,7 @@ const postgresUrl = process.env.TEST_DATABASE_URL?.startsWith('postgres')
     const server = new URL(postgresUrl ?? '');
     const name = `cms_typo_${process.pid}`;
     server.pathname = `/${name}`;
-    const { code, stderr } = await cms({ DATABASE_URL: server.toString() }, [
-      'apikey',
-      'create',
-      '--title',
-      't',
-      '--scopes',
-      'all',
-    ]);
+    const { code, stderr } = await cms({ DATABASE_URL: server.toString() }, CREATE_KEY);
     expect(code).toBe(1);
     expect(oneSentence(stderr)).toBe(`cms apikey: database '${name}' does not exist (DATABASE_URL)`);
     const client = new pg.Client({ connectionString: postgresUrl });
@@ -139,14 +127,7 @@ describe('the command line and the environment', () => {
     'NODE_ENV=%s is refused by cms (exit 2) and npm start (exit 1)',
     async (value) => {
       const message = `NODE_ENV must be one of production, development, test (got '${value}')`;
-      const cli = await cms({ NODE_ENV: value, DATABASE_URL: UNREACHABLE }, [
-        'apikey',
-        'create',
-        '--title',
-        't',
-        '--scopes',
-        'all',
-      ]);
+      const cli = await cms({ NODE_ENV: value, DATABASE_URL: UNREACHABLE }, CREATE_KEY);
       expect(cli.code).toBe(2);
       expect(cli.stderr).toContain(message);
       const server = await start({ NODE_ENV: value, DATABASE_URL: UNREACHABLE });
