@@ -9,7 +9,11 @@ import { type Principal, SCOPES, type Scope } from './principal.ts';
  * administrators, keys or the system.
  */
 
-export type Requirement = { scopes: readonly string[] } | 'public';
+/**
+ * `principals`, when present, names the kinds of caller the operation is for (the contract's
+ * `x-principals`: a logout is for a token of its own kind); the scopes apply as well.
+ */
+export type Requirement = { scopes: readonly string[]; principals?: readonly string[] } | 'public';
 
 /** The most a user's token can grant. */
 export const USER_SCOPES: readonly Scope[] = ['Contents', 'Channels', 'STL'];
@@ -27,9 +31,24 @@ export function grantedScopes(principal: Principal): ReadonlySet<Scope> {
   }
 }
 
+const CALLERS: Readonly<Record<string, string>> = {
+  user: "a user's access token",
+  administrator: "an administrator's access token",
+  apiKey: 'an API key',
+};
+
+function callersOf(kinds: readonly string[]): string {
+  return kinds.map((kind) => CALLERS[kind] ?? kind).join(' or ');
+}
+
 /** Throws a `forbidden` DomainError naming what is missing; returns when access is granted. */
 export function assertMayCall(requirement: Requirement, principal: Principal): void {
   if (requirement === 'public') return;
+  if (requirement.principals !== undefined && !requirement.principals.includes(principal.kind)) {
+    throw forbidden(
+      `These credentials cannot reach this operation: it is for ${callersOf(requirement.principals)}`,
+    );
+  }
   const granted = grantedScopes(principal);
   const missing = requirement.scopes.filter((scope) => !granted.has(scope as Scope));
   if (missing.length === 0) return;
