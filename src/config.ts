@@ -8,8 +8,7 @@ import {
   providerOfUrl,
 } from './db/client.ts';
 import { type AccountPolicy, DEFAULT_ACCOUNT_POLICY } from './domain/logins/policy.ts';
-import { integerWithin } from './integerSetting.ts';
-import { DEFAULT_WORKERS } from './supervisor.ts';
+import { DEFAULT_WORKERS, integerWithin, MAX_WORKERS } from './integerSetting.ts';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -167,7 +166,7 @@ const schema = z.object({
     .refine((prefix) => /^[A-Za-z0-9:_.-]{1,64}$/.test(prefix), {
       message: 'REDIS_KEY_PREFIX must be 1 to 64 letters, digits or any of : _ . -',
     }),
-  WORKERS: integer('WORKERS', 0, 64, DEFAULT_WORKERS),
+  WORKERS: integer('WORKERS', 0, MAX_WORKERS, DEFAULT_WORKERS),
   LOCKOUT_FAILURES: integer('LOCKOUT_FAILURES', 1, 1000, DEFAULT_ACCOUNT_POLICY.lockoutFailures),
   LOCKOUT_MINUTES: integer('LOCKOUT_MINUTES', 1, 10_080, DEFAULT_ACCOUNT_POLICY.lockoutMinutes),
   PASSWORD_MIN_LENGTH: integer('PASSWORD_MIN_LENGTH', 6, 128, DEFAULT_ACCOUNT_POLICY.passwordRule.minLength),

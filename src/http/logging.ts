@@ -5,14 +5,16 @@ import type { RequestHandler } from 'express';
 import type { Level, Logger } from 'pino';
 // Its declarations type `req.log` and `req.id`, which requestLogging below sets.
 import type {} from 'pino-http';
+import { describeError, REDACTED } from '../errorSummary.ts';
+
+// Below the HTTP layer (the shared state logs errors too); exported here as well for the pipeline.
+export { describeError, type ErrorSummary, REDACTED, sanitizeMessage } from '../errorSummary.ts';
 
 /*
  * Request logging that can never leak a credential: requests are serialised by hand from an
  * allow-list shape (no body, no parsed query), secret headers are replaced, and the `apiKey` query
  * parameter is cut out of the logged URL. Errors are reduced to name, code and one sanitised line.
  */
-
-export const REDACTED = '[REDACTED]';
 
 const SECRET_HEADERS = new Set([
   'x-ss-api-key',
@@ -66,51 +68,6 @@ function redactHeaders(headers: IncomingMessage['headers'] | ReturnType<ServerRe
     copy[name] = SECRET_HEADERS.has(name.toLowerCase()) ? REDACTED : value;
   }
   return copy;
-}
-
-const KEY_LIKE = /\bcms_[A-Za-z0-9_-]{8,}/g;
-const BEARER_LIKE = /\b(Bearer\s+)\S+/gi;
-const JWT_LIKE = /\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
-// SQL is cut from its first statement keyword on: error texts of drivers echo the statement.
-const SQL_TAIL = /\b(SELECT|INSERT|UPDATE|DELETE|WITH|CREATE|ALTER|DROP|PRAGMA)\b[\s\S]*/;
-const MAX_MESSAGE_LENGTH = 200;
-
-/** One line, no statement text, no key- or token-shaped strings, bounded length. */
-export function sanitizeMessage(text: string): string {
-  const line =
-    text
-      .split('\n')
-      .map((part) => part.trim())
-      // Prisma puts "Invalid `prisma.x.y()` invocation:" and a code frame first, the cause last.
-      .filter(
-        (part) => part !== '' && !/^Invalid `.*` invocation/.test(part) && !/^(→|\d+\s|at\s)/.test(part),
-      )
-      .at(-1) ?? '';
-  const cleaned = line
-    .replace(KEY_LIKE, REDACTED)
-    .replace(BEARER_LIKE, `$1${REDACTED}`)
-    .replace(JWT_LIKE, REDACTED)
-    .replace(SQL_TAIL, '[SQL omitted]');
-  return cleaned.length > MAX_MESSAGE_LENGTH ? `${cleaned.slice(0, MAX_MESSAGE_LENGTH)}…` : cleaned;
-}
-
-export interface ErrorSummary {
-  name: string;
-  code?: string;
-  message: string;
-}
-
-/** What a log line may say about an error: never its stack, query text or parameters. */
-export function describeError(error: unknown): ErrorSummary {
-  if (typeof error !== 'object' || error === null)
-    return { name: typeof error, message: sanitizeMessage(String(error)) };
-  const { name, code, message } = error as { name?: unknown; code?: unknown; message?: unknown };
-  const summary: ErrorSummary = {
-    name: typeof name === 'string' ? name : (error.constructor?.name ?? 'Object'),
-    message: typeof message === 'string' ? sanitizeMessage(message) : '',
-  };
-  if (typeof code === 'string' || typeof code === 'number') summary.code = String(code);
-  return summary;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;

@@ -1,5 +1,6 @@
+import type { SqlExecutor } from '../../../db/sandbox/executor.ts';
+import { sandboxFor } from '../../../db/sandbox/index.ts';
 import { invalidFields } from '../../errors.ts';
-import type { SqlExecutor } from './executor.ts';
 import { checkWithParser } from './parserWall.ts';
 import { normaliseRows, type SqlRow } from './rows.ts';
 
@@ -62,4 +63,9 @@ export async function runSqlContents(
     case 'failed':
       throw refuse(`failed in the database: ${outcome.reason}`);
   }
+}
+
+/** stl/sqlContents on the service's own database, through its sandbox (src/db/sandbox). */
+export function runSqlContentsOn(databaseUrl: string, queryString: string, limits: SandboxLimits) {
+  return runSqlContents(sandboxFor(databaseUrl), queryString, limits);
 }
