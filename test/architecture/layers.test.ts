@@ -52,6 +52,14 @@ const PROBES: [string, string, boolean][] = [
   ['src/http/app.ts', '../cli/run.ts', false],
   ['src/worker.ts', './http/app.ts', true],
   ['src/cli/run.ts', '../http/app.ts', true],
+  // Prisma's generated clients belong to the data layer
+  ['src/db/pointReads.ts', '../generated/prisma/postgresql/client.ts', true],
+  ['src/db/models.ts', '../generated/prisma/sqlite/browser.ts', true],
+  ['src/domain/users/list.ts', '../../generated/prisma/sqlite/client.ts', false],
+  ['src/domain/users/list.ts', '../../db/models.ts', true],
+  ['src/http/app.ts', '../generated/prisma/postgresql/client.ts', false],
+  ['src/operations/types.ts', '../generated/openapi.ts', true],
+  ['src/cli/run.ts', '../generated/prisma/sqlite/client.ts', false],
 ];
 
 /** The diagnostics biome reports for the probes, as `file <- import`. */
