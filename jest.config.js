@@ -13,6 +13,9 @@ export default {
     ],
   },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
+  // Every run names what it makes after a run id and removes all of it at the end, pass or fail.
+  globalSetup: '<rootDir>/test/support/globalSetup.ts',
+  globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
   testTimeout: 60000,
   maxWorkers: 2,
 };

@@ -3,7 +3,7 @@
  *   prisma/schema.prisma -> prisma/{sqlite,postgresql}/schema.prisma -> src/generated/prisma/{sqlite,postgresql}
  *   openapi/cms.yaml     -> src/generated/openapi.ts, and the same file in client/src/generated/
  *   openapi/cms.yaml     -> src/generated/contractSchemas.ts (the record schemas the domain derives from)
- *   openapi/cms.yaml + src/operations/registry.ts -> the operation table of README.md
+ *   openapi/cms.yaml + src/operations/registry.ts -> the operation table of docs/api/operations.md
  * `npm run gen:check`: loads the contract with every rule of src/contract.ts (access stated on every
  * operation, the x- extensions), then generates into a scratch copy and exits 1, listing every file
  * that differs from the working tree (CI fails when committed output is stale or hand-edited).
@@ -18,7 +18,7 @@ import {
   renderProviderSchema,
 } from '../src/db/migrate/model.ts';
 import { buildDocs } from './docs.ts';
-import { renderOperationTable, withOperationTable } from './operationTable.ts';
+import { OPERATION_TABLE_PAGE, renderOperationTable, withOperationTable } from './operationTable.ts';
 import { runTool as run } from './tools.ts';
 
 const GENERATED = join('src', 'generated');
@@ -27,19 +27,19 @@ const CLIENT_GENERATED = join('client', 'src', 'generated');
 /** Folders holding only generated files, relative to the root: the drift check compares all of them. */
 const GENERATED_DIRS = [GENERATED, CLIENT_GENERATED];
 const CONTRACT = join(PROJECT_ROOT, 'openapi', 'cms.yaml');
-const README = join(PROJECT_ROOT, 'README.md');
+const OPERATION_PAGE = join(PROJECT_ROOT, OPERATION_TABLE_PAGE);
 
 /**
- * README.md as it should be: its operation table rendered from the contract and the registry.
+ * docs/api/operations.md as it should be: its table rendered from the contract and the registry.
  * Imported late: the registry loads every handler, hence the generated clients.
  */
-async function expectedReadme(): Promise<string> {
+async function expectedOperationPage(): Promise<string> {
   const [{ contract }, { handlers }] = await Promise.all([
     import('../src/contract.ts'),
     import('../src/operations/registry.ts'),
   ]);
   const table = renderOperationTable(contract.operations, (id) => id in handlers);
-  return withOperationTable(await readFile(README, 'utf8'), table);
+  return withOperationTable(await readFile(OPERATION_PAGE, 'utf8'), table);
 }
 
 /** What the domain reads of a schema: its shape and descriptions. Examples are left out of the generated copy. */
@@ -162,11 +162,11 @@ async function differences(fresh: string): Promise<string[]> {
 async function main(): Promise<number> {
   if (!process.argv.includes('--check')) {
     await generate(PROJECT_ROOT);
-    await writeFile(README, await expectedReadme());
+    await writeFile(OPERATION_PAGE, await expectedOperationPage());
     // The docs page the service serves at /docs (not in git: `npm ci` builds it too).
     await buildDocs();
     console.log(
-      `generated ${PROVIDERS.map((p) => `prisma/${p}/schema.prisma`).join(', ')}, ${GENERATED}/, ${CLIENT_GENERATED}/, docs/index.html and the operation table of README.md`,
+      `generated ${PROVIDERS.map((p) => `prisma/${p}/schema.prisma`).join(', ')}, ${GENERATED}/, ${CLIENT_GENERATED}/, docs/index.html and the operation table of ${OPERATION_TABLE_PAGE}`,
     );
     return 0;
   }
@@ -176,8 +176,8 @@ async function main(): Promise<number> {
   try {
     await generate(scratch);
     const problems = await differences(scratch);
-    if ((await expectedReadme()) !== (await readFile(README, 'utf8'))) {
-      problems.push('differs: README.md (operation table)');
+    if ((await expectedOperationPage()) !== (await readFile(OPERATION_PAGE, 'utf8'))) {
+      problems.push(`differs: ${OPERATION_TABLE_PAGE} (operation table)`);
     }
     if (problems.length === 0) {
       console.log('generated files are up to date');

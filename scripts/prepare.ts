@@ -1,7 +1,8 @@
 /*
  * `prepare`, which npm runs at the end of `npm ci` and `npm install`: SQLite for better-sqlite3
  * (scripts/sqlite.ts), and beside it the docs page then dist/. The SQLite compile is one C file on
- * one core for ~30 s; the docs and TypeScript builds fit on another core meanwhile.
+ * one core, the longest step of an install (bench/RUNTIME.md, "The SQLite build"); the docs and
+ * TypeScript builds fit on another core meanwhile.
  */
 import { buildDocs } from './docs.ts';
 import { buildSqlite } from './sqlite.ts';

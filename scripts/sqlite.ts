@@ -2,12 +2,13 @@
  * The SQLite inside better-sqlite3, compiled by this project's `prepare` step rather than by
  * better-sqlite3's own install script (denied in package.json's `allowScripts`). Its script would
  * first try to download a prebuilt binary from GitHub (unreachable from these machines), then
- * compile SQLite at -O3 with a dozen extensions: 60 s of CPU on one core, most of a fresh `npm ci`.
+ * compile SQLite at -O3 with a dozen extensions: most of a fresh `npm ci`.
  * Here SQLite is compiled without the extensions the service never uses — full-text search 3/4/5,
- * R*Tree, Geopoly, the dbstat table, percentile — at -O1 by `prepare`: ~21 s of CPU, beside the docs
- * and TypeScript builds, so that a fresh `npm ci` stays under a minute. `--optimize` compiles at -O2
- * instead (SQLite's own default; ~34 s): SQLite-bound queries (long scans, counts) run ~20% faster
- * than at -O1, -O3 adds nothing measurable (bench/RUNTIME.md). The Docker image builds that one.
+ * R*Tree, Geopoly, the dbstat table, percentile — at -O1 by `prepare`, beside the docs and
+ * TypeScript builds, so that a fresh `npm ci` stays under a minute. `--optimize` compiles at -O2
+ * instead (SQLite's own default, a longer compile): SQLite-bound queries (long scans, counts) run
+ * faster than at -O1, and -O3 adds nothing measurable (bench/RUNTIME.md, "The SQLite build"). The
+ * Docker image builds that one.
  *
  * The flags are appended after better-sqlite3's own (`CFLAGS` comes last on node-gyp's compile
  * line), so `-U` removes only those extensions and every other option of better-sqlite3's build

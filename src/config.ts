@@ -28,9 +28,9 @@ export interface Config {
   /** Largest `perPage` a list accepts before answering 400. */
   maxPerPage: number;
   /**
-   * Requests a minute per address, on /api/v1 (ping excepted), for requests without known-good
-   * credentials; 0 turns that limit off. Keys and tokens are unlimited unless a key has its own
-   * limit (src/http/rateLimit.ts).
+   * Requests a minute per address (every path but the operations the contract exempts: ping, the
+   * health checks), for requests without known-good credentials; 0 turns that limit off. Keys and
+   * tokens are unlimited unless a key has its own limit (src/http/rateLimit.ts).
    */
   rateLimitPerMinute: number;
   /** Redis for state every node must share (rate-limit counters); undefined on a single node. */
@@ -63,7 +63,10 @@ export interface Config {
    * milliseconds, before it is stopped (503; src/db/sqliteTimeLimit.ts). Unused on PostgreSQL.
    */
   sqliteQueryTimeoutMs: number;
-  /** Lockout after failed logins and the rule for new passwords (DESIGN "Authentication", "Passwords"). */
+  /**
+   * Lockout after failed logins and the rule for new passwords (docs/design-decisions.md,
+   * "Authentication and scopes" and "Passwords").
+   */
   accounts: AccountPolicy;
   /** Prometheus metrics on a port of their own (src/http/metrics.ts); undefined: no metrics at all. */
   metrics: MetricsConfig | undefined;

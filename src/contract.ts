@@ -10,10 +10,11 @@ import { fromRoot } from './projectRoot.ts';
  * field errors are located from the contract, so a path, method, scope or parameter is never
  * written twice. Request validation reads the same file itself.
  *
- * Per-operation policy lives in the contract too, as the `x-` extensions below (docs/architecture.md
- * lists them). The loader refuses a contract that breaks a rule, naming every operation at fault, so
- * `npm run gen:check` (which loads it) and every start fail alike: above all an operation whose
- * access is not explicit — neither public (`security: []`) nor scoped nor limited by `x-principals`.
+ * Per-operation policy lives in the contract too, as the `x-` extensions below (listed in
+ * docs/contributing/architecture.md). The loader refuses a contract that breaks a rule, naming
+ * every operation at fault, so `npm run gen:check` (which loads it) and every start fail alike:
+ * above all an operation whose access is not explicit — neither public (`security: []`) nor scoped
+ * nor limited by `x-principals`.
  */
 
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
@@ -91,10 +92,10 @@ const OPERATION_EXTENSIONS = {
 
 /**
  * The contract as parsed and resolved, written by `npm run build` (scripts/contractCache.ts) next
- * to the compiled code. Parsing the YAML and resolving its $refs cost every start of the service
- * 300-400 ms of CPU; reading this file costs a few milliseconds. It is V8's serialisation (what
- * structuredClone uses), which keeps the resolved document's shared parts shared (as JSON it would
- * be 1.3 MB of copies).
+ * to the compiled code. Parsing the YAML and resolving its $refs is a large part of a start;
+ * reading this file is not (bench/RUNTIME.md, "Start-up"). It is V8's serialisation (what
+ * structuredClone uses), which keeps the resolved document's shared parts shared (as JSON they
+ * would be written out again at every reference).
  */
 export const CONTRACT_CACHE_FILE = fromRoot('dist', 'openapi', 'cms.contract.bin');
 
@@ -173,7 +174,9 @@ export class ContractError extends Error {
     file: string,
     readonly problems: readonly string[],
   ) {
-    super(`${file} breaks the contract rules (docs/architecture.md):\n  ${problems.join('\n  ')}`);
+    super(
+      `${file} breaks the contract rules (docs/contributing/architecture.md):\n  ${problems.join('\n  ')}`,
+    );
   }
 }
 

@@ -36,8 +36,8 @@ const KEY_HINT =
 /**
  * An empty database gets the demo site, its accounts and a bootstrap key, so that the first request
  * can be made at once, when the operator asked for it or runs on the embedded default (config.seedDemo).
- * Called only for a database that had no site: the seeder and Prisma's client (~0.3 s of CPU to load)
- * are loaded for that start only. (seedDemoWhenEmpty counts again, under the migrations' lock.)
+ * Called only for a database that had no site: the seeder and Prisma's client (slow to load) are
+ * loaded for that start only. (seedDemoWhenEmpty counts again, under the migrations' lock.)
  */
 async function seedDemo(config: Config, logger: Logger): Promise<DemoSecrets | undefined> {
   const { seedDemoWhenEmpty } = await import('./domain/seed/demo.ts');

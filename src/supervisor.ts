@@ -80,17 +80,16 @@ export interface SupervisorOptions {
 }
 
 /**
- * V8 settings of every worker, measured to cut a worker's resident memory (bench/RUNTIME.md): a
- * small young generation (the service's request garbage is short-lived and small; the default lets
- * it grow to 3 x 16 MB); Prisma's query-compiler WebAssembly (3.3 MB) compiled function by function
- * as it is first called, once, by the baseline compiler, instead of all of it up front and again by
- * the optimising compiler; and an old generation allowed to grow by 30 % over what the last full
- * collection kept before the next one (V8's own factor lets it double or more under load: one
- * worker's peak under list or get traffic was 230-300 MB, 170-205 MB with it; it costs more full
- * collections, up to ~10 % of throughput in some runs on a loaded machine). It is a growth factor,
- * not a cap: a large request (an import) still gets the memory it needs. Flags the operator passes
- * to node (e.g. in NODE_OPTIONS or on the command line) come after these and win:
- * `node --heap-growing-percent=0 dist/src/main.js` gives the workers V8's own factor back.
+ * V8 settings of every worker, measured to cut a worker's resident memory (bench/RUNTIME.md,
+ * "Memory: Prisma's small query compiler"): a small young generation (the service's request garbage
+ * is short-lived and small; the default lets it grow several times larger); Prisma's query-compiler
+ * WebAssembly compiled function by function as it is first called, once, by the baseline compiler,
+ * instead of all of it up front and again by the optimising compiler; and an old generation allowed
+ * to grow by 30 % over what the last full collection kept before the next one (V8's own factor lets
+ * it double or more under load, and the peak is then garbage; the price is more full collections).
+ * It is a growth factor, not a cap: a large request (an import) still gets the memory it needs.
+ * Flags the operator passes to node (e.g. in NODE_OPTIONS or on the command line) come after these
+ * and win: `node --heap-growing-percent=0 dist/src/main.js` gives the workers V8's own factor back.
  */
 export const WORKER_V8_FLAGS = [
   '--max-semi-space-size=4',
@@ -102,8 +101,9 @@ export const WORKER_V8_FLAGS = [
 /**
  * Environment of every worker, over the supervisor's own. glibc's malloc gives each thread that
  * allocates an arena of its own (up to 8 per core) and keeps their freed memory: two arenas cut a
- * worker's resident memory by 10-20 MB (bench/RUNTIME.md). Read by glibc when the process starts,
- * hence set for the fork; a value the operator sets is kept; other C libraries ignore it.
+ * worker's resident memory (bench/RUNTIME.md, "Memory: Prisma's small query compiler"). Read by
+ * glibc when the process starts, hence set for the fork; a value the operator sets is kept; other C
+ * libraries ignore it.
  */
 export function workerEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   return { MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX ?? '2' };
@@ -171,7 +171,7 @@ export function earlyWorkerCount(env: NodeJS.ProcessEnv = process.env): number |
 
 /**
  * Forks the workers before the supervisor has read its configuration: a worker's start (node, then
- * ~0.4 s of module loading) then overlaps the supervisor's own module loading (~80 ms: the
+ * its module loading, the larger part) then overlaps the supervisor's own module loading (the
  * configuration's validator, the logger) as well as its database preparation. A worker touches
  * nothing before the supervisor answers `prepared`; supervise() adopts these workers, and a
  * supervisor whose configuration is invalid kills them (killEarlyWorkers) before it exits.
@@ -373,7 +373,7 @@ export function supervise(options: SupervisorOptions): void {
   );
   const settings = options.metrics;
   if (settings) {
-    // Loaded only when metrics are on (prom-client costs a process ~100 ms and ~12 MB).
+    // Loaded only when metrics are on (prom-client costs a process start-up time and memory).
     const opening = import('./http/metrics.ts').then(({ serveMetrics, clusterCollector }) =>
       serveMetrics({ ...settings, logger, collect: clusterCollector(() => [...serving]) }),
     );

@@ -86,7 +86,8 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
     process.on('SIGINT', () => undefined);
     process.on('SIGTERM', () => stop('SIGTERM'));
   }
-  // prom-client is loaded only when metrics are on: it costs every process ~100 ms and ~12 MB.
+  // prom-client is loaded only when metrics are on: it costs every process start-up time and memory
+  // (bench/RUNTIME.md, "Start-up").
   const metricsModule = config.metrics && (await import('./http/metrics.ts'));
   const metrics = metricsModule && new metricsModule.ServiceMetrics();
   // SQLite's WAL mode was set by the preparation every start runs first (src/start.ts): it is kept
@@ -99,7 +100,7 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   });
   const resolved = await ensureTokenSecret(config, db);
 
-  // ioredis is loaded only when Redis is configured (~90 ms of a start without it).
+  // ioredis is loaded only when Redis is configured (bench/RUNTIME.md, "Start-up").
   const redis =
     config.redisUrl === undefined
       ? undefined

@@ -85,9 +85,9 @@ export interface DbOptions {
 }
 
 /**
- * The workers' SQLite page cache, in KiB: a quarter of the default. At 100,000 contents a worker's
- * peak fell by ~12 MiB with no CPU cost measured on get-one or filtered-deep; 2 MiB cost
- * filtered-deep ~8 % more CPU (bench/RUNTIME.md).
+ * The workers' SQLite page cache, in KiB: a quarter of the default, which lowers a worker's peak
+ * memory on a large database at no CPU cost measured; half of this cost deep filtered pages CPU
+ * (bench/RUNTIME.md, "Memory: Prisma's small query compiler").
  */
 export const SERVICE_SQLITE_CACHE_KIB = 4096;
 
@@ -121,8 +121,8 @@ let postgresModules: ReturnType<typeof loadPostgres> | undefined;
 
 /**
  * A client of the database the URL names. Only that provider's generated client and driver adapter
- * are loaded (PostgreSQL's `pg` and its client cost a SQLite service ~90 ms of every start, and
- * memory, for nothing), hence a promise.
+ * are loaded (PostgreSQL's `pg` and its client would cost a SQLite service start-up time and
+ * memory for nothing), hence a promise.
  */
 export async function createDb(databaseUrl: string, options: DbOptions = {}): Promise<DbHandle> {
   const provider = providerOf(databaseUrl);

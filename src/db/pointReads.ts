@@ -6,7 +6,8 @@ import { type ApiKey, type Content, MODEL_FIELDS } from './models.ts';
  * The reads every request of the hot paths makes (a content by its path, an API key by digest),
  * through the driver with statements prepared once and kept, instead of through Prisma's client:
  * for a one-row read, Prisma's query compiler, its result shaping and the SQLite adapter's
- * re-preparing of every statement cost several times the query itself (bench/README.md).
+ * re-preparing of every statement cost several times the query itself (bench/RUNTIME.md, "Get
+ * one, the request path").
  *
  * Nothing here restates the model. The columns read are the model's scalar fields as the generated
  * client lists them (`Prisma.<Model>ScalarFieldEnum`, in the model's order, as Prisma returns
@@ -111,7 +112,8 @@ export function sqlitePointReads(
       // epoch milliseconds are safe integers, so this statement reads plain numbers.
       // Rows are read as arrays and the objects built here: the driver's own row objects cost the
       // interning of every column name on every row, and writing a Date over a number it read
-      // changed the object's shape, both on the CPU profile of a get-one (bench/RUNTIME.md).
+      // changed the object's shape, both on the CPU profile of a get-one (bench/RUNTIME.md, "Get
+      // one, the request path").
       const statement = database.prepare(sqlText).safeIntegers(false).raw(true);
       const columns = statement.columns();
       const names = columns.map(({ name }) => name);

@@ -5,8 +5,8 @@ import { providerOf, sqliteFilePath } from './client.ts';
 /*
  * The few statements `npm start` runs once before any worker touches the database (src/main.ts),
  * on one connection of the plain driver. Through Prisma they cost the supervisor its client, the
- * query compiler's WebAssembly and a first query (~0.3 s of CPU on every start) for three
- * statements; the workers load Prisma anyway, for themselves.
+ * query compiler's WebAssembly and a first query on every start (bench/RUNTIME.md, "Start-up")
+ * for three statements; the workers load Prisma anyway, for themselves.
  */
 
 export interface PreparationConnection {

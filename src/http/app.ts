@@ -119,7 +119,8 @@ export function createApp(options: AppOptions): express.Express {
     apiSpec: structuredClone(contract.resolved) as ParsedDocument,
     $refParser: { mode: 'dereference' },
     // The contract is checked against the OpenAPI schema by `npm run lint:contract` and by every
-    // non-production start (tests); in production that check cost 1-2 s of each worker's start.
+    // non-production start (tests); in production it would lengthen each worker's start
+    // (bench/RUNTIME.md, "Start-up").
     validateApiSpec: config.nodeEnv !== 'production',
     // coerceTypes stays unset: `true` would also coerce JSON bodies ("5" accepted for 5). Path and
     // query parameters are coerced regardless. The apiKey query parameter is allowed because it is

@@ -4,7 +4,7 @@ import type { CredentialBudget } from './auth.ts';
 
 /*
  * Credentials that authenticated lately, kept by each process so that a request with a known key or
- * token costs no database lookup. README "Authentication" promises that a deleted, reset or revoked
+ * token costs no database lookup. docs/api/authentication.md promises that a deleted, reset or revoked
  * key and a logged-out token stop working at once on every node, so an entry is good only for the
  * credentials generation it was looked up under: a counter in the shared state that every operation
  * able to change credentials (`x-changes-credentials: true` in openapi/cms.yaml) advances before it

@@ -125,8 +125,8 @@ type LoggedRequest = Request & { [REQUEST_LOGGER]?: Logger; [BOUND_LOGGER]?: Log
 /**
  * `req.log` as one accessor on the requests' prototype (express's per-app request object), which
  * makes the bound logger on first use from what the middleware left on the request. Defining an
- * accessor on each request instead (Object.defineProperty) cost ~5 µs a request and turned the
- * request into a slower object for every stage after it (bench/RUNTIME.md).
+ * accessor on each request instead (Object.defineProperty) gave each request a hidden class of its
+ * own, a slower object for every stage after it (bench/RUNTIME.md, "Get one, the request path").
  */
 const requestLog: PropertyDescriptor = {
   configurable: true,
@@ -150,9 +150,9 @@ const withRequestLog = new WeakSet<object>();
  *
  * This does what pino-http did, lazily: pino-http bound a child logger to every request up front,
  * and pino serialises a child's bindings when it is made, so every request paid for its headers'
- * redaction and JSON text (about a third of a get-one's CPU in production, bench/README.md) even
- * when, at the usual `warn` level, no line about it is ever written. Here the request's logger is
- * made on its first use, and the closing line only when its level is enabled.
+ * redaction and JSON text (a large share of a get-one's CPU: bench/RUNTIME.md, "Get one, the
+ * request path") even when, at the usual `warn` level, no line about it is ever written. Here the
+ * request's logger is made on its first use, and the closing line only when its level is enabled.
  */
 export function requestLogging(logger: Logger): RequestHandler {
   const base = safeLogger(logger);

@@ -47,9 +47,9 @@ export const METRIC_NAMES = {
   workersReporting: 'cms_workers_reporting',
 } as const;
 
-/** Seconds; from a cached key check (~1 ms) to the 30 s request limit (src/http/server.ts). */
+/** Seconds; from the cheapest request (a cached key check) to the 30 s request limit (src/http/server.ts). */
 const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
-/** Seconds; from an indexed SQLite read (~0.1 ms) to PostgreSQL's 15 s statement_timeout. */
+/** Seconds; from an indexed SQLite read (well under a millisecond) to PostgreSQL's 15 s statement_timeout. */
 const QUERY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5, 15];
 
 export type StatementKind = 'read' | 'write' | 'transaction' | 'other';

@@ -122,7 +122,8 @@ const EXPRESS_WEAK_ETAG = express().get('etag fn') as ETagOf;
 
 /**
  * What EXPRESS_WEAK_ETAG (the `etag` package, weak) answers for a text, hashed from the string:
- * express hashes a Buffer copy of it, which took a get-one ~10 µs (bench/RUNTIME.md).
+ * express hashes a Buffer copy of it, which costs a get-one more (bench/RUNTIME.md, "Get one, the
+ * request path").
  */
 function weakETagOf(text: string, byteLength: number): string {
   if (byteLength === 0) return 'W/"0-2jmj7l5rSw0yVb/vlWAYkK/YBwk"';
@@ -135,7 +136,8 @@ function weakETagOf(text: string, byteLength: number): string {
  * 304 when the request is fresh, no body for HEAD — but written as the string it is: res.send turns
  * a body of 1,000 bytes or more into a Buffer (to hash it), and node then writes the headers and
  * the body as two buffers (writev) where it writes one string with its headers in one write. That
- * was 13-19 % of a get-one's CPU (bench/RUNTIME.md). Statuses without a body keep res.send.
+ * was a large share of a get-one's CPU (bench/RUNTIME.md, "Get one, the request path"). Statuses
+ * without a body keep res.send.
  */
 function sendJsonText(res: Response, text: string): void {
   if (res.statusCode === 204 || res.statusCode === 205 || res.statusCode === 304) {
@@ -200,8 +202,8 @@ async function runHandler(
 
 /**
  * A handler's context. A class, not an object literal with getters: V8 gives every such literal a
- * shape of its own (its getters are new closures each time), which cost ~0.7 µs a request and made
- * every read of the context in a handler a slow one (bench/RUNTIME.md).
+ * shape of its own (its getters are new closures each time), which made every read of the context
+ * in a handler a slow one (bench/RUNTIME.md, "Get one, the request path").
  */
 class RequestContext implements OperationContext {
   readonly db: Db;

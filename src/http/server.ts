@@ -65,7 +65,7 @@ function refuse(error: NodeJS.ErrnoException, socket: Duplex): void {
  * prototype (`Object.setPrototypeOf(req, app.request)`) when it handles them; done to an object node
  * has just built, that change leaves each request and response with a shape of its own in V8, and
  * every later property access on them (express's, the validator's, ours) misses its inline caches:
- * half of a get-one's CPU (bench/RUNTIME.md, "Requests born with the app's prototypes"). Built by
+ * a large share of a get-one's CPU (bench/RUNTIME.md, "Requests born with the app's prototypes"). Built by
  * these, they already have that prototype, and express's change to the same prototype changes
  * nothing. Node's constructors are run on the new object with `call`, with node's own arguments
  * (measured: `Reflect.construct` or a rest-parameter `apply` keep part of the cost). Should a later

@@ -8,7 +8,7 @@ import { problem, sendProblem } from './problem.ts';
  * Routes that are not operations of the contract — the contract itself, its docs page — live here,
  * in one router mounted ahead of rate limiting, authorization and the validator, so they neither
  * fall into the validator's "no such operation" 404 nor need exceptions inside it. Add a route here,
- * not in app.ts, and list it in the README. (Metrics are not on the API port at all: they have a
+ * not in app.ts, and list it in docs/api/README.md. (Metrics are not on the API port at all: they have a
  * listener of their own, src/http/metrics.ts, so /metrics here is a 404 like any unknown path.)
  */
 
@@ -40,7 +40,8 @@ const SERVICE_PATHS = ['/openapi.yaml', '/openapi.json', '/favicon.ico', '/docs'
 /**
  * The paths the router below can match, as its routes match them (the router's defaults: any case,
  * one optional trailing slash, the raw path). Every other request skips the router: entering a
- * router and leaving it again cost every API request a layer walk of its own (bench/RUNTIME.md).
+ * router and leaving it again cost every API request a layer walk of its own (bench/RUNTIME.md,
+ * "Get one, the request path").
  */
 const MAY_MATCH = new RegExp(
   `^(?:${SERVICE_PATHS.map((path) => path.replaceAll('.', '\\.')).join('|')})/?$`,
@@ -63,8 +64,8 @@ export function serviceRoutes(contract: Contract, options: ServiceRouteOptions =
     res.status(204).end();
   });
   const docsPage = options.docsPage ?? DOCS_PAGE;
-  // Read on the first request (2.7 MB, not worth a start-up), then kept: the page changes only with
-  // the contract, i.e. with a new build.
+  // Read on the first request (a large file, not worth a start-up), then kept: the page changes only
+  // with the contract, i.e. with a new build.
   let docs: Buffer | undefined;
   router.get(docsPath, (_req, res) => {
     docs ??= existsSync(docsPage) ? readFileSync(docsPage) : undefined;

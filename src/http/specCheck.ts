@@ -3,10 +3,10 @@ import { createRequire } from 'node:module';
 /*
  * express-openapi-validator compiles, with ajv, a validator of the OpenAPI 3.x meta-schema every
  * time it initialises (`new OpenAPISchemaValidator(...)` in its framework/index.js), also with
- * `validateApiSpec: false`, when it never calls it: about 300 ms of CPU on a production worker's
- * first request (bench/RUNTIME.md). Its class is replaced, in the validator's own module, by one
- * that builds the real validator on its first `validate` call: with the check on (development,
- * tests) it runs exactly as before; with it off the meta-schema is never compiled.
+ * `validateApiSpec: false`, when it never calls it: CPU spent on a production worker's first
+ * request for nothing (bench/RUNTIME.md, "Start-up"). Its class is replaced, in the validator's own
+ * module, by one that builds the real validator on its first `validate` call: with the check on
+ * (development, tests) it runs exactly as before; with it off the meta-schema is never compiled.
  *
  * The validator's module reads the class from this module's exports at each initialisation, so the
  * replacement takes effect there. If a version of the validator moves or renames it, nothing is

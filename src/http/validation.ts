@@ -8,7 +8,7 @@ import type { ContractOperation } from '../contract.ts';
 /*
  * express-openapi-validator's stages, run inside each operation's route. Its metadata stage finds
  * the request's operation by compiling every path of the contract into a regular expression and
- * trying them in turn — on every request (path-to-regexp was 6 % of a get-one's CPU). Inside an
+ * trying them in turn — on every request (bench/RUNTIME.md, "Get one, the request path"). Inside an
  * operation's route the router has already matched that operation, so after the stage has run
  * once for it, its result (the operation's schema, as the validator prepared it) is kept and set
  * on later requests with the router's path parameters; the stages that validate run as before.

@@ -6,7 +6,7 @@ import { afterAll, expect, test } from '@jest/globals';
 import { fromRoot } from '../../src/projectRoot.ts';
 
 /*
- * The import rule of docs/architecture.md is biome's noRestrictedImports, per folder (biome.json),
+ * The import rule of docs/contributing/architecture.md is biome's noRestrictedImports, per folder (biome.json),
  * run by `npm run lint`. Here the project's own rule set lints probe files laid out like src/, each
  * importing one module: every import the layers forbid is reported, and every one they allow is not.
  */

@@ -1,5 +1,4 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import {
@@ -21,6 +20,7 @@ import {
 import { type FloorQueries, floorQueries, openSql, type ScenarioParams, type Sql } from '../../bench/sql.ts';
 import { importDocument } from '../../src/domain/import/index.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { scratchPrefix } from '../support/run.ts';
 
 /*
  * The benchmark's guard, as a test: on a small generated data set, floor C's hand-written SQL and the
@@ -38,7 +38,7 @@ let folder: string;
 
 beforeAll(async () => {
   app = await startTestApp();
-  folder = await mkdtemp(join(tmpdir(), 'cms-bench-test-'));
+  folder = await mkdtemp(scratchPrefix('bench'));
   const file = join(folder, 'contents.json');
   await writeImportFile(file, { contents: CONTENTS, seed: 7, apiKey: KEY });
   await importDocument(app.db, JSON.parse(await readFile(file, 'utf8')));

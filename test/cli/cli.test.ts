@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createDb, type DbHandle } from '../../src/db/client.ts';
@@ -8,6 +7,7 @@ import { md5Hex, verifyMd5Password } from '../../src/domain/accounts/passwords.t
 import { digestApiKey } from '../../src/domain/crypto/apiKeys.ts';
 import { rowCounts } from '../import/rowCounts.ts';
 import { leaks } from '../support/leaks.ts';
+import { scratchPrefix } from '../support/run.ts';
 
 /*
  * The command-line tool as an operator runs it: a child process on a temporary SQLite file
@@ -50,7 +50,7 @@ describe('cms command-line tool', () => {
   };
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'cms-cli-'));
+    dir = await mkdtemp(scratchPrefix('cli'));
     url = `file:${join(dir, 'cms.db')}`;
   });
   afterAll(async () => {

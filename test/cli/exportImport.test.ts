@@ -1,13 +1,13 @@
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createDb } from '../../src/db/client.ts';
 import { md5Hex, verifyMd5Password } from '../../src/domain/accounts/passwords.ts';
 import { type Run, runScript } from '../process/processes.ts';
 import { createEmptyDatabase, type EmptyDatabase } from '../support/database.ts';
+import { scratchPrefix } from '../support/run.ts';
 
 /*
  * `cms export` and `cms import` as an operator runs them: child processes on real databases
@@ -67,7 +67,7 @@ describe('cms export and import', () => {
   };
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'cms-dataio-'));
+    dir = await mkdtemp(scratchPrefix('dataio'));
   });
   afterAll(async () => {
     for (const created of databases) await created.drop();

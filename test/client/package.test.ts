@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import ts from 'typescript';
@@ -8,6 +7,7 @@ import { PROJECT_ROOT } from '../../src/db/migrate/model.ts';
 import type { TestApp } from '../support/app.ts';
 import { startClient, type TypedClient } from '../support/client.ts';
 import { startFixtureApp } from '../support/fixtures.ts';
+import { scratchPrefix } from '../support/run.ts';
 
 /*
  * The published client as a user gets it: `npm pack` of client/ (its prepack builds dist/), the
@@ -62,7 +62,7 @@ function run(command: string, args: string[], cwd: string): Promise<string> {
 beforeAll(async () => {
   ({ app, key } = await startFixtureApp(['Contents', 'Channels']));
   typed = await startClient(app, key);
-  scratch = await mkdtemp(join(tmpdir(), 'cms-client-'));
+  scratch = await mkdtemp(scratchPrefix('client'));
 });
 afterAll(async () => {
   await typed?.close();

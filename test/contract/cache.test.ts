@@ -1,8 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { CONTRACT_FILE, type Contract, loadContract, writeContractCache } from '../../src/contract.ts';
+import { scratchPrefix } from '../support/run.ts';
 
 /*
  * `npm run build` writes the parsed and resolved contract next to the compiled code, and the
@@ -10,7 +10,7 @@ import { CONTRACT_FILE, type Contract, loadContract, writeContractCache } from '
  * YAML says: the same contract as a fresh parse, never a cache made from another text.
  */
 
-const dir = mkdtempSync(join(tmpdir(), 'cms-contract-cache-'));
+const dir = mkdtempSync(scratchPrefix('contract-cache'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** What the rest of the service reads of a contract (the file name aside). */

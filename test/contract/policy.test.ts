@@ -7,7 +7,7 @@ import { ContractError, contract, loadContract } from '../../src/contract.ts';
 import { exemptRequests } from '../../src/http/rateLimit.ts';
 
 /*
- * Per-operation policy is read from the contract (docs/architecture.md, "Operation policy"): access
+ * Per-operation policy is read from the contract (docs/contributing/architecture.md, "Operation policy"): access
  * must be explicit, and the x- extensions are checked by the loader — which `npm run gen:check` and
  * every start run — so a mistake fails before anything serves, naming the operation.
  */

@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import Database from 'better-sqlite3';
@@ -24,6 +23,7 @@ import {
   type EmptyDatabase,
   testServerUrl,
 } from '../support/database.ts';
+import { scratchPrefix } from '../support/run.ts';
 
 const server = testServerUrl();
 const provider = server ? 'postgresql' : 'sqlite';
@@ -101,7 +101,7 @@ describe(`migrations on ${provider}`, () => {
       .map((entry) => entry.name)
       .sort();
     database = await createEmptyDatabase();
-    scratch = await mkdtemp(join(tmpdir(), 'cms-migrations-'));
+    scratch = await mkdtemp(scratchPrefix('migrations'));
   });
 
   afterAll(async () => {

@@ -1,18 +1,23 @@
 import { readFileSync } from 'node:fs';
 import { expect, test } from '@jest/globals';
-import { renderOperationTable, withOperationTable } from '../../scripts/operationTable.ts';
+import {
+  OPERATION_TABLE_PAGE,
+  renderOperationTable,
+  withOperationTable,
+} from '../../scripts/operationTable.ts';
 import { contract } from '../../src/contract.ts';
 import { handlers } from '../../src/operations/registry.ts';
 
 /*
- * The README's operation table is the public statement of what this version implements. `npm run
- * gen` writes it from the contract and the handler registry; this only checks that it is current.
+ * The operation table of docs/api/operations.md is the public statement of what this version
+ * implements. `npm run gen` writes it from the contract and the handler registry; this only checks
+ * that it is current.
  */
 
-test('the README operation table is what `npm run gen` writes from the contract and the registry', () => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+test('the operation table is what `npm run gen` writes from the contract and the registry', () => {
+  const page = readFileSync(new URL(`../../${OPERATION_TABLE_PAGE}`, import.meta.url), 'utf8');
   const table = renderOperationTable(contract.operations, (id) => id in handlers);
-  expect(readme).toBe(withOperationTable(readme, table));
+  expect(page).toBe(withOperationTable(page, table));
 });
 
 test('the table marks an operation implemented exactly when the registry has its handler', () => {

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import type { Redis } from 'ioredis';
 import { createRedis } from '../../src/db/redis.ts';
@@ -6,6 +5,7 @@ import { digestApiKey } from '../../src/domain/crypto/apiKeys.ts';
 import { signAccessToken } from '../../src/domain/crypto/tokens.ts';
 import { KnownCredentials } from '../../src/http/auth.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { testRedisKeyPrefix } from '../support/run.ts';
 
 /*
  * Rate limits, counted in the shared state: the test database here, Redis in the multi-node case
@@ -201,7 +201,7 @@ const redisUrl = process.env.TEST_REDIS_URL;
     redisA = createRedis(redisUrl as string);
     redisB = createRedis(redisUrl as string);
     // One deployment: the same key prefix on both nodes, new for each run.
-    const config = { rateLimitPerMinute: LIMIT, redisKeyPrefix: `cms-test-${randomUUID()}:` };
+    const config = { rateLimitPerMinute: LIMIT, redisKeyPrefix: testRedisKeyPrefix() };
     first = await startTestApp({ config, redis: redisA });
     second = await startTestApp({ config, redis: redisB });
   });

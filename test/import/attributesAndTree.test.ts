@@ -14,9 +14,9 @@ import {
   validateSiteAttributes,
 } from '../../src/domain/sites/attributes.ts';
 
-/** The attribute table of SPEC 2.5 (copied into a fixture: tests read only the repository): kind → names. */
+/** The attribute table of docs/api/site-attributes.md (the original system's site record): kind → names. */
 function specAttributes(): Map<string, string> {
-  const section = readFileSync(new URL('../fixtures/spec-site-attributes.md', import.meta.url), 'utf8');
+  const section = readFileSync(new URL('../../docs/api/site-attributes.md', import.meta.url), 'utf8');
   const kinds = new Map<string, string>();
   for (const line of section.split('\n')) {
     const cells = line.split(/(?<!\\)\|/).map((cell) => cell.trim());
@@ -38,7 +38,7 @@ const KIND_OF_SPEC_TYPE: Record<string, string[]> = {
 };
 
 describe('site attributes', () => {
-  test('are exactly the fields of SPEC 2.5, each of its stated type', () => {
+  test('are exactly the fields of docs/api/site-attributes.md, each of its stated type', () => {
     const spec = specAttributes();
     expect([...spec.keys()].sort()).toEqual([...SITE_ATTRIBUTE_NAMES].sort());
     for (const [name, type] of spec) {

@@ -1,11 +1,11 @@
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from '@jest/globals';
 import { createDb } from '../../src/db/client.ts';
 import { applyMigrations, MigrationError } from '../../src/db/migrate/index.ts';
 import { migrationsDir } from '../../src/db/migrate/model.ts';
 import { createEmptyDatabase, type EmptyDatabase, testServerUrl } from '../support/database.ts';
+import { scratchPrefix } from '../support/run.ts';
 import {
   bootstrapKeyOf,
   freePort,
@@ -143,7 +143,7 @@ describe(`several processes on one ${provider} database`, () => {
     const { service } = await serve({ DATABASE_URL: database.url });
     await service.waitFor(LISTENING);
     // This version plus one migration: what the next release would bring.
-    scratch = await mkdtemp(join(tmpdir(), 'cms-next-'));
+    scratch = await mkdtemp(scratchPrefix('next'));
     const dir = migrationsDir('sqlite', scratch);
     await cp(migrationsDir('sqlite'), dir, { recursive: true });
     await mkdir(join(dir, '29990101000000_next'));

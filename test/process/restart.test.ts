@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { afterEach, describe, expect, jest, test } from '@jest/globals';
 import { WORKER_V8_FLAGS } from '../../src/supervisor.ts';
 import { createEmptyDatabase, type EmptyDatabase, testServerUrl } from '../support/database.ts';
+import { testRedisKeyPrefix } from '../support/run.ts';
 import { bootstrapKeyOf, freePort, type Service, startService, stopService } from './processes.ts';
 
 /*
@@ -311,7 +311,7 @@ describe(`the supervisor on ${provider}`, () => {
   const through = redisUrl === undefined ? 'the database' : 'Redis';
   test(`a restart requested on one node rolls the workers of the other nodes (signal through ${through})`, async () => {
     const shared: Record<string, string> =
-      redisUrl === undefined ? {} : { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `cms-test-${randomUUID()}:` };
+      redisUrl === undefined ? {} : { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: testRedisKeyPrefix() };
     const a = await startSeeded({ WORKERS: '1', ...shared });
     const b = await serve({ DATABASE_URL: (database as EmptyDatabase).url, WORKERS: '1', ...shared });
     await b.service.waitFor(/"msg":"workers ready"/, 60_000);

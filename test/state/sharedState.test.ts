@@ -9,6 +9,7 @@ import { handlers } from '../../src/operations/registry.ts';
 import { createSharedState, type SharedState, SharedStateUnavailable } from '../../src/state/index.ts';
 import { startTestApp } from '../support/app.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { testRedisKeyPrefix } from '../support/run.ts';
 
 /*
  * One behavioural suite for every store behind the shared-state port: the database (SQLite, or
@@ -47,7 +48,7 @@ async function databaseNodes(): Promise<Nodes> {
 async function redisNodes(url: string): Promise<Nodes> {
   const database = await createTestDatabase();
   const clients = [createRedis(url), createRedis(url)] as const;
-  const redisKeyPrefix = `cms-test-${randomUUID()}:`;
+  const redisKeyPrefix = testRedisKeyPrefix();
   const [a, b] = clients.map((redis) =>
     createSharedState({ db: database.handle.db, redis, redisKeyPrefix, logger: silent }),
   ) as [SharedState, SharedState];

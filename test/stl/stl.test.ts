@@ -62,7 +62,7 @@ describe('stl/sites and stl/site', () => {
     });
   });
 
-  test('attributes: every field, each in the type SPEC 2.5 gives it', async () => {
+  test('attributes: every field, each in the type docs/api/site-attributes.md gives it', async () => {
     const attributes = (await site({ siteId: 1 })).data?.value.attributes ?? {};
     const { components } = contract.document as {
       components: { schemas: { SiteAttributes: { required: string[] } } };

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
@@ -15,6 +14,7 @@ import type { RestartWorkers } from '../../src/operations/types.ts';
 import { createSharedState, type SharedState } from '../../src/state/index.ts';
 import { createTestDatabase } from './database.ts';
 import { leaks, observeApp } from './leaks.ts';
+import { testRedisKeyPrefix } from './run.ts';
 
 export interface ApiKeyOptions {
   expiresAt?: Date;
@@ -96,7 +96,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     databaseUrl: database.url,
     cmsSecret: TEST_SECRET,
     // Test runs share one Redis (CI runs SQLite then PostgreSQL within the same minute).
-    redisKeyPrefix: `cms-test-${randomUUID()}:`,
+    redisKeyPrefix: testRedisKeyPrefix(),
     ...options.config,
   };
   leaks.secret(config.cmsSecret, 'CMS_SECRET');

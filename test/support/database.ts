@@ -1,5 +1,4 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDb, type DbHandle, type DbOptions, providerOfUrl } from '../../src/db/client.ts';
 import { applyMigrations } from '../../src/db/migrate/index.ts';
@@ -9,6 +8,7 @@ import {
   uniqueDatabaseName,
   withDatabase,
 } from '../../src/db/migrate/postgres.ts';
+import { databaseNamePrefix, scratchPrefix } from './run.ts';
 
 export interface TestDatabase {
   url: string;
@@ -34,14 +34,15 @@ export function testServerUrl(): string | undefined {
 /**
  * A new database without tables: a SQLite file in a fresh temporary folder, or, with
  * TEST_DATABASE_URL set, a uniquely named database on that server (test files run in parallel).
+ * Both names carry the run's id, so the global teardown removes what a failed file left.
  */
 export async function createEmptyDatabase(): Promise<EmptyDatabase> {
   const server = testServerUrl();
   if (server === undefined) {
-    const dir = await mkdtemp(join(tmpdir(), 'cms-test-'));
+    const dir = await mkdtemp(scratchPrefix('db'));
     return { url: `file:${join(dir, 'cms.db')}`, drop: () => rm(dir, { recursive: true, force: true }) };
   }
-  const name = uniqueDatabaseName('cms_test');
+  const name = uniqueDatabaseName(databaseNamePrefix());
   await createDatabase(server, name);
   return { url: withDatabase(server, name), drop: () => dropDatabase(server, name) };
 }

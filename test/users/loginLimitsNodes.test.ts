@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { md5Hex } from '../../src/domain/accounts/passwords.ts';
 import { ATTEMPTS_PER_WINDOW } from '../../src/domain/logins/policy.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { testRedisKeyPrefix } from '../support/run.ts';
 
 /*
  * The login rate limits are counted in the shared state: two nodes sharing one Redis count the
@@ -31,7 +31,7 @@ function patientRedis(url: string): Redis {
   beforeAll(async () => {
     redisA = patientRedis(redisUrl as string);
     redisB = patientRedis(redisUrl as string);
-    const config = { redisKeyPrefix: `cms-test-${randomUUID()}:` };
+    const config = { redisKeyPrefix: testRedisKeyPrefix() };
     first = await startTestApp({ config, redis: redisA });
     second = await startTestApp({ config, redis: redisB });
   });

@@ -40,8 +40,8 @@ export interface MigrationStatus {
 
 /**
  * The history table's rows, oldest first; empty when the database or the table does not exist yet.
- * Only the driver of the URL's database is loaded (every start asks this first; `pg` costs a SQLite
- * start ~40 ms for nothing).
+ * Only the driver of the URL's database is loaded (every start asks this first; loading `pg` would
+ * lengthen a SQLite start for nothing).
  */
 export async function readHistory(databaseUrl: string): Promise<HistoryRow[]> {
   return providerOf(databaseUrl) === 'sqlite'

@@ -65,7 +65,7 @@ export class PostgresSandbox implements SqlExecutor {
   readonly dialect = 'postgresql' as const;
   /**
    * Made on the first sandboxed query, with pg loaded then: the sandbox is made with every worker
-   * (src/db/sandbox/index.ts), and a SQLite service would load pg (~35 ms of its start) for nothing.
+   * (src/db/sandbox/index.ts), and a SQLite service would load pg at its start for nothing.
    */
   private pool: Promise<pg.Pool> | undefined;
 

@@ -2,8 +2,8 @@ import type { FieldProblem } from '../errors.ts';
 
 /*
  * The rules every way of making or changing an account applies (create-user, update-administrator,
- * the import): DESIGN "Users and administrators" and "Passwords", and the contract's descriptions
- * of createUser and updateAdministrator.
+ * the import): docs/design-decisions.md, "Users and administrators" and "Passwords", and the
+ * contract's descriptions of createUser and updateAdministrator.
  */
 
 export const ACCOUNT_KINDS = ['users', 'administrators'] as const;
@@ -35,7 +35,7 @@ export interface PasswordRule {
   digit: boolean;
 }
 
-/** DESIGN "Passwords": at least 6 characters with a letter and a digit. */
+/** docs/design-decisions.md, "Passwords": at least 6 characters with a letter and a digit. */
 export const DEFAULT_PASSWORD_RULE: PasswordRule = { minLength: 6, letter: true, digit: true };
 
 /** Why a new password (plain text) is refused, or undefined when it is strong enough. */

@@ -68,9 +68,10 @@ function pageRows(db: Db, where: Sql, orderBy: Sql, perPage: number, offset: num
  *
  * The page query picks the page's ids first and reads whole rows only for them: the inner select
  * needs nothing but columns the narrow Content indexes hold, so filtering and skipping to a deep
- * page read index entries, not 2 KB rows. The count of a filter of site, channel scope and review
- * state is a sum over ContentTally (kept exact by triggers), not a count over every match; any
- * other filter's count is counted once per write to the site and stored (counts.ts).
+ * page read index entries, not whole rows with their bodies. The count of a filter of site, channel
+ * scope and review state is a sum over ContentTally (kept exact by triggers), not a count over
+ * every match; any other filter's count is counted once per write to the site and stored
+ * (counts.ts).
  */
 export async function listContents(
   db: Db,

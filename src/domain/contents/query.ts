@@ -193,7 +193,7 @@ function compileWhere(rule: WhereRule, siteId: number, provider: DbProvider): Sq
       throw invalid(`a ${rule.operator} pattern must be at most ${MAX_PATTERN_LENGTH} characters`);
     // SQLite: the title is tested as lower("title"), which a SQLite-only index holds beside the
     // narrow list columns (migration content_count_cache), so a title pattern is tested on index
-    // entries, not on 2 KB rows. Same answer: SQLite's LIKE and its lower() both fold ASCII only.
+    // entries, not on whole rows. Same answer: SQLite's LIKE and its lower() both fold ASCII only.
     const subject = provider === 'sqlite' && column.column === 'title' ? sql`lower(${raw})` : expression;
     const match = likeSql(subject, String(rule.value), provider);
     return operator === 'like' ? match : sql`NOT (${match})`;

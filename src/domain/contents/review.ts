@@ -2,7 +2,7 @@ import type { components } from '../../generated/openapi.ts';
 import { invalid } from '../errors.ts';
 
 /*
- * Review state (DESIGN "Review state"): checkedLevel −99 is a draft, 0 pending, 1…5 passed that
+ * Review state (docs/design-decisions.md, "Review state"): checkedLevel −99 is a draft, 0 pending, 1…5 passed that
  * stage, −1…−5 rejected at that stage. A content is `checked` exactly when its level reaches the
  * site's checkContentLevel.
  */

@@ -21,8 +21,8 @@ import {
 } from './fields.ts';
 
 /*
- * The records an import file holds, with the API's field names (SPEC 2.5-2.8, form A for channels
- * and contents). Defaults are the schema's, so a row imported with few fields equals one the
+ * The records an import file holds, with the API's field names (the contract's Site, form A for
+ * channels and contents, User and Administrator; docs/operating/cli.md). Defaults are the schema's, so a row imported with few fields equals one the
  * service would create. Dates left out become the time of the import (filled in by the planner).
  */
 

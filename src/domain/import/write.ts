@@ -24,7 +24,8 @@ const MAX_PARAMETERS = 30_000;
 /**
  * Characters of text per statement. The driver adapter's debug module keeps the arguments of its
  * last 100 calls (each query with all its values) even when debugging is off, so a statement's
- * size times 100 stays in memory (twice: the client keeps such a history too): some 15-30 MB with this bound, whatever the import's size.
+ * size times 100 stays in memory (twice: the client keeps such a history too); this bound keeps
+ * that small and independent of the import's size (docs/operating/cli.md).
  */
 const MAX_STATEMENT_TEXT = 64 * 1024;
 

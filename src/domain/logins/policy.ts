@@ -1,6 +1,6 @@
 /*
- * The protection of logins and password changes (DESIGN "Authentication and scopes"), in one place
- * so that the README and the contract can state it and tests can drive it.
+ * The protection of logins and password changes (docs/design-decisions.md, "Authentication and
+ * scopes"), in one place so that the docs and the contract can state it and tests can drive it.
  */
 
 import { DEFAULT_PASSWORD_RULE, type PasswordRule } from '../accounts/rules.ts';

@@ -160,7 +160,7 @@ function checkedLevelOf(n: number): number {
 
 /**
  * Dates the import would otherwise set to "now": fixed, so that a record read from the demo is the
- * same on every system (the contract's examples and the README's are checked against it).
+ * same on every system (the contract's examples, replayed by test/contract, and the README's use it).
  */
 function sameDates<K extends string>(names: readonly K[], date: string): Record<K, string> {
   return Object.fromEntries(names.map((name) => [name, date])) as Record<K, string>;

@@ -3,7 +3,7 @@ import { readJsonObject } from '../jsonObject.ts';
 import { DEFAULT_CHANNEL_FILE_PATH_RULE, DEFAULT_CONTENT_FILE_PATH_RULE } from '../urls.ts';
 
 /*
- * A site's `attributes` (SPEC 2.5). The database keeps only the keys that were set, as JSON object
+ * A site's `attributes` (docs/api/site-attributes.md). The database keeps only the keys that were set, as JSON object
  * text, so that a changed service default reaches every site that never chose its own value.
  * One table of field kinds drives the type, the reader and the validator, so they cannot drift.
  */

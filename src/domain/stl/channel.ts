@@ -7,7 +7,7 @@ import { splitList } from '../lists.ts';
 import { type ChannelChoice, chooseChannel, chooseSite, type SiteChoice } from './choose.ts';
 
 /*
- * Channel form B (SPEC 2.6): the original system's view of a channel. Lists are comma-joined
+ * Channel form B (the contract's ChannelFormB): the original system's view of a channel. Lists are comma-joined
  * text, and the per-channel settings kept in `extras` appear twice, as `additional` and as
  * `attributes`, each with its default when the channel never set it.
  */

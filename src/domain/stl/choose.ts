@@ -3,9 +3,9 @@ import type { Channel, Site } from '../../db/models.ts';
 import { notFound } from '../errors.ts';
 
 /*
- * How a template-tag read picks its site and channel (DESIGN "Template-tag reads"): each parameter
- * is a fallback for the one before it, and a name that matches nothing is a 404, never a silent
- * fallback to the next choice.
+ * How a template-tag read picks its site and channel (docs/design-decisions.md, "Template-tag
+ * reads"): each parameter is a fallback for the one before it, and a name that matches nothing is a
+ * 404, never a silent fallback to the next choice.
  */
 
 export interface SiteChoice {

@@ -4,7 +4,10 @@ import type { components } from '../../generated/openapi.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
 import { chooseSite, type SiteChoice } from './choose.ts';
 
-/* The Site of SPEC 2.5: the stored row with every attribute, stored or default, in its type. */
+/*
+ * The Site of docs/api/site-attributes.md: the stored row with every attribute, stored or default,
+ * in its type.
+ */
 
 export type SiteForm = components['schemas']['Site'];
 

@@ -18,8 +18,8 @@ type Parser = InstanceType<typeof sqliteBuild.Parser>;
 
 /**
  * Each dialect's parser is loaded on the first query of that dialect: the builds are large (loading
- * both took ~0.9 s and ~25 MB of every worker's start, for an operation few deployments call), and
- * a process only ever needs its own database's.
+ * both at every worker's start cost time and memory for an operation few deployments call:
+ * bench/RUNTIME.md, "Start-up"), and a process only ever needs its own database's.
  */
 const requireBuild = createRequire(import.meta.url);
 const parsers: Partial<Record<SqlDialect, Parser>> = {};

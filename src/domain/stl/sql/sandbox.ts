@@ -5,8 +5,8 @@ import { checkWithParser } from './parserWall.ts';
 import { normaliseRows, type SqlRow } from './rows.ts';
 
 /*
- * stl/sqlContents: a query reaches the database only when three independent walls agree (README,
- * "SQL sandbox"):
+ * stl/sqlContents: a query reaches the database only when three independent walls agree
+ * (docs/api/template-tags.md, "SQL sandbox"):
  *   1. the parser wall (parserWall.ts): one SELECT over the public views, allowed functions only;
  *   2. the database wall (the executor, src/db/sandbox): read-only connection or transaction, a role
  *      that may read the views only (PostgreSQL), a check of the tables the bytecode opens (SQLite);

@@ -722,7 +722,7 @@ export type $SitePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
     parentId: number
     taxis: number
     /**
-     * JSON object text: the site's `attributes` (SPEC 2.5); absent keys take the service defaults.
+     * JSON object text: the site's `attributes` (docs/api/site-attributes.md); absent keys take the service defaults.
      */
     attributes: string
   }, ExtArgs["result"]["site"]>

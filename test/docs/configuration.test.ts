@@ -3,20 +3,23 @@ import { expect, test } from '@jest/globals';
 import { loadConfig } from '../../src/config.ts';
 
 /*
- * The README's configuration table names every environment variable the service reads, each with
- * a default, and nothing the service does not read: the variables are the ones loadConfig looks
+ * The configuration table of docs/operating/configuration.md names every environment variable the
+ * service reads, each with a default, and nothing the service does not read: the variables are the ones loadConfig looks
  * up (recorded through a proxy environment), so a variable added to the config schema without a
- * README row fails here.
+ * row there fails here.
  */
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const PAGE = readFileSync(new URL('../../docs/operating/configuration.md', import.meta.url), 'utf8');
+const HEADER = '| variable | default | meaning |';
 
-/** Rows of the table under "## Configuration": variable name → default cell. */
+/** Rows of the page's table headed `HEADER`: variable name → default cell. */
 function configurationTable(): Map<string, string> {
-  const section = README.split(/^## /m).find((part) => part.startsWith('Configuration\n'));
-  if (section === undefined) throw new Error('README has no "## Configuration" section');
+  const lines = PAGE.split('\n');
+  const start = lines.indexOf(HEADER);
+  if (start < 0) throw new Error(`docs/operating/configuration.md has no table headed ${HEADER}`);
   const rows = new Map<string, string>();
-  for (const line of section.split('\n')) {
+  for (const line of lines.slice(start + 2)) {
+    if (!line.startsWith('|')) break;
     const cells = line.split('|').map((cell) => cell.trim());
     const name = /^`([A-Z][A-Z0-9_]*)`$/.exec(cells[1] ?? '')?.[1];
     if (name !== undefined) rows.set(name, cells[2] ?? '');
@@ -42,7 +45,7 @@ test('loadConfig reads the variables one by one (so the proxy sees them all)', (
   expect(read.length).toBeGreaterThan(10);
 });
 
-test('the README configuration table has exactly the variables the service reads', () => {
+test('the configuration table has exactly the variables the service reads', () => {
   expect([...configurationTable().keys()].sort()).toEqual(variablesReadByLoadConfig());
 });
 
