@@ -159,10 +159,21 @@ const operationSchema = z.looseObject({
   'x-success-status': OPERATION_EXTENSIONS['x-success-status'].optional(),
 });
 const pathItemSchema = z.looseObject({ parameters: z.array(parameterSchema).default([]) });
+const securitySchemeSchema = z.looseObject({ type: z.string(), scheme: z.string().optional() });
 const documentSchema = z.looseObject({
   security: securitySchema.default([]),
   paths: z.record(z.string(), z.looseObject({})).default({}),
+  components: z
+    .looseObject({ securitySchemes: z.record(z.string(), securitySchemeSchema).default({}) })
+    .default({ securitySchemes: {} }),
 });
+
+/** The kinds of principal a security scheme can authenticate: an API key, or a login's bearer token. */
+function principalsOfScheme(scheme: z.infer<typeof securitySchemeSchema>): readonly PrincipalKind[] {
+  if (scheme.type === 'apiKey') return ['apiKey'];
+  if (scheme.type === 'http' && scheme.scheme?.toLowerCase() === 'bearer') return ['user', 'administrator'];
+  return [];
+}
 
 type OperationObject = z.infer<typeof operationSchema>;
 
@@ -185,7 +196,11 @@ export class ContractError extends Error {
  * would inherit the document's, whose requirements list no scope — "any credentials at all", user
  * tokens included — which nobody ever decides on purpose.
  */
-function accessOf(operation: OperationObject, problems: string[]): ContractOperation['access'] {
+function accessOf(
+  operation: OperationObject,
+  schemes: Readonly<Record<string, z.infer<typeof securitySchemeSchema>>>,
+  problems: string[],
+): ContractOperation['access'] {
   const { security, 'x-principals': principals } = operation;
   if (security === undefined) {
     problems.push(
@@ -200,6 +215,16 @@ function accessOf(operation: OperationObject, problems: string[]): ContractOpera
   }
   if (security.some((requirement) => Object.keys(requirement).length === 0)) {
     problems.push('has an empty security requirement (`{}`), which makes credentials optional');
+  }
+  const reachable = new Set<PrincipalKind>();
+  for (const name of new Set(security.flatMap((requirement) => Object.keys(requirement)))) {
+    const scheme = schemes[name];
+    if (scheme === undefined) problems.push(`names ${name}, which is not a security scheme of the contract`);
+    else for (const kind of principalsOfScheme(scheme)) reachable.add(kind);
+  }
+  for (const kind of principals ?? []) {
+    if (!reachable.has(kind))
+      problems.push(`x-principals names ${kind}, which none of its security schemes admits`);
   }
   const alternatives = security.map((requirement) => [...new Set(Object.values(requirement).flat())].sort());
   const [first, ...others] = alternatives as [string[], ...string[][]];
@@ -303,7 +328,7 @@ export async function loadContract(
       for (const [status, response] of Object.entries(operation.responses)) {
         if (/^\d{3}$/.test(status)) responses.set(Number(status), Object.keys(response.content ?? {}));
       }
-      const access = accessOf(operation, local);
+      const access = accessOf(operation, document.components.securitySchemes, local);
       const successStatus = successStatusOf(operation, responses, local);
       problems.push(...local.map((problem) => `${where} ${problem}`));
       operations.push({

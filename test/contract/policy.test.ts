@@ -74,6 +74,26 @@ describe('access must be explicit', () => {
     expect(problems.join('\n')).toMatch(/^optional \(GET \/a\) has an empty security requirement/);
   });
 
+  test('x-principals must name kinds its schemes admit, and the schemes must exist', async () => {
+    const problems = await problemsOf({
+      '/a': {
+        post: {
+          operationId: 'keysOnly',
+          security: [{ ApiKeyHeader: [] }],
+          'x-principals': ['user'],
+          responses: ok,
+        },
+      },
+      '/b': { get: { operationId: 'ghost', security: [{ Cookie: ['Contents'] }], responses: ok } },
+    });
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /^keysOnly \(POST \/a\) x-principals names user, which none of its security schemes admits/,
+      ),
+      expect.stringMatching(/^ghost \(GET \/b\) names Cookie, which is not a security scheme/),
+    ]);
+  });
+
   test('x-principals on a public operation is refused', async () => {
     const problems = await problemsOf({
       '/a': { get: { operationId: 'open', security: [], 'x-principals': ['user'], responses: ok } },
