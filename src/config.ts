@@ -56,6 +56,8 @@ export interface Config {
   credentialCacheSeconds: number;
   /** Rows stl/sqlContents answers at most; the cursor stops there. */
   stlSqlMaxRows: number;
+  /** Bytes of values stl/sqlContents answers at most, counted as the rows are read (400 beyond). */
+  stlSqlMaxBytes: number;
   /** Time a stl/sqlContents query may run, in milliseconds, before it is stopped (400). */
   stlSqlTimeoutMs: number;
   /**
@@ -180,6 +182,7 @@ const schema = z.object({
     .optional(),
   CREDENTIAL_CACHE_SECONDS: integer('CREDENTIAL_CACHE_SECONDS', 0, 3600, 30),
   STL_SQL_MAX_ROWS: integer('STL_SQL_MAX_ROWS', 1, 100_000, 1000),
+  STL_SQL_MAX_BYTES: integer('STL_SQL_MAX_BYTES', 1024, 64 * 1024 * 1024, 4 * 1024 * 1024),
   STL_SQL_TIMEOUT_MS: integer('STL_SQL_TIMEOUT_MS', 100, 60_000, 2000),
   SQLITE_QUERY_TIMEOUT_MS: integer('SQLITE_QUERY_TIMEOUT_MS', 100, 60_000, DEFAULT_SQLITE_QUERY_TIMEOUT_MS),
   METRICS_PORT: integer('METRICS_PORT', 1, 65535, undefined),
@@ -246,6 +249,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     credentialCacheSeconds: vars.CREDENTIAL_CACHE_SECONDS,
     stlSqlMaxRows: vars.STL_SQL_MAX_ROWS,
+    stlSqlMaxBytes: vars.STL_SQL_MAX_BYTES,
     stlSqlTimeoutMs: vars.STL_SQL_TIMEOUT_MS,
     sqliteQueryTimeoutMs: vars.SQLITE_QUERY_TIMEOUT_MS,
     metrics:

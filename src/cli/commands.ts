@@ -16,6 +16,7 @@ import { passwordReset } from '../domain/logins/accounts.ts';
 import { DEMO_API_KEY_TITLE, describeDemoSecrets, seedDemoWhenEmpty } from '../domain/seed/demo.ts';
 import { CommandFailure, parseExpiry, parseOptions, parseScopes, UsageError } from './options.ts';
 import { createProgress, followPhases } from './progress.ts';
+import { sandboxRoleCommand } from './sandboxRole.ts';
 
 export interface CliIo {
   out(line: string): void;
@@ -41,6 +42,21 @@ export interface Command {
   summary: string;
   /** Checks the command line (and reads its input) before the database is touched. */
   prepare(args: string[]): Promise<Action>;
+}
+
+/** What a command that touches no schema of the service does: no migrations, no client. */
+export type StandaloneAction = (context: Omit<CliContext, 'db'>) => Promise<number>;
+
+/**
+ * A command run with rights the service must not have (a privileged database role): the tool
+ * applies no migrations for it, so that role never comes to own the service's tables.
+ */
+export interface StandaloneCommand {
+  name: string;
+  usage: string;
+  summary: string;
+  standalone: true;
+  prepare(args: string[]): Promise<StandaloneAction>;
 }
 
 async function openOutput(path: string): Promise<WriteStream> {
@@ -249,10 +265,11 @@ const passwordCommand: Command = {
   },
 };
 
-export const COMMANDS: readonly Command[] = [
+export const COMMANDS: readonly (Command | StandaloneCommand)[] = [
   importCommand,
   exportCommand,
   apiKeyCommand,
   passwordCommand,
   seedDemoCommand,
+  sandboxRoleCommand,
 ];

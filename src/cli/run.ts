@@ -2,7 +2,7 @@ import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { createDb } from '../db/client.ts';
 import { applyMigrations, MigrationError } from '../db/migrate/index.ts';
 import { DomainError } from '../domain/errors.ts';
-import { type Action, type CliIo, COMMANDS } from './commands.ts';
+import { type Action, type CliIo, COMMANDS, type StandaloneAction } from './commands.ts';
 import { CommandFailure, UsageError } from './options.ts';
 
 /*
@@ -53,7 +53,7 @@ export async function runCli(
     return EXIT_OK;
   }
 
-  let action: Action;
+  let action: Action | StandaloneAction;
   let config: Config;
   try {
     action = await command.prepare(args);
@@ -74,6 +74,16 @@ export async function runCli(
     throw error;
   }
 
+  if ('standalone' in command) {
+    try {
+      return await (action as StandaloneAction)({ config, ...io });
+    } catch (error) {
+      if (!(error instanceof CommandFailure)) throw error;
+      io.err(`cms ${name}: ${error.message}`);
+      return EXIT_FAILED;
+    }
+  }
+
   try {
     const { applied } = await applyMigrations(config.databaseUrl);
     for (const migration of applied) io.err(`Applied migration ${migration}`);
@@ -85,7 +95,7 @@ export async function runCli(
   }
   const { db } = await createDb(config.databaseUrl);
   try {
-    return await action({ db, config, ...io });
+    return await (action as Action)({ db, config, ...io });
   } catch (error) {
     // A lock another process keeps (seed-demo waits for migrations and other seeders) is one sentence too.
     if (error instanceof MigrationError || error instanceof CommandFailure) {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import pino from 'pino';
-import { closeSandboxes } from '../../src/db/sandbox/index.ts';
+import { closeSandboxes, sandboxFor } from '../../src/db/sandbox/index.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { startClient, type TypedClient } from '../support/client.ts';
 import { testServerUrl } from '../support/database.ts';
@@ -270,6 +270,91 @@ describe('limits', () => {
       await capped.close();
     }
   });
+});
+
+/** Polls until the condition holds (no wall-clock assertion: the machine may be slow). */
+async function until(condition: () => boolean): Promise<void> {
+  for (let tries = 0; !condition(); tries++) {
+    if (tries > 600) throw new Error('condition not reached');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe('fair sharing', () => {
+  const endless =
+    'WITH RECURSIVE forever(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM forever) SELECT count(*) AS n FROM forever';
+  const retryAfter = () => String(Math.ceil(app.config.stlSqlTimeoutMs / 1000));
+  const busy = (response: {
+    status: number;
+    headers: Record<string, string>;
+    body: { detail?: unknown };
+  }) => {
+    expect(response.status).toBe(429);
+    expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(response.headers['retry-after']).toBe(retryAfter());
+    return response.body.detail;
+  };
+
+  test("a caller holds at most its share; one more of its queries is a 429 saying the sandbox is busy, others' are not", async () => {
+    const { gate } = sandboxFor(app.config.databaseUrl);
+    const { perCaller } = gate.limits;
+    // supertest sends a request once it is awaited or then'd.
+    const held = Array.from({ length: perCaller }, () => run(endless).then((response) => response));
+    await until(() => gate.load.running + gate.load.waiting === perCaller);
+    expect(busy(await run('SELECT 1 AS one'))).toBe(
+      `The SQL sandbox is busy: this caller already has ${perCaller} queries running or waiting (at most ${perCaller}); retry in ${retryAfter()} s`,
+    );
+    // Another key's query takes its turn and is answered.
+    const otherKey = await app.createApiKey(['STL']);
+    const other = await app.request
+      .get('/api/v1/stl/sqlContents')
+      .query({ queryString: 'SELECT 1 AS one' })
+      .set('X-SS-API-KEY', otherKey);
+    expect([other.status, other.body]).toEqual([200, { value: [{ one: 1 }] }]);
+    // The first ran to its time limit; the others ran too, or waited past their bound (429).
+    const statuses = (await Promise.all(held)).map((response) => response.status);
+    expect(statuses[0]).toBe(400);
+    expect(statuses.filter((status) => status !== 400 && status !== 429)).toEqual([]);
+    // The share is given back: the first caller runs again.
+    expect((await run('SELECT 2 AS two')).body).toEqual({ value: [{ two: 2 }] });
+  });
+
+  test('a full queue is a 429 for everyone, and the sandbox answers again once it drains', async () => {
+    const { gate } = sandboxFor(app.config.databaseUrl);
+    const { capacity, maxWaiting, perCaller } = gate.limits;
+    const places = capacity + maxWaiting;
+    const keys = await Promise.all(
+      Array.from({ length: Math.ceil(places / perCaller) + 1 }, () => app.createApiKey(['STL'])),
+    );
+    const as = (apiKey: string, queryString: string) =>
+      app.request.get('/api/v1/stl/sqlContents').query({ queryString }).set('X-SS-API-KEY', apiKey);
+    const held = Array.from({ length: places }, (_, index) =>
+      as(keys[Math.floor(index / perCaller)] as string, endless).then((response) => response),
+    );
+    await until(() => gate.load.running === capacity && gate.load.waiting === maxWaiting);
+    expect(busy(await as(keys.at(-1) as string, 'SELECT 1 AS one'))).toBe(
+      `The SQL sandbox is busy: every place to run or wait is taken; retry in ${retryAfter()} s`,
+    );
+    const statuses = (await Promise.all(held)).map((response) => response.status);
+    // Each ran to its time limit (400), or waited longer than the queries ahead of it could run (429).
+    expect(statuses.filter((status) => status !== 400 && status !== 429)).toEqual([]);
+    expect(statuses.filter((status) => status === 400).length).toBeGreaterThanOrEqual(capacity);
+    expect((await as(keys.at(-1) as string, 'SELECT 1 AS one')).body).toEqual({ value: [{ one: 1 }] });
+  }, 120_000);
+});
+
+test('columns aliased constructor or __proto__ are answered like any other alias', async () => {
+  const response = await run(
+    "SELECT id AS constructor, siteName AS __proto__, 'x' AS hasownproperty FROM siteserver_Site WHERE id = 2",
+  );
+  expect(response.status).toBe(200);
+  // Parsed from the raw text, where __proto__ is an own key like any other.
+  const [row] = (JSON.parse(response.text) as { value: Record<string, unknown>[] }).value;
+  expect(Object.entries(row ?? {})).toEqual([
+    ['constructor', 2],
+    ['__proto__', 'English news'],
+    ['hasownproperty', 'x'],
+  ]);
 });
 
 (testServerUrl() === undefined ? test.skip : test)(

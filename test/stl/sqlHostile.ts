@@ -11,7 +11,12 @@ export interface HostileQuery {
   sql: string;
   reason: RegExp;
   params?: Record<string, string>;
+  /** Hostile on this database only (names resolve differently on the other one). */
+  only?: 'sqlite' | 'postgresql';
 }
+
+/** The answer size cap the corpus runs with (the test app's STL_SQL_MAX_BYTES). */
+export const HOSTILE_MAX_BYTES = 4096;
 
 const NOT_SELECT =
   /is not a SELECT statement|cannot be read as a|contains a .* statement|has more than one statement/;
@@ -25,7 +30,17 @@ const PARAMETER = /has a '.'|has a parameter or variable|cannot be read as a/;
 const TABLE_FUNCTION =
   /table functions are refused|which is not a public view|which is not on the function allow-list|cannot be read as a/;
 
-const group = (reason: RegExp, queries: string[]): HostileQuery[] => queries.map((sql) => ({ sql, reason }));
+const RESOLUTION =
+  /which is not a column of|which reveals the session|is not a relation it reads|which is not a column of the relations it reads|which is not on the function allow-list|cannot be read as a/;
+const OPERATOR = /which is not on the operator allow-list|cannot be read as a/;
+const CAST = /which is not an allowed type|cannot be read as a/;
+const CLAUSE =
+  /uses COLLATE|does not allow|uses LATERAL|something other than a view|has a quoted identifier|cannot be read as a/;
+const WIDTH = /which is not on the function allow-list|calls replace\(\) with other than/;
+const SIZE = new RegExp(`answers more than ${HOSTILE_MAX_BYTES} bytes and was stopped`);
+
+const group = (reason: RegExp, queries: string[], only?: 'sqlite' | 'postgresql'): HostileQuery[] =>
+  queries.map((sql) => (only === undefined ? { sql, reason } : { sql, reason, only }));
 
 export const HOSTILE_QUERIES: HostileQuery[] = [
   // Anything but a single SELECT
@@ -216,6 +231,112 @@ export const HOSTILE_QUERIES: HostileQuery[] = [
     reason: /connectionString/,
   },
   { sql: 'SELECT id FROM siteserver_Site', params: { databaseType: 'SqlServer' }, reason: /databaseType/ },
+  // CTE names in PostgreSQL's scope: a name defined later in the same WITH (without RECURSIVE), or
+  // the CTE's own name in its body, is the real relation there (on SQLite it is the CTE).
+  ...group(
+    PRIVATE,
+    [
+      "WITH a AS (SELECT usename FROM pg_user), pg_user AS (SELECT 'x' AS usename) SELECT * FROM a",
+      "WITH a AS (SELECT datname FROM pg_database), pg_database AS (SELECT 'x' AS datname) SELECT * FROM a",
+      "WITH a AS (SELECT name, setting FROM pg_settings), pg_settings AS (SELECT 'x' AS name, 'y' AS setting) SELECT * FROM a",
+      "WITH a AS (SELECT prosrc FROM pg_proc), pg_proc AS (SELECT 'x' AS prosrc) SELECT * FROM a",
+      "WITH a AS (SELECT definition FROM pg_views), pg_views AS (SELECT 'x' AS definition) SELECT * FROM a",
+      "WITH a AS (SELECT rolname FROM pg_roles), b AS (SELECT * FROM a), pg_roles AS (SELECT 'x' AS rolname) SELECT * FROM b",
+      'WITH pg_user AS (SELECT * FROM pg_user) SELECT * FROM pg_user',
+      "SELECT * FROM (WITH a AS (SELECT passwd FROM pg_shadow), pg_shadow AS (SELECT 'x' AS passwd) SELECT * FROM a) AS x",
+      "SELECT * FROM siteserver_Site WHERE siteName IN (WITH a AS (SELECT usename FROM pg_user), pg_user AS (SELECT 'x' AS usename) SELECT usename FROM a)",
+    ],
+    'postgresql',
+  ),
+  // Scopes both databases share: a nested WITH does not reach out, a qualifier is not a CTE.
+  ...group(PRIVATE, [
+    'SELECT (SELECT count(*) FROM (WITH User AS (SELECT 1 AS x) SELECT x FROM User) AS t) AS n, (SELECT count(*) FROM User) AS m',
+    'WITH a AS (SELECT 1 AS x) SELECT * FROM a WHERE EXISTS (SELECT 1 FROM Administrator)',
+    'WITH a AS (SELECT 1 AS x) SELECT * FROM main.a',
+    'WITH a AS (SELECT 1 AS x) SELECT * FROM public.a',
+    'WITH a AS (SELECT 1 AS x) SELECT * FROM a, (WITH b AS (SELECT 2 AS y) SELECT * FROM ApiKey) AS c',
+    'SELECT * FROM temp.siteserver_Site',
+  ]),
+  // Functions reached without call syntax: attribute notation, session keywords.
+  ...group(RESOLUTION, [
+    'SELECT s.to_json AS j FROM siteserver_Site s',
+    'SELECT s.pg_column_size AS n FROM siteserver_Site s',
+    'SELECT c.row_to_json AS j FROM siteserver_Content c',
+    'SELECT s.id FROM siteserver_Site s WHERE s.to_jsonb IS NOT NULL',
+    "SELECT x.current_setting AS v FROM (SELECT 'role' AS y) AS x",
+    'SELECT siteserver_Site.to_json AS j FROM siteserver_Site',
+    'SELECT t.text AS v FROM (SELECT id FROM siteserver_Site) AS t',
+    'SELECT user',
+    'SELECT user AS u',
+    'SELECT current_user',
+    'SELECT session_user',
+    'SELECT current_role',
+    'SELECT current_catalog',
+    'SELECT current_schema',
+    'SELECT current_schema()',
+    'SELECT system_user',
+    "SELECT id FROM siteserver_Site WHERE user = 'postgres'",
+    'SELECT id FROM siteserver_Site ORDER BY current_catalog',
+    'SELECT localtimestamp',
+    "SELECT current_setting('is_superuser')",
+    'SELECT s FROM siteserver_Site s',
+    'SELECT nosuchcolumn FROM siteserver_Site',
+  ]),
+  // Operators, each of which calls a function of its own.
+  ...group(OPERATOR, [
+    "SELECT '{\"a\":1}' ->> 'a'",
+    "SELECT '{\"a\":1}' -> 'a'",
+    "SELECT siteName FROM siteserver_Site WHERE siteName ~ 'a'",
+    "SELECT siteName FROM siteserver_Site WHERE siteName !~ 'a'",
+    'SELECT 1 << 40',
+    'SELECT 5 & 3',
+    'SELECT 2 ^ 3',
+    "SELECT title FROM siteserver_Content WHERE title REGEXP 'a'",
+    "SELECT siteName FROM siteserver_Site WHERE siteName GLOB 'a*'",
+    "SELECT siteName FROM siteserver_Site WHERE siteName SIMILAR TO 'a%'",
+  ]),
+  ...group(CAST, [
+    'SELECT 1::regproc',
+    "SELECT CAST('now' AS regtype)",
+    "SELECT 'public'::regnamespace",
+    'SELECT CAST(id AS oid) FROM siteserver_Site',
+    "SELECT '<a/>'::xml",
+    "SELECT CAST('{}' AS json)",
+  ]),
+  ...group(CLAUSE, [
+    'SELECT siteName COLLATE C FROM siteserver_Site',
+    'SELECT siteName FROM siteserver_Site ORDER BY siteName COLLATE nocase',
+    'SELECT siteName COLLATE "C" FROM siteserver_Site',
+    'SELECT * FROM siteserver_Site TABLESAMPLE SYSTEM (50)',
+    'SELECT * FROM siteserver_Content TABLESAMPLE BERNOULLI (10)',
+    'SELECT * FROM siteserver_Site s, LATERAL (SELECT * FROM siteserver_Content c WHERE c.siteId = s.id) AS k',
+    "SELECT overlay(siteName placing 'x' from 1) FROM siteserver_Site",
+  ]),
+  // Values whose size a number of the query decides, or that grow with the rows read.
+  ...group(WIDTH, [
+    "SELECT printf('%.*c', 1000000000, 'x')",
+    "SELECT printf('%1000000000d', 1)",
+    "SELECT format('%1000000000s', 'x')",
+    "SELECT lpad('x', 1000000000)",
+    "SELECT rpad('x', 1000000000, 'y')",
+    "SELECT upper(printf('%.*c', 100000000, 'x')) AS v",
+    'SELECT hex(zeroblob(100000000))',
+    'SELECT replace(content, content, content || content) FROM siteserver_Content',
+    "SELECT replace(siteName, 'a', siteName) FROM siteserver_Site",
+    "SELECT replace(replace('a', 'a', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'), 'a', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa')",
+    "SELECT string_agg(a.content, ',') FROM siteserver_Content a, siteserver_Content b, siteserver_Content c",
+    'SELECT group_concat(a.content) FROM siteserver_Content a, siteserver_Content b, siteserver_Content c',
+    'SELECT array_agg(a.content) FROM siteserver_Content a, siteserver_Content b',
+  ]),
+  // Answers past the size cap, however legitimate each part: stopped while the rows are read.
+  ...group(SIZE, [
+    'SELECT a.settingsXml AS a, b.settingsXml AS b, c.settingsXml AS c FROM siteserver_Site a, siteserver_Site b, siteserver_Site c, siteserver_Site d',
+    'SELECT a.title || b.title || c.title AS t FROM siteserver_Content a, siteserver_Content b, siteserver_Content c',
+    'WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 900) SELECT x, siteName || siteName || siteName AS s FROM n, siteserver_Site',
+    'SELECT a.title, b.subTitle, c.title FROM siteserver_Content a, siteserver_Content b, siteserver_Content c',
+    // A column named like the sandbox's own alias for the query must not change what is measured.
+    'SELECT 1 AS cms_sandbox_query, a.settingsXml AS a, b.settingsXml AS b, c.settingsXml AS c FROM siteserver_Site a, siteserver_Site b, siteserver_Site c, siteserver_Site d',
+  ]),
   // Very long input
   { sql: `SELECT id AS ${'a'.repeat(10_000)} FROM siteserver_Site`, reason: /queryString/ },
 ];

@@ -28,11 +28,11 @@ afterAll(async () => {
   await database.drop();
 });
 
-const limits: SandboxLimits = { maxRows: 10, timeoutMs: 500, maxLength: 10_000 };
+const limits: SandboxLimits = { maxRows: 10, maxBytes: 2000, timeoutMs: 500, maxLength: 10_000 };
 const NONE: SandboxWalls = { parser: false, database: false, limits: false };
 const only = (wall: keyof SandboxWalls): SandboxWalls => ({ ...NONE, [wall]: true });
 
-const run = (sql: string, walls: SandboxWalls) => runSqlContents(executor, sql, limits, walls);
+const run = (sql: string, walls: SandboxWalls) => runSqlContents(executor, sql, limits, 'test', walls);
 
 async function refusal(sql: string, walls: SandboxWalls): Promise<string> {
   try {
@@ -69,6 +69,58 @@ describe('the parser wall alone', () => {
   test.each(testServerUrl() === undefined ? sqlite : postgres)('%s', async (sql, reason) => {
     expect((await run(sql, NONE)).length).toBeGreaterThan(0);
     expect(await refusal(sql, only('parser'))).toBe(`queryString ${reason}`);
+  });
+
+  // Names as each database resolves them, functions reached without call syntax, huge values.
+  const sqliteResolution: [string, string][] = [
+    [
+      'SELECT id FROM (WITH ApiKey AS (SELECT 1 AS id) SELECT id FROM ApiKey) AS a UNION SELECT id FROM ApiKey',
+      "reads 'ApiKey', which is not a public view",
+    ],
+    ["SELECT '{\"a\":1}' ->> 'a' AS v", 'uses the operator ->>, which is not on the operator allow-list'],
+    ["SELECT printf('%.*c', 100000, 'x') AS v", 'calls printf(), which is not on the function allow-list'],
+    ["SELECT replace(siteName, 'a', siteName) AS v FROM siteserver_Site", 'calls replace() with other than'],
+  ];
+  const postgresResolution: [string, string][] = [
+    [
+      "WITH a AS (SELECT usename AS name FROM pg_user), pg_user AS (SELECT 'cte' AS usename) SELECT name FROM a",
+      "reads 'pg_user', which is not a public view",
+    ],
+    [
+      "WITH a AS (SELECT datname AS name FROM pg_database), pg_database AS (SELECT 'x' AS datname) SELECT name FROM a",
+      "reads 'pg_database', which is not a public view",
+    ],
+    [
+      'SELECT s.to_json AS j FROM siteserver_Site s WHERE s.id = 1',
+      "names 's.to_json', which is not a column of 's'",
+    ],
+    ['SELECT user AS u', 'uses user, which reveals the session (role, database, settings)'],
+    [
+      'SELECT current_catalog AS c',
+      'uses current_catalog, which reveals the session (role, database, settings)',
+    ],
+    ["SELECT lpad('x', 100000) AS v", 'calls lpad(), which is not on the function allow-list'],
+    ["SELECT 'x' ~ 'x' AS v", 'uses the operator ~, which is not on the operator allow-list'],
+  ];
+  test.each(testServerUrl() === undefined ? sqliteResolution : postgresResolution)(
+    '%s',
+    async (sql, reason) => {
+      expect((await run(sql, NONE)).length).toBeGreaterThan(0);
+      expect(await refusal(sql, only('parser'))).toContain(`queryString ${reason}`);
+    },
+  );
+
+  test('a CTE named later in the same WITH: SQLite reads the CTE, PostgreSQL the real relation', async () => {
+    const sql = 'WITH a AS (SELECT n FROM b), b AS (SELECT 7 AS n) SELECT n FROM a';
+    if (database.handle.provider === 'sqlite') {
+      expect(await run(sql, { parser: true, database: true, limits: true })).toEqual([{ n: 7 }]);
+    } else {
+      expect(await refusal(sql, only('parser'))).toBe("queryString reads 'b', which is not a public view");
+      // With RECURSIVE every CTE of the list is in scope for every body, on PostgreSQL too.
+      expect(
+        await run(`WITH RECURSIVE ${sql.slice(5)}`, { parser: true, database: true, limits: true }),
+      ).toEqual([{ n: 7 }]);
+    }
   });
 
   test('a function off the list (the version of the database)', async () => {
@@ -153,6 +205,31 @@ describe('the limits wall alone', () => {
     expect(await run(fifty, NONE)).toHaveLength(50);
     const capped = await run(fifty, only('limits'));
     expect(capped).toEqual(Array.from({ length: 10 }, (_, index) => ({ x: index + 1 })));
+  });
+
+  test('the answer size cap stops the rows before they reach the service', async () => {
+    const wide =
+      database.handle.provider === 'sqlite'
+        ? "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 5) SELECT printf('%0500d', x) AS v FROM n"
+        : "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 5) SELECT lpad(x::text, 500, '0') AS v FROM n";
+    const rows = await run(wide, NONE);
+    expect(rows).toHaveLength(5);
+    expect(rows[4]).toEqual({ v: `${'0'.repeat(499)}5` });
+    expect(await refusal(wide, only('limits'))).toBe(
+      'queryString answers more than 2000 bytes and was stopped; select fewer columns or rows (LIMIT)',
+    );
+    // One value past the cap is stopped in the database, before the driver reads it.
+    const huge =
+      database.handle.provider === 'sqlite'
+        ? "SELECT printf('%.*c', 5000000, 'x') AS v"
+        : "SELECT lpad('x', 5000000) AS v";
+    expect(await refusal(huge, only('limits'))).toMatch(/^queryString answers more than 2000 bytes/);
+    // A column named like the sandbox's alias for the query is measured like any other.
+    const named = wide.replace(' AS v FROM n', ' AS v, 1 AS cms_sandbox_query FROM n');
+    expect(await run(named, NONE)).toHaveLength(5);
+    expect(await refusal(named, only('limits'))).toMatch(/^queryString answers more than 2000 bytes/);
+    // Under the cap the same shape answers, in order.
+    expect(await run(wide.replace('x < 5', 'x < 3'), only('limits'))).toHaveLength(3);
   });
 
   test('a text longer than the limit', async () => {

@@ -471,21 +471,34 @@ export interface paths {
          *     - **Parser wall.** The text is read by a SQL parser of the database's dialect (SQLite or
          *       PostgreSQL). Exactly one `SELECT` (joins, `WHERE`, `GROUP BY`, `ORDER BY`,
          *       `LIMIT`/`OFFSET`, aggregates, sub-selects, `UNION` and read-only CTEs allowed) whose every
-         *       relation is a public view below and whose every function is on an allow-list of string,
-         *       math, date and aggregate functions. Refused: any other statement, a second statement,
-         *       comments, quoted identifiers, parameters, escape or dollar-quoted strings, non-ASCII
-         *       characters outside string literals, schema-qualified names, table functions, casts to
-         *       anything but plain scalar types, `SELECT … INTO`, `FOR UPDATE`.
+         *       relation resolves, as the database itself resolves names, to a public view below or a
+         *       CTE in scope, whose every column reference is a column of a relation it reads, and whose
+         *       every function and operator is on an allow-list (string, math, date and aggregate
+         *       functions; comparison, arithmetic, logic, `LIKE`, `||`). Refused: any other statement, a
+         *       second statement, comments, quoted identifiers, parameters, escape or dollar-quoted
+         *       strings, non-ASCII characters outside string literals, schema-qualified names, table
+         *       functions, casts to anything but plain scalar types, `COLLATE`, session keywords (`user`,
+         *       `current_user`, `current_catalog` …), functions whose result size a number decides or
+         *       that grow with the rows read (`printf`, `format`, `lpad`, `rpad`, `repeat`, `zeroblob`,
+         *       `group_concat`, `string_agg` …), `replace` but with literal text, `SELECT … INTO`,
+         *       `FOR UPDATE`.
          *     - **Database wall.** PostgreSQL: a read-only transaction under a role that may read the
          *       public views only (a private table fails with "permission denied"), always rolled back.
          *       SQLite: a separate read-only connection (`query_only`) whose statement's bytecode may open
          *       only the tables the views read.
          *     - **Limits wall.** At most 10,000 characters; at most `STL_SQL_MAX_ROWS` rows (1000 by
          *       default; further rows are not read — page with `LIMIT`/`OFFSET`); at most
-         *       `STL_SQL_TIMEOUT_MS` milliseconds (2000 by default), after which the query is stopped and
-         *       the answer is a 400.
+         *       `STL_SQL_MAX_BYTES` bytes of values (4 MiB by default, counted while the rows are read,
+         *       before they reach the service); at most `STL_SQL_TIMEOUT_MS` milliseconds (2000 by
+         *       default). A query past a limit is stopped and the answer is a 400 naming it.
          *
          *     Every refusal is a 400 whose `detail` names the reason; nothing is written.
+         *
+         *     **Fair sharing.** Each node runs a few sandboxed queries at once (one on SQLite, four on
+         *     PostgreSQL) and lets a few more wait; each caller (key, administrator or user) holds at
+         *     most two places, running or waiting. A query beyond those bounds, or one that waited longer
+         *     than the queries ahead of it could take, is answered 429 with `Retry-After` and a `detail`
+         *     that says the sandbox is busy.
          *
          *     Public views (names and columns are compared without regard to case):
          *
@@ -3988,7 +4001,31 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            429: components["responses"]["TooManyRequests"];
+            /**
+             * @description The SQL sandbox is busy: this caller already has two queries running or waiting, every
+             *     place to run or wait on this node is taken, or the query waited longer than the queries
+             *     ahead of it could take. Try again after `Retry-After` seconds (about one time limit).
+             *     Also the rate limit of a key with a `rateLimitPerMinute` of its own, as on every
+             *     operation.
+             */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://cms.example/problems/rate-limited",
+                     *       "title": "Too Many Requests",
+                     *       "status": 429,
+                     *       "detail": "The SQL sandbox is busy: every place to run or wait is taken; retry in 2 s",
+                     *       "message": "The SQL sandbox is busy: every place to run or wait is taken; retry in 2 s"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
         };

@@ -13,6 +13,13 @@ export interface ExecuteOptions {
   maxRows: number | undefined;
   /** Time allowed to run, in milliseconds. Undefined only when the limits wall is off (tests). */
   timeoutMs: number | undefined;
+  /**
+   * Size of the answer at most, in bytes of its values' text, counted while the rows are read and
+   * before they reach the service. Undefined only when the limits wall is off (tests).
+   */
+  maxBytes: number | undefined;
+  /** Who asks (a key, an administrator, a user): each caller's share of the sandbox is bounded. */
+  caller: string;
   /** The database wall; false only in tests that prove another wall alone. */
   databaseWall: boolean;
 }
@@ -27,11 +34,17 @@ export type ExecuteOutcome =
   | { status: 'ok'; result: RawResult }
   /** The time limit passed; the query was stopped. */
   | { status: 'timeout' }
+  /** The answer grew past its size cap; the query was stopped. */
+  | { status: 'too-large' }
   /** The database wall refused the statement (a private relation, a write, a forbidden operation). */
   | { status: 'refused'; reason: string }
   /** The database rejected the statement (syntax, unknown column ...); `reason` is its short message. */
   | { status: 'failed'; reason: string };
 
+/**
+ * Runs a statement behind the database wall. Throws SandboxBusy (a 429) when the caller's share or
+ * the sandbox's queue is full, SandboxUnavailable when the database cannot be reached.
+ */
 export interface SqlExecutor {
   readonly dialect: SqlDialect;
   execute(sql: string, options: ExecuteOptions): Promise<ExecuteOutcome>;

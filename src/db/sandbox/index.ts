@@ -1,5 +1,6 @@
 import { providerOf, sqliteFilePath } from '../client.ts';
 import type { SqlExecutor } from './executor.ts';
+import type { SandboxGate } from './gate.ts';
 import { PostgresSandbox } from './postgres.ts';
 import { SqliteSandbox } from './sqlite.ts';
 
@@ -8,11 +9,11 @@ import { SqliteSandbox } from './sqlite.ts';
  * kept: a small pg pool, or the SQLite sandbox process. closeSandboxes() ends them at shutdown.
  */
 
-type Sandbox = SqlExecutor & { close(): Promise<void> };
+type Sandbox = SqlExecutor & { readonly gate: SandboxGate; close(): Promise<void> };
 
 const sandboxes = new Map<string, Sandbox>();
 
-export function sandboxFor(databaseUrl: string): SqlExecutor {
+export function sandboxFor(databaseUrl: string): Sandbox {
   let sandbox = sandboxes.get(databaseUrl);
   if (sandbox === undefined) {
     sandbox =

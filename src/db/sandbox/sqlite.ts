@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { SandboxUnavailable } from './errors.ts';
 import type { ExecuteOptions, ExecuteOutcome, SqlExecutor } from './executor.ts';
+import { SandboxGate } from './gate.ts';
 import type { SandboxMessage, SandboxRequest } from './sqliteProtocol.ts';
 
 /*
@@ -11,8 +12,12 @@ import type { SandboxMessage, SandboxRequest } from './sqliteProtocol.ts';
  * read-only connection to the service's file. better-sqlite3 has no way to interrupt a running
  * statement (a worker thread cannot be terminated while SQLite runs either), so the time limit is
  * kept by killing the process; the next query starts a fresh one. The service's event loop never
- * waits on SQLite meanwhile. Statements run one at a time, in arrival order.
+ * waits on SQLite meanwhile. Statements run one at a time, in arrival order, behind a gate that
+ * bounds the queue and each caller's share of it (gate.ts).
  */
+
+/** Queries that may wait behind the running one, and each caller's places (running or waiting). */
+export const SQLITE_GATE = { capacity: 1, maxWaiting: 4, perCaller: 2 } as const;
 
 /**
  * The child is run the way the service itself runs: compiled JavaScript beside this file under
@@ -27,18 +32,16 @@ const CHILD_EXEC_ARGV = COMPILED
 export class SqliteSandbox implements SqlExecutor {
   readonly dialect = 'sqlite' as const;
   private child: Promise<ChildProcess> | undefined;
-  private queue: Promise<unknown> = Promise.resolve();
   private nextId = 1;
   private readonly file: string;
+  readonly gate = new SandboxGate(SQLITE_GATE);
 
   constructor(file: string) {
     this.file = resolve(file);
   }
 
   execute(sql: string, options: ExecuteOptions): Promise<ExecuteOutcome> {
-    const run = this.queue.then(() => this.runOne(sql, options));
-    this.queue = run.catch(() => undefined);
-    return run;
+    return this.gate.run(options.caller, options.timeoutMs, () => this.runOne(sql, options));
   }
 
   private async runOne(sql: string, options: ExecuteOptions): Promise<ExecuteOutcome> {
@@ -47,6 +50,7 @@ export class SqliteSandbox implements SqlExecutor {
       id: this.nextId++,
       sql,
       maxRows: options.maxRows,
+      maxBytes: options.maxBytes,
       databaseWall: options.databaseWall,
     };
     return new Promise<ExecuteOutcome>((resolveOutcome, reject) => {

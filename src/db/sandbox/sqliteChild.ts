@@ -26,7 +26,7 @@ process.on('message', (request: SandboxRequest) => {
   send({
     type: 'outcome',
     id: request.id,
-    outcome: runStatement(db, request.sql, request.maxRows, request.databaseWall),
+    outcome: runStatement(db, request.sql, request, request.databaseWall),
   });
 });
 process.on('disconnect', () => process.exit(0));

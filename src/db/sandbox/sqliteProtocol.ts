@@ -6,6 +6,7 @@ export interface SandboxRequest {
   id: number;
   sql: string;
   maxRows: number | undefined;
+  maxBytes: number | undefined;
   databaseWall: boolean;
 }
 

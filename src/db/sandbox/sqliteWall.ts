@@ -112,13 +112,31 @@ export function checkBytecode(db: Database, sql: string): string | undefined {
 const shortReason = (error: unknown) =>
   ((error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '').slice(0, 200);
 
-/** Runs one statement: the walls, then the cursor, stopped at the row cap. */
+/**
+ * The bytes a value adds to the answer, about as its JSON text has them: a string's UTF-8 length,
+ * a blob's hexadecimal text, a number's digits. Counted here, in the sandbox process, so that an
+ * answer past its cap never reaches the service.
+ */
+function sizeOf(value: unknown): number {
+  if (typeof value === 'string') return Buffer.byteLength(value);
+  if (value instanceof Uint8Array) return value.length * 2;
+  if (value === null || value === undefined) return 4;
+  return String(value).length;
+}
+
+export interface StatementLimits {
+  maxRows: number | undefined;
+  maxBytes: number | undefined;
+}
+
+/** Runs one statement: the walls, then the cursor, stopped at the row cap or the size cap. */
 export function runStatement(
   db: Database,
   sql: string,
-  maxRows: number | undefined,
+  limits: StatementLimits,
   databaseWall: boolean,
 ): ExecuteOutcome {
+  const { maxRows, maxBytes } = limits;
   try {
     const statement = db.prepare(sql);
     if (!statement.reader)
@@ -130,8 +148,13 @@ export function runStatement(
     statement.raw(true).safeIntegers(true);
     const columns = statement.columns().map((column) => column.name);
     const rows: unknown[][] = [];
+    let bytes = 0;
     if (maxRows === undefined || maxRows > 0) {
       for (const row of statement.iterate() as IterableIterator<unknown[]>) {
+        if (maxBytes !== undefined) {
+          for (const value of row) bytes += sizeOf(value);
+          if (bytes > maxBytes) return { status: 'too-large' };
+        }
         rows.push(row);
         if (maxRows !== undefined && rows.length >= maxRows) break;
       }

@@ -13,10 +13,12 @@ export type SqlRow = Record<string, SqlValue>;
 export function normaliseRows(result: RawResult): SqlRow[] {
   const keys = result.columns.map(rowKey);
   return result.rows.map((values) => {
-    const row: SqlRow = {};
+    // Keys are the query's aliases: `__proto__` or `constructor` must be plain keys like any
+    // other, so the row has no prototype and only its own keys count.
+    const row: SqlRow = Object.create(null) as SqlRow;
     keys.forEach((key, index) => {
       // Two columns of one name (a join's two ids): the first wins, as in the original's readers.
-      if (!(key in row)) row[key] = normaliseValue(values[index]);
+      if (!Object.hasOwn(row, key)) row[key] = normaliseValue(values[index]);
     });
     return row;
   });

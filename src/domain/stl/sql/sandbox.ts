@@ -1,6 +1,7 @@
-import type { SqlExecutor } from '../../../db/sandbox/executor.ts';
+import type { ExecuteOptions, ExecuteOutcome, SqlExecutor } from '../../../db/sandbox/executor.ts';
+import { SandboxBusy } from '../../../db/sandbox/gate.ts';
 import { sandboxFor } from '../../../db/sandbox/index.ts';
-import { invalidFields } from '../../errors.ts';
+import { invalidFields, RateLimited } from '../../errors.ts';
 import { checkWithParser } from './parserWall.ts';
 import { normaliseRows, type SqlRow } from './rows.ts';
 
@@ -10,7 +11,8 @@ import { normaliseRows, type SqlRow } from './rows.ts';
  *   1. the parser wall (parserWall.ts): one SELECT over the public views, allowed functions only;
  *   2. the database wall (the executor, src/db/sandbox): read-only connection or transaction, a role
  *      that may read the views only (PostgreSQL), a check of the tables the bytecode opens (SQLite);
- *   3. the limits wall: length of the text here, row cap and time limit enforced by the executor.
+ *   3. the limits wall: length of the text here; row cap, answer size cap and time limit enforced
+ *      by the executor.
  * Each wall can be switched off, for tests only, to prove that each alone refuses what the others
  * would let through. Every refusal is a validation error on `queryString` naming the reason.
  */
@@ -19,6 +21,7 @@ export const MAX_QUERY_LENGTH = 10_000;
 
 export interface SandboxLimits {
   maxRows: number;
+  maxBytes: number;
   timeoutMs: number;
   maxLength: number;
 }
@@ -37,6 +40,7 @@ export async function runSqlContents(
   executor: SqlExecutor,
   queryString: string,
   limits: SandboxLimits,
+  caller: string,
   walls: SandboxWalls = ALL_WALLS,
 ): Promise<SqlRow[]> {
   if (walls.limits && queryString.length > limits.maxLength) {
@@ -48,16 +52,22 @@ export async function runSqlContents(
   }
   // One statement: a final semicolon is dropped so that the executor may wrap the text.
   const sql = queryString.trim().replace(/;+$/, '');
-  const outcome = await executor.execute(sql, {
+  const outcome = await executeOrBusy(executor, sql, {
     maxRows: walls.limits ? limits.maxRows : undefined,
+    maxBytes: walls.limits ? limits.maxBytes : undefined,
     timeoutMs: walls.limits ? limits.timeoutMs : undefined,
     databaseWall: walls.database,
+    caller,
   });
   switch (outcome.status) {
     case 'ok':
       return normaliseRows(outcome.result);
     case 'timeout':
       throw refuse(`ran longer than the time limit of ${limits.timeoutMs} ms and was stopped`);
+    case 'too-large':
+      throw refuse(
+        `answers more than ${limits.maxBytes} bytes and was stopped; select fewer columns or rows (LIMIT)`,
+      );
     case 'refused':
       throw refuse(`was refused by the database: ${outcome.reason}`);
     case 'failed':
@@ -65,7 +75,26 @@ export async function runSqlContents(
   }
 }
 
+/** The executor's outcome; a busy sandbox is the client's 429 (RateLimited), with its Retry-After. */
+async function executeOrBusy(
+  executor: SqlExecutor,
+  sql: string,
+  options: ExecuteOptions,
+): Promise<ExecuteOutcome> {
+  try {
+    return await executor.execute(sql, options);
+  } catch (error) {
+    if (error instanceof SandboxBusy) throw new RateLimited(error.message, error.retryAfterSeconds);
+    throw error;
+  }
+}
+
 /** stl/sqlContents on the service's own database, through its sandbox (src/db/sandbox). */
-export function runSqlContentsOn(databaseUrl: string, queryString: string, limits: SandboxLimits) {
-  return runSqlContents(sandboxFor(databaseUrl), queryString, limits);
+export function runSqlContentsOn(
+  databaseUrl: string,
+  queryString: string,
+  limits: SandboxLimits,
+  caller: string,
+) {
+  return runSqlContents(sandboxFor(databaseUrl), queryString, limits, caller);
 }
