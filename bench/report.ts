@@ -1,3 +1,4 @@
+import type { SenderFigures } from './anonymous.ts';
 import type { LoadFigures } from './load.ts';
 import type { MemoryPeak } from './processes.ts';
 import type { ScenarioName } from './scenarios.ts';
@@ -32,6 +33,18 @@ export interface DatabaseResult {
   serviceMemory: MemoryPeak;
   scenarios: ScenarioResult[];
   growth: { contents: number; p50Ms: number; reqPerSec: number }[];
+  /** The default list alone, and beside hostile anonymous senders (bench/anonymous.ts). */
+  anonymous: AnonymousResult;
+}
+
+export interface AnonymousResult {
+  quietP50Ms: number;
+  loadedP50Ms: number;
+  /** loaded / quiet p50: the target is under 1.5. */
+  ratio: number;
+  quiet: LoadFigures;
+  loaded: LoadFigures;
+  senders: SenderFigures;
 }
 
 const mb = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MB`;
@@ -83,5 +96,16 @@ export function formatDatabase(result: DatabaseResult): string {
         .join(' -> ')}`,
     );
   }
+  const { anonymous } = result;
+  const answers = Object.entries(anonymous.senders.statuses)
+    .map(([status, count]) => `${status} x${count}`)
+    .join(', ');
+  lines.push(
+    `default list beside ${anonymous.senders.senders} hostile anonymous senders ` +
+      `(${mb(anonymous.senders.bodyBytes)} bodies of ${anonymous.senders.keys} keys): p50 ` +
+      `${fixed(anonymous.quietP50Ms)} ms quiet, ${fixed(anonymous.loadedP50Ms)} ms with them ` +
+      `(x${fixed(anonymous.ratio, 2)}; target < 1.5); their answers: ${answers || 'none'}, ` +
+      `${anonymous.senders.cutOff} cut off unread`,
+  );
   return lines.join('\n');
 }

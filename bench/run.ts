@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { hostileBody, startAnonymousSenders } from './anonymous.ts';
 import type { FloorsConfig } from './floors.ts';
 import { COMMON_WORD, NEWS_CHANNEL_ID, SITE_ID, writeImportFile } from './generate.ts';
 import { drain, type LoadFigures, measureLoad, runLoad, type Target } from './load.ts';
@@ -19,13 +20,21 @@ import {
   waitForAnswer,
 } from './processes.ts';
 import {
+  type AnonymousResult,
   type DatabaseResult,
   formatDatabase,
   type Measurement,
   type ScenarioResult,
   type TargetName,
 } from './report.ts';
-import { answerIds, SCENARIOS, type ScenarioName, serviceRequest, UPDATE_READS } from './scenarios.ts';
+import {
+  answerIds,
+  type HttpRequest,
+  SCENARIOS,
+  type ScenarioName,
+  serviceRequest,
+  UPDATE_READS,
+} from './scenarios.ts';
 import { floorQueries, openSql, type Provider, type ScenarioParams } from './sql.ts';
 
 /*
@@ -346,6 +355,11 @@ async function measureDatabase(provider: Provider): Promise<DatabaseResult> {
     scenarios.push({ scenario: name, request: `${request.method} ${request.path}`, guard, measurements });
   }
   await stopProcess(floors);
+  const anonymous = await measureAnonymousSenders(serviceTarget, serviceRequest('list-page1', params));
+  log(
+    `${provider}: default list p50 ${anonymous.quietP50Ms} ms quiet, ${anonymous.loadedP50Ms} ms beside ` +
+      `${anonymous.senders.senders} hostile anonymous senders (x${anonymous.ratio.toFixed(2)})`,
+  );
   const serviceMemory = service.memory.stop();
   await stopProcess(service.started);
 
@@ -378,6 +392,34 @@ async function measureDatabase(provider: Provider): Promise<DatabaseResult> {
     serviceMemory,
     scenarios,
     growth,
+    anonymous,
+  };
+}
+
+/**
+ * The default list's p50 alone, then beside ANONYMOUS_SENDERS clients without credentials posting
+ * 5 MB bodies of keys to the list (issue 15 §2; the target is under 1.5 times the quiet p50). Each
+ * run lasts at least two seconds, whatever --seconds says, so that the senders' effect shows.
+ */
+async function measureAnonymousSenders(target: Target, request: HttpRequest): Promise<AnonymousResult> {
+  const duration = Math.max(2, seconds);
+  if (warmupSeconds > 0) {
+    await runLoad(target, 'list-page1', request, connections, warmupSeconds);
+    await drain(target, 'list-page1', request);
+  }
+  const quiet = await measureLoad(target, 'list-page1', request, connections, duration);
+  const senders = startAnonymousSenders(`${target.base}${request.path}`, hostileBody());
+  // Let every sender get going before the measured run starts.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const loaded = await measureLoad(target, 'list-page1', request, connections, duration);
+  const sent = await senders.stop();
+  return {
+    quietP50Ms: quiet.p50Ms,
+    loadedP50Ms: loaded.p50Ms,
+    ratio: loaded.p50Ms / Math.max(quiet.p50Ms, 0.01),
+    quiet,
+    loaded,
+    senders: sent,
   };
 }
 
@@ -492,7 +534,7 @@ async function main(): Promise<number> {
     `results: ${out} (${report.seconds.toFixed(0)} s; load average ${loadAtStart[0]!.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, ${cpus().length} CPUs)`,
   );
   // A run whose answers differ, or that saw errors, proves nothing: it fails.
-  const failures = results.flatMap((r) =>
+  const failures: string[] = results.flatMap((r) =>
     r.scenarios.flatMap((s) => [
       ...(s.guard.ok ? [] : [`${r.provider} ${s.scenario}: guard mismatch`]),
       ...s.measurements
@@ -503,6 +545,16 @@ async function main(): Promise<number> {
         .map((m) => `${r.provider} ${s.scenario} ${m.target}: failed requests`),
     ]),
   );
+  for (const r of results) {
+    const { quiet, loaded, senders } = r.anonymous;
+    if (quiet.non2xx + quiet.errors + loaded.non2xx + loaded.errors > 0)
+      failures.push(`${r.provider} list beside anonymous senders: failed requests`);
+    // Every hostile send must have been refused (401) or cut off unread; any other answer means it was let in.
+    if (Object.keys(senders.statuses).some((status) => status !== '401'))
+      failures.push(
+        `${r.provider} anonymous senders: answers other than 401 (${JSON.stringify(senders.statuses)})`,
+      );
+  }
   for (const failure of failures) log(`FAILED: ${failure}`);
   return failures.length > 0 ? 1 : 0;
 }

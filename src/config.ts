@@ -13,6 +13,9 @@ import { DEFAULT_WORKERS, integerWithin, MAX_WORKERS } from './integerSetting.ts
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** `*`, or the exact origins (`https://app.example.com`) allowed to call the API from a browser. */
+export type CorsOrigins = '*' | readonly string[];
+
 export interface Config {
   port: number;
   databaseUrl: string;
@@ -72,6 +75,11 @@ export interface Config {
   accounts: AccountPolicy;
   /** Prometheus metrics on a port of their own (src/http/metrics.ts); undefined: no metrics at all. */
   metrics: MetricsConfig | undefined;
+  /**
+   * Origins whose pages may call the API from a browser (`*`: any); undefined: no CORS header is
+   * ever sent (src/http/cors.ts).
+   */
+  corsOrigin: CorsOrigins | undefined;
 }
 
 export interface MetricsConfig {
@@ -129,6 +137,11 @@ function isTimeZone(name: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** An origin as browsers send it: scheme, host and port only (no path, not even `/`). */
+function isOrigin(text: string): boolean {
+  return /^https?:\/\/[A-Za-z0-9.-]+(?::\d{1,5})?$|^https?:\/\/\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/.test(text);
 }
 
 const schema = z.object({
@@ -192,6 +205,20 @@ const schema = z.object({
     .refine((host) => host === undefined || /^[A-Za-z0-9.:_-]{1,253}$/.test(host), {
       message: 'METRICS_HOST must be a host name or an IP address',
     }),
+  CORS_ORIGIN: z
+    .string()
+    .optional()
+    .refine(
+      (raw) => raw === undefined || raw.trim() === '*' || raw.split(',').every((o) => isOrigin(o.trim())),
+      {
+        error: (issue) =>
+          `CORS_ORIGIN must be * or a comma-separated list of origins such as https://app.example.com (got '${String(issue.input)}')`,
+      },
+    )
+    .transform((raw): CorsOrigins | undefined => {
+      if (raw === undefined) return undefined;
+      return raw.trim() === '*' ? '*' : raw.split(',').map((origin) => origin.trim());
+    }),
   // Never repeated in a message: it is a credential.
   METRICS_TOKEN: z
     .string()
@@ -252,6 +279,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stlSqlMaxBytes: vars.STL_SQL_MAX_BYTES,
     stlSqlTimeoutMs: vars.STL_SQL_TIMEOUT_MS,
     sqliteQueryTimeoutMs: vars.SQLITE_QUERY_TIMEOUT_MS,
+    corsOrigin: vars.CORS_ORIGIN,
     metrics:
       vars.METRICS_PORT === undefined
         ? undefined

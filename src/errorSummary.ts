@@ -6,9 +6,11 @@
 
 export const REDACTED = '[REDACTED]';
 
-const KEY_LIKE = /\bcms_[A-Za-z0-9_-]{8,}/g;
+/** The service's API keys (src/domain/crypto/apiKeys.ts), even glued to other text. */
+export const KEY_LIKE = /cms_[A-Za-z0-9_-]{8,}/g;
 const BEARER_LIKE = /\b(Bearer\s+)\S+/gi;
-const JWT_LIKE = /\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
+/** Access tokens (compact JWTs, src/domain/crypto/tokens.ts), and anyone else's JWT. */
+export const JWT_LIKE = /eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
 // SQL is cut from its first statement keyword on: error texts of drivers echo the statement.
 const SQL_TAIL = /\b(SELECT|INSERT|UPDATE|DELETE|WITH|CREATE|ALTER|DROP|PRAGMA)\b[\s\S]*/;
 const MAX_MESSAGE_LENGTH = 200;

@@ -11,13 +11,8 @@ import type { SharedState } from '../state/port.ts';
 import { ApiKeyAuthenticator } from './apiKeys.ts';
 import { Authenticator, authorize, KnownCredentials } from './auth.ts';
 import { BackgroundTasks } from './background.ts';
-import {
-  bodyStages,
-  checkBodies,
-  JSON_BODY_LIMIT_BYTES,
-  JSON_MEDIA_TYPES,
-  verifyJsonDepth,
-} from './bodies.ts';
+import { operationBody, unreadBodies } from './bodies.ts';
+import { crossOrigin } from './cors.ts';
 import { CredentialCache } from './credentialCache.ts';
 import { errorHandler, notFound } from './errors.ts';
 import { strictIntegerParameters } from './integerParameters.ts';
@@ -26,7 +21,7 @@ import type { ServiceMetrics } from './metrics.ts';
 import { rejectNulCharacters } from './nulCharacters.ts';
 import { exemptRequests, rateLimiting } from './rateLimit.ts';
 import { operationRoutes } from './routes.ts';
-import { serviceRoutes } from './serviceRoutes.ts';
+import { SERVICE_PATHS, serviceRoutes } from './serviceRoutes.ts';
 import { deferSpecValidator } from './specCheck.ts';
 import { validationStages } from './validation.ts';
 
@@ -52,6 +47,28 @@ export interface AppOptions {
 
 /** The validator's type for a document given as an object (contract.ts has checked its shape). */
 type ParsedDocument = Exclude<Parameters<typeof openApiValidator>[0]['apiSpec'], string>;
+
+/**
+ * The validator's copy of the document, with every query parameter taking reserved characters as
+ * they come. Its check for `allowReserved: false` refuses any raw `+ / ? : @ ! $ ' ( ) * , ;` in a
+ * value — yet `+` is how URLSearchParams, browsers' forms and most clients write a space, and the
+ * query parser decodes every value (`+` and `%XX` alike) before it is validated: what is checked is
+ * the decoded value itself (docs/api/cors-and-query-strings.md).
+ */
+function withReservedCharactersAllowed(document: unknown): unknown {
+  const allow = (owner: unknown) => {
+    const parameters = (owner as { parameters?: unknown } | null)?.parameters;
+    if (!Array.isArray(parameters)) return;
+    for (const parameter of parameters as { in?: unknown; allowReserved?: boolean }[])
+      if (parameter.in === 'query') parameter.allowReserved = true;
+  };
+  // Path items and their operations carry parameters (the document's $refs are resolved).
+  for (const item of Object.values((document as { paths?: Record<string, object> }).paths ?? {})) {
+    allow(item);
+    for (const operation of Object.values(item)) if (typeof operation === 'object') allow(operation);
+  }
+  return document;
+}
 
 /** A process that runs without a supervisor has nothing to roll. */
 const unsupervised: RestartWorkers = async () => false;
@@ -93,6 +110,9 @@ export function createApp(options: AppOptions): express.Express {
   // The pipeline, in order; each stage is one module.
   if (options.metrics) app.use(options.metrics.requests(contract));
   app.use(requestLogging(logger));
+  app.use(unreadBodies());
+  // Before everything that may answer, so that every answer (a 401, a 429) can be read by a page.
+  app.use(crossOrigin(contract, config.corsOrigin, SERVICE_PATHS));
   app.use(serviceRoutes(contract));
   app.use(
     rateLimiting({
@@ -103,20 +123,13 @@ export function createApp(options: AppOptions): express.Express {
       exempt: exemptRequests(contract.operations),
     }),
   );
-  app.use(
-    bodyStages(
-      checkBodies(),
-      express.json({ limit: JSON_BODY_LIMIT_BYTES, type: JSON_MEDIA_TYPES, verify: verifyJsonDepth }),
-      rejectNulCharacters(),
-    ),
-  );
   // Without the document check (production), the validator must not compile the OpenAPI meta-schema.
   deferSpecValidator();
   const validator = openApiValidator({
     // The document contract.ts has already parsed and resolved (the validator works on its own
     // copy). Parsing the YAML again took a second of every start, and with $refs left in, the
     // validator compiled every component schema up front just to look each one up.
-    apiSpec: structuredClone(contract.resolved) as ParsedDocument,
+    apiSpec: withReservedCharactersAllowed(structuredClone(contract.resolved)) as ParsedDocument,
     $refParser: { mode: 'dereference' },
     // The contract is checked against the OpenAPI schema by `npm run lint:contract` and by every
     // non-production start (tests); in production it would lengthen each worker's start
@@ -134,6 +147,7 @@ export function createApp(options: AppOptions): express.Express {
   // Cookies are read only by operations that declare a cookie parameter (the validator checks no
   // other cookie), so only their routes parse them.
   const cookies = cookieParser();
+  const nulCharacters = rejectNulCharacters();
   app.use(
     operationRoutes(
       contract,
@@ -148,13 +162,16 @@ export function createApp(options: AppOptions): express.Express {
         credentialsChanged: generations && (() => generations.invalidate()),
       },
       // Per operation, in order: authorization (before validation, so a caller without access learns
-      // nothing about the operation's input rules), plain-digit integers, cookies, then the contract.
+      // nothing about the operation's input rules; and before the body, so that a request turned
+      // away costs no more than its headers: docs/security/requests.md), plain-digit integers,
+      // cookies, the body (bounded, then checked for NUL characters with the query), then the contract.
       (operation) => {
         const integers = strictIntegerParameters(operation);
         return [
           authorize(operation, authenticator),
           ...(integers === undefined ? [] : [integers]),
           ...([...operation.parameters.values()].includes('cookie') ? [cookies] : []),
+          operationBody(operation, nulCharacters),
           ...validation(operation),
         ];
       },

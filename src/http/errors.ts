@@ -12,7 +12,7 @@ import {
   isUniqueViolation,
   isWriteConflict,
 } from './databaseErrors.ts';
-import { describeError } from './logging.ts';
+import { describeError, redactSecretShapes } from './logging.ts';
 import {
   type FieldError,
   type Problem,
@@ -95,6 +95,11 @@ function fieldErrors(errors: ValidatorError['errors']): FieldError[] {
   });
 }
 
+/** The path as an answer repeats it: a secret a client put in it is not sent back (src/http/logging.ts). */
+function shownPath(req: Request): string {
+  return redactSecretShapes(req.path);
+}
+
 function fromValidator(error: ValidatorError, req: Request, nodeEnv: string): Mapped {
   switch (error.status) {
     case 400: {
@@ -108,11 +113,11 @@ function fromValidator(error: ValidatorError, req: Request, nodeEnv: string): Ma
       };
     }
     case 404:
-      return { body: problem(404, `There is no operation at ${req.method} ${req.path}`) };
+      return { body: problem(404, `There is no operation at ${req.method} ${shownPath(req)}`) };
     case 405: {
       const allow = error.headers?.Allow ?? '';
       return {
-        body: problem(405, `${req.method} is not allowed on ${req.path}; allowed: ${allow}`),
+        body: problem(405, `${req.method} is not allowed on ${shownPath(req)}; allowed: ${allow}`),
         headers: { Allow: allow },
       };
     }
@@ -215,7 +220,7 @@ export function errorHandler(logger: Logger, nodeEnv: string, contract: Contract
 export function notFound(req: Request): ProblemError {
   const operationId = (req as OperationRequest).openapi?.schema?.operationId;
   const detail = operationId
-    ? `Operation ${operationId} (${req.method} ${req.path}) is described in the contract but not implemented in this version`
-    : `There is no operation at ${req.method} ${req.path}`;
+    ? `Operation ${operationId} (${req.method} ${shownPath(req)}) is described in the contract but not implemented in this version`
+    : `There is no operation at ${req.method} ${shownPath(req)}`;
   return new ProblemError(problem(404, detail));
 }

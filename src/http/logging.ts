@@ -5,24 +5,27 @@ import type { RequestHandler } from 'express';
 import type { Level, Logger } from 'pino';
 // Its declarations type `req.log` and `req.id`, which requestLogging below sets.
 import type {} from 'pino-http';
-import { describeError, REDACTED } from '../errorSummary.ts';
+import { describeError, JWT_LIKE, KEY_LIKE, REDACTED } from '../errorSummary.ts';
 
 // Below the HTTP layer (the shared state logs errors too); exported here as well for the pipeline.
 export { describeError, type ErrorSummary, REDACTED, sanitizeMessage } from '../errorSummary.ts';
 
 /*
  * Request logging that can never leak a credential: requests are serialised by hand from an
- * allow-list shape (no body, no parsed query), secret headers are replaced, and the `apiKey` query
- * parameter is cut out of the logged URL. Errors are reduced to name, code and one sanitised line.
+ * allow-list shape (no body, no parsed query), secret headers are replaced, the query parameters
+ * that may carry a secret are cut out of the logged URL, and anything shaped like one of the
+ * service's own secrets (an API key, an access token, a captcha token), wherever a client put it —
+ * another header, a path segment, `;apiKey=`, `?key=`, percent-encoded or not — is replaced in every
+ * logged URL and header (docs/security/requests.md). Errors are reduced to name, code and one
+ * sanitised line.
  */
 
-const SECRET_HEADERS = new Set([
-  'x-ss-api-key',
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'set-cookie',
-]);
+/**
+ * Header names that say they carry a credential, whichever service they were meant for:
+ * X-SS-API-KEY, Authorization, Proxy-Authorization, Cookie, Set-Cookie, and `X-Api-Key`,
+ * `X-Auth-Token`, `X-Session-Id` and the like.
+ */
+const SECRET_HEADER_NAME = /api-?key|token|secret|passw|auth|cookie|session/i;
 /**
  * Query parameter names, lowercased and reduced to letters and digits, that may carry a secret; and
  * `queryString` (stl/sqlContents), which holds SQL up to 10,000 characters: logs carry neither.
@@ -46,8 +49,15 @@ function isSecretName(raw: string): boolean {
   return SECRET_QUERY_NAMES.some((name) => reduced.startsWith(name));
 }
 
-/** The URL with every query parameter that may carry a secret replaced, name and value. */
+/**
+ * The URL with every query parameter that may carry a secret replaced, name and value, and every
+ * part shaped like a secret of the service replaced (see redactSecretShapes).
+ */
 export function redactUrl(url: string): string {
+  return redactSecretShapes(redactQueryNames(url));
+}
+
+function redactQueryNames(url: string): string {
   const start = url.indexOf('?');
   if (start === -1) return url;
   const parts = url
@@ -62,14 +72,51 @@ export function redactUrl(url: string): string {
   return `${url.slice(0, start)}?${parts.join('&')}`;
 }
 
+function redactHeaderValue(value: unknown): unknown {
+  if (typeof value === 'string') return redactSecretShapes(value);
+  if (Array.isArray(value)) return value.map(redactHeaderValue);
+  return value;
+}
+
 function redactHeaders(headers: IncomingMessage['headers'] | ReturnType<ServerResponse['getHeaders']>) {
   const copy: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(headers)) {
-    copy[name] = SECRET_HEADERS.has(name.toLowerCase()) ? REDACTED : value;
+    copy[name] = SECRET_HEADER_NAME.test(name) ? REDACTED : redactHeaderValue(value);
   }
   return copy;
 }
 
+/** The captcha cookie's signed token (src/domain/captcha/token.ts): `v1.<claims>.<signature>`. */
+const CAPTCHA_LIKE = /v1\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/g;
+const SECRET_SHAPES = [KEY_LIKE, JWT_LIKE, CAPTCHA_LIKE];
+
+/** What separates the parts of a URL or a header value; a secret never holds one of these. */
+const PART_SEPARATORS = /([/?&;=,:@#\s"'<>()[\]{}|\\]+)/;
+
+function hasSecretShape(text: string): boolean {
+  return SECRET_SHAPES.some((shape) => {
+    shape.lastIndex = 0;
+    return shape.test(text);
+  });
+}
+
+/**
+ * The text with every part (between URL and header separators) that holds something shaped like
+ * a secret of the service replaced as a whole: judged on the part as written and as percent-decoded
+ * (`cms%5F…`), so that no encoding lets one through.
+ */
+export function redactSecretShapes(text: string): string {
+  // Every shape has a fixed marker: most texts are let through on one look.
+  if (!/cms_|eyJ|%|\+/i.test(text)) return text;
+  return text
+    .split(PART_SEPARATORS)
+    .map((part, index) =>
+      index % 2 === 0 && part !== '' && (hasSecretShape(part) || hasSecretShape(decodedName(part)))
+        ? REDACTED
+        : part,
+    )
+    .join('');
+}
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 type Request = IncomingMessage & { originalUrl?: string; id?: unknown };

@@ -35,7 +35,7 @@ export interface ServiceRouteOptions {
 }
 
 /** The paths served here; every route below is one of them. */
-const SERVICE_PATHS = ['/openapi.yaml', '/openapi.json', '/favicon.ico', '/docs'] as const;
+export const SERVICE_PATHS = ['/openapi.yaml', '/openapi.json', '/favicon.ico', '/docs'] as const;
 
 /**
  * The paths the router below can match, as its routes match them (the router's defaults: any case,

@@ -2,11 +2,12 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import express from 'express';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import supertest from 'supertest';
 import { contract } from '../../src/contract.ts';
 import { DOCS_PAGE, serviceRoutes } from '../../src/http/serviceRoutes.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { chromiumMissing, launchChromium } from '../support/browser.ts';
 import { startClient, type TypedClient } from '../support/client.ts';
 
 /*
@@ -16,12 +17,8 @@ import { startClient, type TypedClient } from '../support/client.ts';
  * docs`, run by `npm ci`) the browser test is skipped and says why.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(process.cwd(), 'test-results');
-const missing = [
-  !existsSync(CHROMIUM) && `${CHROMIUM} (apt-get install -y chromium)`,
-  !existsSync(DOCS_PAGE) && 'docs/index.html (npm run docs)',
-].filter(Boolean);
+const missing = [chromiumMissing, !existsSync(DOCS_PAGE) && 'docs/index.html (npm run docs)'].filter(Boolean);
 if (missing.length > 0) console.warn(`Skipping the browser test of /docs: missing ${missing.join(' and ')}`);
 
 test('without a built page, /docs is a 404 problem that says how to build it', async () => {
@@ -40,10 +37,7 @@ test('without a built page, /docs is a 404 problem that says how to build it', a
   beforeAll(async () => {
     app = await startTestApp();
     typed = await startClient(app);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();

@@ -1,9 +1,9 @@
-import { IncomingMessage, type Server, ServerResponse } from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { JSON_BODY_LIMIT_BYTES, jsonDepth, MAX_JSON_DEPTH } from '../../src/http/bodies.ts';
-import { createHttpServer } from '../../src/http/server.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { type Listening, listen } from '../support/server.ts';
 
 /*
  * Requests that used to crash a request or hold a connection: bodies nested thousands deep, bodies
@@ -13,7 +13,7 @@ import { startTestApp, type TestApp } from '../support/app.ts';
 
 let app: TestApp;
 let key: string;
-let server: Server;
+let listening: Listening;
 let port: number;
 
 /** Short limits, so that a stalled client is cut off within a test's patience. */
@@ -27,13 +27,11 @@ const LIMITS = {
 beforeAll(async () => {
   app = await startTestApp();
   key = await app.createApiKey(['Contents']);
-  server = createHttpServer(app.app, LIMITS);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
+  listening = await listen(app.app, LIMITS);
+  port = listening.port;
 });
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+  await listening.close();
   await app.close();
 });
 
@@ -102,12 +100,11 @@ describe('deeply nested JSON', () => {
   });
 
   test.each([
-    ['/api/v1/contents', { 'X-SS-API-KEY': 'x' }],
-    ['/api/v1/contents', {}],
-    ['/healthz', {}],
-    ['/api/v1/ping', {}],
-  ])('a body nested 1,900 deep to %s is a 400 problem, not a crash', async (path, headers) => {
+    ['a list, with a key', '/api/v1/contents', 'key'],
+    ['a login (public)', '/api/v1/users/actions/login', undefined],
+  ])('a body nested 1,900 deep to %s is a 400 problem, not a crash', async (_name, path, withKey) => {
     const body = nested(1900);
+    const headers: Record<string, string> = withKey === undefined ? {} : { 'X-SS-API-KEY': key };
     const answer = await raw([
       post(
         path,
@@ -120,6 +117,25 @@ describe('deeply nested JSON', () => {
       `The request body is nested more than ${MAX_JSON_DEPTH} levels deep`,
     );
   });
+
+  test.each([
+    ['a list with a made-up key', '/api/v1/contents', { 'X-SS-API-KEY': 'x' }, 401],
+    ['a list without a key', '/api/v1/contents', {}, 401],
+    ['a path without an operation', '/healthz', {}, 405],
+  ])(
+    'a body nested 1,900 deep to %s is answered from its headers (%s: %s)',
+    async (_name, path, headers, status) => {
+      const body = nested(1900);
+      const answer = await raw([
+        post(
+          path,
+          { ...headers, 'Content-Type': 'application/json', 'Content-Length': String(body.length) },
+          body,
+        ),
+      ]);
+      expect(answer.status).toBe(status);
+    },
+  );
 
   test('a body within the depth limit is read as usual', async () => {
     const response = await app.request
@@ -266,7 +282,7 @@ test("the server's requests and responses are born with the app's prototypes, an
       res instanceof ServerResponse,
     ]);
   };
-  server.prependListener('request', record);
+  listening.server.prependListener('request', record);
   try {
     const answer = await fetch(`http://127.0.0.1:${port}/api/v1/ping`);
     expect([answer.status, await answer.text()]).toEqual([200, 'pong']);
@@ -277,7 +293,7 @@ test("the server's requests and responses are born with the app's prototypes, an
     expect(content.status).toBe(404);
     expect(content.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   } finally {
-    server.off('request', record);
+    listening.server.off('request', record);
   }
   expect(seen).toEqual([
     [true, true, true, true],

@@ -155,6 +155,48 @@ describe('LeakCollector', () => {
     }
   });
 
+  test('a value shaped like a secret of the service is one wherever it was sent, even as plain data', async () => {
+    const collector = new LeakCollector();
+    const token = `eyJhbGciOiJIUzI1NiJ9.${'c'.repeat(40)}.${'d'.repeat(43)}`;
+    const captcha = `v1.eyJpZCI6IngifQ.${'e'.repeat(43)}`;
+    const inPath = `cms_${'P'.repeat(43)}`;
+    const inReferer = `cms_${'R'.repeat(43)}`;
+    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      observeExchange(req, res, collector);
+      req.resume();
+      req.on('end', () => res.end('{}'));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/a/${inPath};k=${encodeURIComponent(captcha)}`, {
+        headers: {
+          'X-Api-Key': KEY,
+          Referer: `https://front.example/?key=${inReferer}`,
+          'X-Other': `value=${encodeURIComponent(token)}`,
+        },
+      });
+      await response.text();
+      expect(collector.leaks()).toEqual([]);
+      collector.keep(
+        'log',
+        `{"url":"/a/${inPath}","referer":"${inReferer}","x":"${KEY} ${token} ${captcha}"}`,
+      );
+      expect(new Set(collector.leaks().map((leak) => leak.label))).toEqual(
+        new Set([
+          'API-key-shaped value sent in the URL',
+          'captcha-token-shaped value sent in the URL',
+          'API-key-shaped value sent in header X-Api-Key',
+          'API-key-shaped value sent in header Referer',
+          'JWT-shaped value sent in header X-Other',
+        ]),
+      );
+      expect(collector.leaks()).toHaveLength(5);
+    } finally {
+      server.close();
+    }
+  });
+
   test('a value sent in a password field is a secret only when it looks like a password', () => {
     const collector = new LeakCollector();
     collector.password('newsTech', 'fuzzed word', true);

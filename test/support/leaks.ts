@@ -191,6 +191,14 @@ export class LeakCollector {
     }
   }
 
+  /**
+   * A value sent that is shaped like one of the service's secrets (registerShaped): a secret even if
+   * also sent as plain data; one already known keeps its registration.
+   */
+  shaped(value: string, label: string): void {
+    if (!this.secrets.has(value)) this.secret(value, label);
+  }
+
   /** A value a client sent as ordinary data (a path segment, a query or body value): not a secret of the file. */
   plain(value: unknown): void {
     if (typeof value === 'string' && value.length >= MIN_LENGTH) this.plainValues.add(value);
@@ -274,6 +282,38 @@ export const leaks = new LeakCollector();
 export const LEAK_CHECK = Symbol.for('cms.test.leakCheck');
 (globalThis as unknown as Record<symbol, unknown>)[LEAK_CHECK] = () => leaks.report();
 
+/**
+ * What the service's own secrets look like — its API keys, access tokens (JWTs), captcha tokens —
+ * found anywhere a client may put them (any header, any part of the URL, percent-encoded or not):
+ * each one found is a secret of the file, whether or not the service reads it from there.
+ */
+const SECRET_SHAPES: [string, RegExp][] = [
+  ['API-key-shaped', /cms_[A-Za-z0-9_-]{20,}/g],
+  ['JWT-shaped', /eyJ[\w-]+\.[\w-]+\.[\w-]{10,}/g],
+  ['captcha-token-shaped', /v1\.eyJ[\w-]+\.[\w-]{10,}/g],
+];
+
+function decodedForms(text: string): string[] {
+  const forms = [text];
+  try {
+    forms.push(decodeURIComponent(text.replaceAll('+', ' ')));
+  } catch {
+    // A text that is not valid percent-encoding is checked as written only.
+  }
+  return forms;
+}
+
+function registerShaped(collector: LeakCollector, req: IncomingMessage): void {
+  const places: [string, string][] = [['the URL', req.url ?? '']];
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2)
+    places.push([`header ${req.rawHeaders[i]}`, req.rawHeaders[i + 1] ?? '']);
+  for (const [where, text] of places)
+    for (const form of decodedForms(text))
+      for (const [kind, shape] of SECRET_SHAPES)
+        for (const match of form.matchAll(shape))
+          collector.shaped(match[0], `${kind} value sent in ${where}`);
+}
+
 const SECRET_BODY_FIELDS = /password$/i;
 const SECRET_QUERY_NAMES = /api_?key|token|password/i;
 /** Answer fields that issue a secret: it is registered, and that occurrence is not a leak. */
@@ -313,6 +353,7 @@ function registerSent(
       for (const [inner, item] of Object.entries(value)) visit(item, inner, depth + 1);
   };
   visit(req.body, '', 0);
+  registerShaped(collector, req);
 }
 
 function decodedBody(res: ServerResponse, chunks: Buffer[]): string | undefined {
