@@ -15,6 +15,7 @@ export type {
   ApiKey,
   Channel,
   Content,
+  ContentCheck,
   Prisma,
   Site,
   SystemSetting,

@@ -827,6 +827,161 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
       }
     }
   },
+  "CheckContentsRequest": {
+    "type": "object",
+    "additionalProperties": false,
+    "required": [
+      "siteId",
+      "contents"
+    ],
+    "properties": {
+      "siteId": {
+        "type": "integer",
+        "format": "int32",
+        "minimum": 1
+      },
+      "contents": {
+        "type": "array",
+        "description": "The contents to check, each by its channel and id (at most 1,000, each once).",
+        "minItems": 1,
+        "maxItems": 1000,
+        "items": {
+          "type": "object",
+          "additionalProperties": false,
+          "required": [
+            "channelId",
+            "id"
+          ],
+          "properties": {
+            "channelId": {
+              "type": "integer",
+              "format": "int32",
+              "minimum": 1
+            },
+            "id": {
+              "type": "integer",
+              "format": "int32",
+              "minimum": 1
+            }
+          }
+        }
+      },
+      "checked": {
+        "type": "boolean",
+        "description": "Approve (true, the default) or reject (false)."
+      },
+      "checkedLevel": {
+        "type": "integer",
+        "format": "int32",
+        "minimum": 1,
+        "maximum": 5,
+        "description": "The stage an approval reaches (default: the site's `checkContentLevel`, the last); at\nmost the site's `checkContentLevel`. Not with a rejection.\n"
+      },
+      "reasons": {
+        "type": "string",
+        "maxLength": 2000,
+        "description": "Why, kept with each decision (default `\"\"`)."
+      }
+    }
+  },
+  "ContentCheck": {
+    "type": "object",
+    "title": "Content check",
+    "description": "One review decision on a content.",
+    "additionalProperties": false,
+    "required": [
+      "id",
+      "siteId",
+      "channelId",
+      "contentId",
+      "adminId",
+      "apiKeyId",
+      "checked",
+      "checkedLevel",
+      "reasons",
+      "checkDate"
+    ],
+    "properties": {
+      "id": {
+        "type": "integer",
+        "format": "int32"
+      },
+      "siteId": {
+        "type": "integer",
+        "format": "int32"
+      },
+      "channelId": {
+        "type": "integer",
+        "format": "int32"
+      },
+      "contentId": {
+        "type": "integer",
+        "format": "int32"
+      },
+      "adminId": {
+        "type": "integer",
+        "format": "int32",
+        "description": "The administrator whose access token decided (0 when an API key did)."
+      },
+      "apiKeyId": {
+        "type": "integer",
+        "format": "int32",
+        "description": "The API key that decided (0 when an administrator's token did)."
+      },
+      "checked": {
+        "type": "boolean",
+        "description": "Approved (true) or rejected (false)."
+      },
+      "checkedLevel": {
+        "$ref": "#/components/schemas/CheckedLevel",
+        "description": "The content's level after the decision."
+      },
+      "reasons": {
+        "type": "string"
+      },
+      "checkDate": {
+        "$ref": "#/components/schemas/DateTime"
+      }
+    }
+  },
+  "ContentChecksResponse": {
+    "type": "object",
+    "additionalProperties": false,
+    "required": [
+      "value"
+    ],
+    "properties": {
+      "value": {
+        "type": "array",
+        "items": {
+          "$ref": "#/components/schemas/ContentCheck"
+        }
+      }
+    }
+  },
+  "RestoreContentRequest": {
+    "type": "object",
+    "additionalProperties": false,
+    "properties": {
+      "toChannelId": {
+        "type": "integer",
+        "format": "int32",
+        "minimum": 1,
+        "description": "The channel of the site to restore into (default the one it was deleted from)."
+      }
+    }
+  },
+  "CreateContentRequest": {
+    "description": "The fields of a new content: those of update content (the same aliases and limits;\nread-only fields are ignored), with `title` required.\n",
+    "allOf": [
+      {
+        "$ref": "#/components/schemas/UpdateContentRequest"
+      }
+    ],
+    "required": [
+      "title"
+    ]
+  },
   "UpdateContentRequest": {
     "type": "object",
     "description": "A partial update; every field is optional. Fields described as \"ignored\" are accepted so\nthat a record read from get content can be sent back; any field not listed here is a 400\nthat names it.\n",
@@ -1324,6 +1479,18 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
         "string"
       ]
     }
+  },
+  "CreateChannelRequest": {
+    "description": "The fields of a new channel: those of update channel (the same rules; read-only fields\nare ignored), with `parentId` (the parent channel, read here) and `channelName` required.\n",
+    "allOf": [
+      {
+        "$ref": "#/components/schemas/UpdateChannelRequest"
+      }
+    ],
+    "required": [
+      "parentId",
+      "channelName"
+    ]
   },
   "UpdateChannelRequest": {
     "type": "object",
@@ -2267,6 +2434,21 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
     "properties": {
       "value": {
         "$ref": "#/components/schemas/Site"
+      }
+    }
+  },
+  "ListChannelsResponse": {
+    "type": "object",
+    "additionalProperties": false,
+    "required": [
+      "value"
+    ],
+    "properties": {
+      "value": {
+        "type": "array",
+        "items": {
+          "$ref": "#/components/schemas/ChannelFormB"
+        }
       }
     }
   },
