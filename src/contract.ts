@@ -48,6 +48,11 @@ export interface ContractOperation {
    * `x-success-status` when it declares several.
    */
   successStatus: number;
+  /**
+   * A public operation that also lists credentials (`security: [{}, {ApiKeyHeader: []}, ...]`):
+   * credentials presented are checked (401 when they are not good) and the handler sees who called.
+   */
+  acceptsCredentials: boolean;
   /** Declared parameters by name: where the operation takes each one. */
   parameters: ReadonlyMap<string, ParameterLocation>;
   /** Path and query parameters whose schema is an integer (read as plain digits only). */
@@ -208,13 +213,11 @@ function accessOf(
     );
     return { scopes: [], principals: [] };
   }
-  if (security.length === 0) {
-    if (principals !== undefined)
-      problems.push('is public (`security: []`), so `x-principals` means nothing');
+  // `{}` among the alternatives: credentials are optional, so the operation is public (and checks
+  // the credentials presented: acceptsCredentials).
+  if (security.length === 0 || security.some((requirement) => Object.keys(requirement).length === 0)) {
+    if (principals !== undefined) problems.push('is public, so `x-principals` means nothing');
     return 'public';
-  }
-  if (security.some((requirement) => Object.keys(requirement).length === 0)) {
-    problems.push('has an empty security requirement (`{}`), which makes credentials optional');
   }
   const reachable = new Set<PrincipalKind>();
   for (const name of new Set(security.flatMap((requirement) => Object.keys(requirement)))) {
@@ -340,6 +343,9 @@ export async function loadContract(
         changesCredentials: operation['x-changes-credentials'],
         rateLimited: operation['x-rate-limited'],
         successStatus,
+        acceptsCredentials:
+          access === 'public' &&
+          (operation.security ?? []).some((requirement) => Object.keys(requirement).length > 0),
         parameters,
         integerParameters,
         hasBody: operation.requestBody !== undefined,
