@@ -1068,7 +1068,7 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
           "null"
         ],
         "maxLength": 2000,
-        "description": "External address the content links to; `\"\"` or null removes it."
+        "description": "Address the content links to; `\"\"` or null removes it. The URL rule of `imageUrl`, where `mailto:` and `tel:` links are also accepted."
       },
       "subTitle": {
         "type": "string",
@@ -1076,15 +1076,18 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
       },
       "imageUrl": {
         "type": "string",
-        "maxLength": 2000
+        "maxLength": 2000,
+        "description": "Title image. A path on the site (`/…`, `x/…`, `@/…`) or an http(s) URL (`\"\"` = none); judged as written and percent-decoded: script-bearing schemes (`javascript:`, `data:`, `vbscript:`, `file:` …) however spelt, `//host`, backslashes, control characters, character references and `..` segments are a 400 (docs/security/urls-and-captcha.md)."
       },
       "videoUrl": {
         "type": "string",
-        "maxLength": 2000
+        "maxLength": 2000,
+        "description": "Video. The URL rule of `imageUrl`."
       },
       "fileUrl": {
         "type": "string",
-        "maxLength": 2000
+        "maxLength": 2000,
+        "description": "Attached file. The URL rule of `imageUrl`."
       },
       "body": {
         "type": "string",
@@ -1505,7 +1508,7 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
       "indexName": {
         "type": "string",
         "maxLength": 255,
-        "description": "Index name, unique within the site (400 on a clash); `\"\"` removes it."
+        "description": "Index name, unique within the site (400 on a clash); `\"\"` removes it. It is one path\nsegment (`{@channelIndex}` in file-path rules): letters, digits, marks, `-`, `_`, `.` and\n`~` only, not `.` or `..` (400 otherwise).\n"
       },
       "channelIndex": {
         "type": "string",
@@ -1532,7 +1535,8 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
       },
       "imageUrl": {
         "type": "string",
-        "maxLength": 2000
+        "maxLength": 2000,
+        "description": "Image of the channel. A path on the site (`/…`, `x/…`, `@/…`) or an http(s) URL (`\"\"` = none); judged as written and percent-decoded: script-bearing schemes (`javascript:`, `data:`, `vbscript:`, `file:` …) however spelt, `//host`, backslashes, control characters, character references and `..` segments are a 400 (docs/security/urls-and-captcha.md)."
       },
       "content": {
         "type": "string",
@@ -1551,7 +1555,7 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
       "linkUrl": {
         "type": "string",
         "maxLength": 2000,
-        "description": "External address the channel links to (\"\" = none)."
+        "description": "Address the channel links to; the URL rule of `imageUrl`, where `mailto:` and `tel:` links are also accepted."
       },
       "linkType": {
         "type": "string",
@@ -2849,7 +2853,8 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
       },
       "avatarUrl": {
         "type": "string",
-        "maxLength": 2048
+        "maxLength": 2048,
+        "description": "Address of the avatar image. A path on the site (`/…`, `x/…`, `@/…`) or an http(s) URL (`\"\"` = none); judged as written and percent-decoded: script-bearing schemes (`javascript:`, `data:`, `vbscript:`, `file:` …) however spelt, `//host`, backslashes, control characters, character references and `..` segments are a 400 (docs/security/urls-and-captcha.md)."
       },
       "openId": {
         "type": "string",
