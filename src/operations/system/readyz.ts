@@ -1,4 +1,4 @@
-import { serviceUnavailable } from '../../http/problem.ts';
+import { unavailable } from '../../domain/errors.ts';
 import type { Handler } from '../types.ts';
 
 /**
@@ -41,7 +41,7 @@ export const readyz: Handler<'readyz'> = async (_input, { db, state, log }) => {
   const [databaseResult, redisResult] = await Promise.allSettled([database, redis]);
   if (databaseResult.status === 'rejected') {
     log.warn({ err: databaseResult.reason }, 'readiness check failed');
-    throw serviceUnavailable('Not ready: the database is not reachable');
+    throw unavailable('Not ready: the database is not reachable');
   }
   if (redisResult.status === 'rejected') {
     log.warn({ err: redisResult.reason }, 'readiness check: Redis does not answer (serving without it)');
