@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Contract, ContractOperation, ParameterLocation } from '../contract.ts';
 import type { Db, DbProvider } from '../db/client.ts';
+import type { SqlExecutor } from '../domain/stl/sql/executor.ts';
 import type { Registry } from '../operations/registry.ts';
 import {
   type OperationContext,
@@ -19,20 +20,10 @@ import { notFound } from './errors.ts';
 import { toExpressPath } from './expressPaths.ts';
 import { clientAddressOf } from './rateLimit.ts';
 import { operationSerializers, type Serialize } from './serializers.ts';
+import type { Services } from './services.ts';
 
-export interface Services {
-  db: Db;
-  provider: DbProvider;
-  config: Config;
-  state: SharedState;
-  logger: Logger;
-  restart: RestartWorkers;
-  /**
-   * Tells every node that credentials may have changed (src/http/credentialCache.ts); absent when
-   * no node caches them.
-   */
-  credentialsChanged?: (() => Promise<void>) | undefined;
-}
+/** Tells every node that credentials may have changed (src/http/credentialCache.ts). */
+export type CredentialsChanged = () => Promise<void>;
 
 /**
  * Operations of these tags that are not reads may change a key or an account's ability to sign in
@@ -200,7 +191,7 @@ const reply = (init: ReplyInit<OperationId>) => new Reply(init);
 /** Runs a handler; one that may change credentials tells every node before anything is answered. */
 async function runHandler(
   handler: ErasedHandler,
-  changed: (() => Promise<void>) | undefined,
+  changed: CredentialsChanged | undefined,
   input: Record<string, unknown>,
   context: OperationContext,
 ): Promise<unknown> {
@@ -223,6 +214,7 @@ class RequestContext implements OperationContext {
   readonly config: Config;
   readonly state: SharedState;
   readonly restart: RestartWorkers;
+  readonly sandbox: SqlExecutor;
   readonly reply = reply;
   readonly #req: Request;
   readonly #logger: Logger;
@@ -233,6 +225,7 @@ class RequestContext implements OperationContext {
     this.config = services.config;
     this.state = services.state;
     this.restart = services.restart;
+    this.sandbox = services.sandbox;
     this.#req = req;
     this.#logger = services.logger;
   }
@@ -252,12 +245,13 @@ function dispatch(
   handler: ErasedHandler,
   operation: ContractOperation,
   services: Services,
+  credentialsChanged: CredentialsChanged | undefined,
   contract: Contract,
 ): RequestHandler {
   const checked = services.config.nodeEnv !== 'production';
   // Compiled serialisers replace JSON.stringify where responses are not validated (production).
   const serializerOf = checked ? undefined : operationSerializers(contract, operation.path, operation.method);
-  const changed = mayChangeCredentials(operation) ? services.credentialsChanged : undefined;
+  const changed = mayChangeCredentials(operation) ? credentialsChanged : undefined;
   // Decided by the contract: once per operation, not per request.
   const success = defaultSuccess(operation);
   return async (req, res) => {
@@ -286,6 +280,8 @@ export function operationRoutes(
   contract: Contract,
   registry: Registry,
   services: Services,
+  /** Absent when no node caches credentials. */
+  credentialsChanged: CredentialsChanged | undefined,
   stagesOf: (operation: ContractOperation) => RequestHandler[],
 ): Router {
   const router = Router();
@@ -294,7 +290,9 @@ export function operationRoutes(
     router[operation.method](
       toExpressPath(operation.path),
       ...stagesOf(operation),
-      handler === undefined ? notImplemented : dispatch(handler, operation, services, contract),
+      handler === undefined
+        ? notImplemented
+        : dispatch(handler, operation, services, credentialsChanged, contract),
     );
   }
   return router;

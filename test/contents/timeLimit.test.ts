@@ -45,7 +45,7 @@ test('the time-limit function ends a query that would never end by itself', () =
   beforeAll(async () => {
     ({ app: fixture, key } = await startFixtureApp('all'));
     limited = await createDb(fixture.config.databaseUrl, { sqliteQueryTimeoutMs: 0 });
-    limitedApp = startSecondApp(fixture, { db: limited });
+    limitedApp = await startSecondApp(fixture, { db: limited });
   });
   afterAll(async () => {
     await limitedApp?.close();
