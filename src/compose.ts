@@ -77,7 +77,7 @@ export async function composeServices(
       made.push(() => opened.db.$disconnect());
       handle = opened;
     }
-    const { db, provider } = handle;
+    const { db, provider, reads } = handle;
     const resolved = await ensureTokenSecret(config, db);
     const sandbox = openSandbox(config.databaseUrl);
     made.push(() => sandbox.close());
@@ -104,6 +104,7 @@ export async function composeServices(
     return {
       db,
       provider,
+      reads,
       config: resolved,
       logger,
       state,

@@ -66,7 +66,7 @@ export function createApp(services: Services, shape: AppShape = {}): express.Exp
   // Every node on Redis advances the generation, whether or not it caches itself.
   const generations = state.kind === 'redis' ? (cache ?? new CredentialCache(state, 0)) : undefined;
   const authenticator = new Authenticator({
-    apiKeys: new ApiKeyAuthenticator(db, background, logger),
+    apiKeys: new ApiKeyAuthenticator(db, services.reads, background, logger),
     db,
     secret: tokenSecretOf(config),
     known,

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Contract, ContractOperation, ParameterLocation } from '../contract.ts';
 import type { Db, DbProvider } from '../db/client.ts';
+import type { PointReads } from '../db/pointReads.ts';
 import type { SqlExecutor } from '../domain/stl/sql/executor.ts';
 import type { Registry } from '../operations/registry.ts';
 import {
@@ -211,6 +212,7 @@ async function runHandler(
 class RequestContext implements OperationContext {
   readonly db: Db;
   readonly provider: DbProvider;
+  readonly reads: PointReads;
   readonly config: Config;
   readonly state: SharedState;
   readonly restart: RestartWorkers;
@@ -222,6 +224,7 @@ class RequestContext implements OperationContext {
   constructor(req: Request, services: Services) {
     this.db = services.db;
     this.provider = services.provider;
+    this.reads = services.reads;
     this.config = services.config;
     this.state = services.state;
     this.restart = services.restart;

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import type { Db, DbProvider } from '../db/client.ts';
+import type { DbHandle } from '../db/client.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { SqlExecutor } from '../domain/stl/sql/executor.ts';
 import type { operations } from '../generated/openapi.ts';
@@ -101,9 +101,7 @@ export type RestartWorkers = () => Promise<boolean>;
  * The process's services a handler may use: the part of its Services (src/http/services.ts, made by
  * src/compose.ts) that the dispatcher hands on.
  */
-export interface HandlerServices {
-  db: Db;
-  provider: DbProvider;
+export interface HandlerServices extends DbHandle {
   /** Carries the token secret (see ensureTokenSecret). */
   config: Config;
   /** State every node shares: counters with expiry, single-use marks, signals (src/state/port.ts). */
