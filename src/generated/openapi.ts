@@ -844,6 +844,10 @@ export interface paths {
          *     ignored. 400 when the user name breaks the rules, when the password is too weak (default
          *     rule: at least 6 characters with a letter and a digit), or when the user name, e-mail or
          *     mobile number is already used by another account.
+         *
+         *     A new user has a password, so its creator must already hold every scope a user's token
+         *     carries: `Contents` and `Channels` (a member's reads) and those of `USER_TOKEN_SCOPES`
+         *     — 403 otherwise.
          */
         post: operations["createUser"];
         delete?: never;
@@ -867,11 +871,24 @@ export interface paths {
          *     (the lower-case hex MD5 of the password), or with `openId` alone, and answers the user,
          *     a signed access token (`Authorization: Bearer <accessToken>`) and its expiry.
          *
+         *     `openId` login is for a trusted caller: an openId is no secret, so it is accepted only
+         *     with an API key holding `Users` (a back end that verified the messaging platform's
+         *     identity) or when the operator turned password-less login on (`PASSWORDLESS_LOGIN`);
+         *     otherwise it is the 401 of any failed login. Credentials are optional here; credentials
+         *     presented that are not good are a 401.
+         *
+         *     The token is a site member's: it reads approved contents and channels and its own
+         *     account, and carries the scopes the operator grants users (`USER_TOKEN_SCOPES`, none by
+         *     default), never write access otherwise.
+         *
          *     Every failure — unknown account, wrong password, account not approved (`checked` false),
-         *     locked account, lockout — is the same 401 problem, so it reveals nothing. Every fifth
-         *     failed login in a row locks the account for 15 minutes. A success resets
-         *     `countOfFailedLogin`, counts the login and sets `lastActivityDate`. More than 10 attempts
-         *     a minute for one account, or from one address, are a 429 with `Retry-After`.
+         *     locked account, lockout — is the same 401 problem, so it reveals nothing. Five failed
+         *     logins of an account from one address lock that account for that address (only) for 15
+         *     minutes; failures from other addresses never lock the owner out of theirs. Only failures
+         *     are counted: more than 10 failures a minute from one address, or an address that has
+         *     failed on an account that has seen more than 20 failures in 15 minutes, are a 429 with
+         *     `Retry-After` (docs/security/credentials.md; every figure is a setting). A success resets
+         *     `countOfFailedLogin`, counts the login and sets `lastActivityDate`.
          */
         post: operations["loginUser"];
         delete?: never;
@@ -1005,6 +1022,11 @@ export interface paths {
          *     lockout after failed logins and resets `countOfFailedLogin`. 400 when the user name
          *     breaks the rules or the user name, e-mail or mobile number is used by another
          *     administrator; 404 when the administrator does not exist.
+         *
+         *     No credential may lead to one with more power than itself: setting a `password` or
+         *     unlocking (`isLockedOut: "false"`) needs a caller that already holds every scope an
+         *     administrator's token carries — an administrator's own token or a key with every scope.
+         *     With the `Administrators` scope alone it is a 403.
          */
         post: operations["updateAdministrator"];
         delete?: never;
@@ -1109,7 +1131,9 @@ export interface paths {
          * @description Issues a new random key and answers it **once**, with its record: only its SHA-256 digest
          *     is stored, so it cannot be shown again (reset it if it is lost). An API key may grant only
          *     scopes it carries itself (403 otherwise); an administrator's token may grant any.
-         *     400 when `expiresAt` is not in the future.
+         *     A key it creates is never looser than itself: an `expiresAt` later than its own, or a
+         *     `rateLimitPerMinute` higher than its own (`null` included, when it has one), is a 403;
+         *     left out, they are the calling key's own. 400 when `expiresAt` is not in the future.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -1138,8 +1162,10 @@ export interface paths {
          * @description Partial update of a key's title, scopes, expiry and rate limit: only the fields present
          *     change; `null` removes the expiry or the rate limit (unlimited). Answers the record; the
          *     key itself does not change (see reset). An API key may change only keys whose scopes it
-         *     carries itself, and grant only those (403 otherwise). 400 when `expiresAt` is not in the
-         *     future; 404 when the key does not exist.
+         *     carries itself, and grant only those (403 otherwise). The key as changed is never looser
+         *     than the calling key (expiry no later, rate limit no higher; 403 otherwise), so no key
+         *     loosens its own limits. 400 when `expiresAt` is not in the future; 404 when the key does
+         *     not exist.
          */
         post: operations["updateApiKey"];
         delete?: never;
@@ -1195,8 +1221,8 @@ export interface paths {
          * Reset API key
          * @description Gives the key a new random secret and answers it **once**, with the record (title, scopes,
          *     expiry and rate limit stay). The old secret stops working at once, on every node. An API
-         *     key may reset only keys whose scopes it carries itself (403 otherwise); 404 when the key
-         *     does not exist.
+         *     key may reset only keys whose scopes it carries itself and that are no looser than itself
+         *     (expiry no later, rate limit no higher): 403 otherwise; 404 when the key does not exist.
          */
         post: operations["resetApiKey"];
         delete?: never;
@@ -3488,8 +3514,9 @@ export interface components {
         StlIsColor: boolean;
         /**
          * @description Only contents added within this period before now — a number followed by `h` (hours),
-         *     `d` (days), `w` (weeks), `m` (months) or `y` (years) — or on or after this date
-         *     (`yyyy-MM-dd`).
+         *     `d` (days), `w` (weeks), `m` (months) or `y` (years, at most 1000) — or on or after this
+         *     date (`yyyy-MM-dd`, from 1000-01-01). The bounds keep the instant within what both
+         *     databases compute (PostgreSQL's timestamps begin in 4713 BC and have no year 0).
          * @example 7d
          */
         StlSince: string;
@@ -4473,8 +4500,9 @@ export interface operations {
                 isColor?: components["parameters"]["StlIsColor"];
                 /**
                  * @description Only contents added within this period before now — a number followed by `h` (hours),
-                 *     `d` (days), `w` (weeks), `m` (months) or `y` (years) — or on or after this date
-                 *     (`yyyy-MM-dd`).
+                 *     `d` (days), `w` (weeks), `m` (months) or `y` (years, at most 1000) — or on or after this
+                 *     date (`yyyy-MM-dd`, from 1000-01-01). The bounds keep the instant within what both
+                 *     databases compute (PostgreSQL's timestamps begin in 4713 BC and have no year 0).
                  * @example 7d
                  */
                 since?: components["parameters"]["StlSince"];

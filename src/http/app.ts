@@ -71,6 +71,7 @@ export function createApp(services: Services, shape: AppShape = {}): express.Exp
     secret: tokenSecretOf(config),
     known,
     cache,
+    userTokenScopes: config.accounts.userTokenScopes,
   });
 
   const app = express();
