@@ -140,6 +140,9 @@ function isTimeZone(name: string): boolean {
   }
 }
 
+/** What NODE_ENV may say; anything else (`prod`, `dev`) is a typo that would silently mean development. */
+const NODE_ENVS = ['production', 'development', 'test'] as const;
+
 /** An origin as browsers send it: scheme, host and port only (no path, not even `/`). */
 function isOrigin(text: string): boolean {
   return /^https?:\/\/[A-Za-z0-9.-]+(?::\d{1,5})?$|^https?:\/\/\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/.test(text);
@@ -169,7 +172,11 @@ const schema = z.object({
       error: (issue) => `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got '${String(issue.input)}')`,
     })
     .default('info'),
-  NODE_ENV: z.string().default('development'),
+  NODE_ENV: z
+    .enum(NODE_ENVS, {
+      error: (issue) => `NODE_ENV must be one of ${NODE_ENVS.join(', ')} (got '${String(issue.input)}')`,
+    })
+    .default('development'),
   MAX_PER_PAGE: integer('MAX_PER_PAGE', 1, 100_000, 1000),
   RATE_LIMIT_PER_MINUTE: integer('RATE_LIMIT_PER_MINUTE', 0, 1_000_000, 600),
   REDIS_URL: z
