@@ -13,7 +13,7 @@ import { errorHandler, notFound } from './errors.ts';
 import { strictIntegerParameters } from './integerParameters.ts';
 import { requestLogging, safeLogger } from './logging.ts';
 import { rejectNulCharacters } from './nulCharacters.ts';
-import { rateLimiting } from './rateLimit.ts';
+import { exemptRequests, rateLimiting } from './rateLimit.ts';
 import { operationRoutes } from './routes.ts';
 import { SERVICE_PATHS, serviceRoutes } from './serviceRoutes.ts';
 import type { Services } from './services.ts';
@@ -90,6 +90,7 @@ export function createApp(services: Services, shape: AppShape = {}): express.Exp
       state,
       logger,
       known,
+      exempt: exemptRequests(contract.operations),
     }),
   );
   // Without the document check (production), the validator must not compile the OpenAPI meta-schema.

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { DbHandle } from '../db/client.ts';
 import type { Principal } from '../domain/principal.ts';
-import type { SqlExecutor } from '../domain/stl/sql/executor.ts';
+import type { SqlExecutor } from '../domain/stl/sql/sandbox.ts';
 import type { operations } from '../generated/openapi.ts';
 import type { SharedState } from '../state/port.ts';
 
