@@ -35,6 +35,8 @@ export interface GivenParts {
   metrics?: ServiceMetrics;
   /** How restartSystem reaches the supervisor, given the state (src/worker.ts); absent, it answers false. */
   restart?: (state: SharedState) => Promise<RestartWorkers>;
+  /** A Redis made here that does not answer lets the start go on under the fail-open policy. */
+  redisFailOpen?: boolean;
   /** Under a supervisor, metrics made here answer its collection instead of serving a port. */
   supervised?: boolean;
 }
@@ -60,7 +62,11 @@ export async function composeServices(
     // ioredis is loaded only when Redis is configured (bench/RUNTIME.md, "Start-up").
     let redis = given.redis;
     if (redis === undefined && given.state === undefined && config.redisUrl !== undefined) {
-      const connection = await (await import('./db/redis.ts')).connectRedis(config.redisUrl);
+      const connection = await (await import('./db/redis.ts')).connectRedis(config.redisUrl, {
+        failOpen: given.redisFailOpen === true,
+        onUnavailable: () =>
+          logger.warn('Redis does not answer: starting under the fail-open policy of the shared state'),
+      });
       made.push(() => connection.quit());
       redis = connection;
     }

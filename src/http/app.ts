@@ -76,6 +76,8 @@ export function createApp(services: Services, shape: AppShape = {}): express.Exp
 
   const app = express();
   app.disable('x-powered-by');
+  // The client's address (`req.ip`) every per-address decision and the logs use: TRUST_PROXY.
+  app.set('trust proxy', config.trustProxy);
 
   // The pipeline, in order; each stage is one module.
   if (services.metrics) app.use(services.metrics.requests(contract));
