@@ -46,7 +46,7 @@ test('the time-limit function ends a query that would never end by itself', () =
   beforeAll(async () => {
     ({ app: fixture, key } = await startFixtureApp('all'));
     limited = await createDb(fixture.config.databaseUrl, { sqliteQueryTimeoutMs: 0 });
-    limitedApp = startSecondApp(fixture, { db: limited });
+    limitedApp = await startSecondApp(fixture, { db: limited });
   });
   afterAll(async () => {
     await limitedApp?.close();
@@ -114,7 +114,7 @@ describe('the worst-case filter on the worst-case data', () => {
       sqliteQueryTimeoutMs: 10_000,
       statementTimeoutMs: 100,
     });
-    limitedApp = startSecondApp(fixture, { db: limited });
+    limitedApp = await startSecondApp(fixture, { db: limited });
   }, 120_000);
   afterAll(async () => {
     await limitedApp?.close();
@@ -164,7 +164,7 @@ describe('the worst-case filter on the worst-case data', () => {
       sqliteQueryTimeoutMs: 5000,
       statementTimeoutMs: 1000,
     });
-    const crowdedApp = startSecondApp(fixture, { db: crowded });
+    const crowdedApp = await startSecondApp(fixture, { db: crowded });
     try {
       let firstAnswered: 'filter' | 'get' | undefined;
       const filters = Array.from({ length: 12 }, () =>
