@@ -1026,10 +1026,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List activity
+         * @description The event record of every write the service made (docs/api/events.md), newest first, at most
+         *     `limit` (default 50, 1…200) a page. `next` is the cursor of the following (older) page: pass
+         *     it as `after`; it is an event id, so events recorded meanwhile never shift a page. Filters:
+         *     `type` (a type or a `resource.*` wildcard), `resourceType` with `resourceId`, `actorType`
+         *     with `actorId`, and the time range `since`…`until` (inclusive, date-times). Needs the
+         *     `Administrators` scope: the log names every caller.
+         */
+        get: operations["listActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description One write the service made (docs/api/events.md); never carries a secret. */
+        Event: {
+            /** @description Increasing in the order events were recorded. */
+            id: number;
+            /** @example content.updated */
+            type: string;
+            /** @example content */
+            resourceType: string;
+            resourceId: number;
+            siteId: number | null;
+            channelId: number | null;
+            actor: {
+                /** @enum {string} */
+                type: "apiKey" | "administrator" | "user" | "anonymous" | "system";
+                id: number | null;
+            };
+            /** @description When the write committed, `yyyy-MM-dd HH:mm:ss` UTC. */
+            createdAt: string;
+            /** @description The fields an update set (long texts cut), or the identifying fields of the resource. */
+            payload: {
+                [key: string]: unknown;
+            };
+        };
+        ActivityPage: {
+            events: components["schemas"]["Event"][];
+            /** @description Pass as `after` for the next (older) page; null on the last page. */
+            next: number | null;
+        };
         /** @description RFC 9457 problem details. `message` repeats `detail` for clients of the original system. */
         Problem: {
             /**
@@ -5009,6 +5062,44 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RestartSystemResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listActivity: {
+        parameters: {
+            query?: {
+                /** @example content.* */
+                type?: string;
+                resourceType?: "content" | "channel" | "user" | "administrator" | "apiKey" | "system";
+                resourceId?: number;
+                actorType?: "apiKey" | "administrator" | "user" | "anonymous" | "system";
+                actorId?: number;
+                since?: string;
+                until?: string;
+                /** @description The `next` cursor of the previous page. */
+                after?: number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of events, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityPage"];
                 };
             };
             400: components["responses"]["BadRequest"];

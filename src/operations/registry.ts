@@ -17,6 +17,7 @@ import { deleteContent } from './contents/deleteContent.ts';
 import { getContent } from './contents/getContent.ts';
 import { listContents } from './contents/listContents.ts';
 import { updateContent } from './contents/updateContent.ts';
+import { listActivity } from './events/listActivity.ts';
 import { stlGetChannel } from './stl/stlGetChannel.ts';
 import { stlGetContent } from './stl/stlGetContent.ts';
 import { stlGetSite } from './stl/stlGetSite.ts';
@@ -44,6 +45,8 @@ import { resetUserPassword } from './users/resetUserPassword.ts';
 export type Registry = { [K in OperationId]?: Handler<K> };
 
 export const handlers: Registry = {
+  // events
+  listActivity,
   // contents
   listContents,
   getContent,

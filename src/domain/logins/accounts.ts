@@ -2,6 +2,7 @@ import type { Db } from '../../db/client.ts';
 import type { Administrator, User } from '../../db/models.ts';
 import type { StoredPassword } from '../accounts/passwords.ts';
 import type { AccountKind } from '../accounts/rules.ts';
+import { recordEvent } from '../events/record.ts';
 import { type AccountPolicy, DEFAULT_ACCOUNT_POLICY } from './policy.ts';
 
 /*
@@ -87,13 +88,27 @@ export function userAccounts(db: Db, policy: AccountPolicy = DEFAULT_ACCOUNT_POL
         select: { countOfFailedLogin: true },
       });
       const locked = lockout(row.countOfFailedLogin, now, policy);
-      if (locked) await db.user.update({ where: { id }, data: locked });
+      if (locked) {
+        await db.$transaction(async (tx) => {
+          await tx.user.update({ where: { id }, data: locked });
+          await recordEvent(tx, {
+            type: 'user.locked',
+            resourceId: id,
+            actor: { type: 'system', id: null },
+            payload: { reason: 'failed logins', ...locked },
+          });
+        });
+      }
     },
     succeeded: (id, now) => db.user.update({ where: { id }, data: loginSucceeded(now) }),
     changePassword: (id, stored, now) =>
-      db.user.update({
-        where: { id },
-        data: { ...passwordChanged(stored, now), lastResetPasswordDate: now },
+      db.$transaction(async (tx) => {
+        const row = await tx.user.update({
+          where: { id },
+          data: { ...passwordChanged(stored, now), lastResetPasswordDate: now },
+        });
+        await recordEvent(tx, { type: 'user.passwordChanged', resourceId: id, actor: { type: 'user', id } });
+        return row;
       }),
     async revokeTokens(id) {
       await db.user.updateMany({ where: { id }, data: tokensRevoked });
@@ -117,11 +132,29 @@ export function administratorAccounts(
         select: { countOfFailedLogin: true },
       });
       const locked = lockout(row.countOfFailedLogin, now, policy);
-      if (locked) await db.administrator.update({ where: { id }, data: locked });
+      if (locked) {
+        await db.$transaction(async (tx) => {
+          await tx.administrator.update({ where: { id }, data: locked });
+          await recordEvent(tx, {
+            type: 'administrator.locked',
+            resourceId: id,
+            actor: { type: 'system', id: null },
+            payload: { reason: 'failed logins', ...locked },
+          });
+        });
+      }
     },
     succeeded: (id, now) => db.administrator.update({ where: { id }, data: loginSucceeded(now) }),
     changePassword: (id, stored, now) =>
-      db.administrator.update({ where: { id }, data: passwordChanged(stored, now) }),
+      db.$transaction(async (tx) => {
+        const row = await tx.administrator.update({ where: { id }, data: passwordChanged(stored, now) });
+        await recordEvent(tx, {
+          type: 'administrator.passwordChanged',
+          resourceId: id,
+          actor: { type: 'administrator', id },
+        });
+        return row;
+      }),
     async revokeTokens(id) {
       await db.administrator.updateMany({ where: { id }, data: tokensRevoked });
     },
