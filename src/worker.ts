@@ -1,10 +1,13 @@
 import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { type Config, ensureTokenSecret } from './config.ts';
 import { createDb, SERVICE_SQLITE_CACHE_KIB } from './db/client.ts';
 import { closeSandboxes } from './db/sandbox/index.ts';
+import { DeliveryWorker, queueState } from './domain/events/delivery.ts';
+import { OutboundPolicy } from './domain/events/outbound.ts';
 import { backgroundTasksOf, createApp } from './http/app.ts';
 import { describeError } from './http/logging.ts';
 import type { MetricsEndpoint } from './http/metrics.ts';
@@ -135,6 +138,19 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   });
   await listen(server, config.port);
   logger.info({ port: config.port, provider }, 'listening');
+  // Webhook delivery runs beside the requests in every serving process; see docs/api/events.md.
+  const deliveries = new DeliveryWorker({
+    db,
+    provider,
+    policy: new OutboundPolicy(config.events.allowedAddresses),
+    timeoutMs: config.events.webhookTimeoutMs,
+    retentionDays: config.events.retentionDays,
+    owner: `${hostname()}:${process.pid}:${randomUUID()}`,
+    ...(metrics && { hooks: metrics.webhookHooks }),
+    onError: (error) => logger.error({ err: describeError(error) }, 'webhook delivery failed'),
+  });
+  deliveries.start();
+  metrics?.observeWebhookQueue(() => queueState(db));
 
   async function shutdown(reason: string): Promise<void> {
     if (stopping) {
@@ -155,6 +171,7 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
     await closed;
     clearTimeout(deadline);
     await backgroundTasksOf(app).settled();
+    await deliveries.stop();
     await metricsEndpoint?.close();
     await state.close();
     await closeSandboxes();
