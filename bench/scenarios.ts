@@ -5,8 +5,19 @@ import type { FloorQueries, ScenarioParams } from './sql.ts';
  * the same question. The service is a black box: only its public API is used.
  */
 
-export type ScenarioName = 'get-one' | 'list-page1' | 'filtered-deep' | 'stl-contents' | 'update';
-export const SCENARIOS: ScenarioName[] = ['get-one', 'list-page1', 'filtered-deep', 'stl-contents', 'update'];
+export type ScenarioName = 'get-one' | 'list-page1' | 'filtered-deep' | 'stl-contents' | 'update' | 'create';
+/** create comes last: the contents it adds must not change what the other scenarios measure. */
+export const SCENARIOS: ScenarioName[] = [
+  'get-one',
+  'list-page1',
+  'filtered-deep',
+  'stl-contents',
+  'update',
+  'create',
+];
+
+/** The title every benchmark create gives its content. */
+export const CREATE_TITLE = 'Added by the benchmark';
 
 export interface HttpRequest {
   method: 'GET' | 'POST';
@@ -53,10 +64,19 @@ export function serviceRequest(name: ScenarioName, p: ScenarioParams): HttpReque
         path: `/api/v1/contents/${p.siteId}/${p.contentChannelId}/${p.contentId}/actions/update`,
         body: json({ title: p.updateTitle }),
       };
+    case 'create':
+      return {
+        method: 'POST',
+        path: `/api/v1/contents/${p.siteId}/${p.contentChannelId}`,
+        body: json({ title: CREATE_TITLE }),
+      };
   }
 }
 
-/** "update under concurrent reads": one connection writes while the others read this scenario. */
+/**
+ * "update under concurrent reads" (and create): one connection writes while the others read this
+ * scenario.
+ */
 export const UPDATE_READS: ScenarioName = 'list-page1';
 
 /** Floor C's answer to a scenario (the update takes the title from the request body). */
@@ -72,7 +92,36 @@ export async function floorAnswer(name: ScenarioName, q: FloorQueries, body: str
       return q.stlContents();
     case 'update':
       return q.update(String((JSON.parse(body) as { title?: unknown }).title));
+    case 'create':
+      return q.create(String((JSON.parse(body) as { title?: unknown }).title));
   }
+}
+
+/**
+ * The guard of create, whose answers cannot hold the same id: the second of two creates in a row
+ * (the first by one side, the second by the other) is the next content, in the same channel with
+ * the same title, one taxis higher: both put it at the top of the channel.
+ */
+export function sameCreate(first: unknown, second: unknown): { ok: boolean; detail: string } {
+  const fields = (answer: unknown) => {
+    const row = (answer ?? {}) as { id?: unknown; channelId?: unknown; taxis?: unknown; title?: unknown };
+    return {
+      id: Number(row.id),
+      channelId: Number(row.channelId),
+      taxis: Number(row.taxis),
+      title: row.title,
+    };
+  };
+  const a = fields(first);
+  const b = fields(second);
+  const ok =
+    b.id === a.id + 1 && b.channelId === a.channelId && b.taxis === a.taxis + 1 && b.title === a.title;
+  return {
+    ok,
+    detail: ok
+      ? `ids ${a.id}, ${b.id} at taxis ${a.taxis}, ${b.taxis}`
+      : `create: ${JSON.stringify(a)} then ${JSON.stringify(b)}`,
+  };
 }
 
 /** The ids an answer holds, in order, and its total when it has one: what the guard compares. */

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 
@@ -189,6 +190,18 @@ export const STATEMENTS = {
     postgresql: `UPDATE "Content" SET "title" = $1, "lastModifiedDate" = $2, "lastEditDate" = $2
       WHERE "id" = $3 AND "siteId" = $4 AND "channelId" = $5 AND NOT "recycled" RETURNING *`,
   },
+  // One statement, so atomic without a transaction: a pending content one taxis above the channel's
+  // highest below the top contents' range (2,000,000,000), as the service places it.
+  create: {
+    sqlite: `INSERT INTO "Content" ("guid", "siteId", "channelId", "taxis", "title", "addDate", "createdDate",
+        "lastModifiedDate", "lastEditDate")
+      SELECT ?, ?, ?, COALESCE(MAX("taxis"), 0) + 1, ?, ?, ?, ?, ? FROM "Content"
+      WHERE "siteId" = ? AND "recycled" = 0 AND "channelId" = ? AND "taxis" < 2000000000 RETURNING *`,
+    postgresql: `INSERT INTO "Content" ("guid", "siteId", "channelId", "taxis", "title", "addDate", "createdDate",
+        "lastModifiedDate", "lastEditDate")
+      SELECT $1, $2, $3, COALESCE(MAX("taxis"), 0) + 1, $4, $5, $5, $5, $5 FROM "Content"
+      WHERE "siteId" = $2 AND NOT "recycled" AND "channelId" = $3 AND "taxis" < 2000000000 RETURNING *`,
+  },
 };
 
 const count = (rows: Row[]) => Number(rows[0]?.n ?? 0);
@@ -233,6 +246,24 @@ export function floorQueries(sql: Sql, p: ScenarioParams) {
         ? [title, now, now, p.contentId, p.siteId, p.contentChannelId]
         : [title, now, p.contentId, p.siteId, p.contentChannelId];
       return (await sql.all(STATEMENTS.update, params))[0];
+    },
+    async create(title: string): Promise<Row | undefined> {
+      const now = s ? Date.now() : new Date();
+      const params = s
+        ? [
+            randomUUID(),
+            p.siteId,
+            p.contentChannelId,
+            title,
+            now,
+            now,
+            now,
+            now,
+            p.siteId,
+            p.contentChannelId,
+          ]
+        : [randomUUID(), p.siteId, p.contentChannelId, title, now];
+      return (await sql.all(STATEMENTS.create, params))[0];
     },
   };
 }

@@ -8,7 +8,9 @@ import {
   DEFAULT_SQLITE_QUERY_TIMEOUT_MS,
   providerOfUrl,
 } from './db/client.ts';
+import { USER_GRANTABLE_SCOPES } from './domain/access.ts';
 import { type AccountPolicy, DEFAULT_ACCOUNT_POLICY } from './domain/logins/policy.ts';
+import type { Scope } from './domain/principal.ts';
 import type { CorsOrigins } from './http/cors.ts';
 import { integerWithin } from './integerSetting.ts';
 import { DEFAULT_WORKERS } from './supervisor.ts';
@@ -69,8 +71,8 @@ export interface Config {
    */
   sqliteQueryTimeoutMs: number;
   /**
-   * Lockout after failed logins and the rule for new passwords (docs/design-decisions.md,
-   * "Authentication and scopes" and "Passwords").
+   * Lockout and throttles of failed logins, the rule for new passwords, what a user's token carries
+   * and who may log in by openId (docs/security/credentials.md).
    */
   accounts: AccountPolicy;
   /** The event record and webhook delivery (docs/api/events.md). */
@@ -190,6 +192,41 @@ const schema = z.object({
   LOCKOUT_FAILURES: integer('LOCKOUT_FAILURES', 1, 1000, DEFAULT_ACCOUNT_POLICY.lockoutFailures),
   LOCKOUT_MINUTES: integer('LOCKOUT_MINUTES', 1, 10_080, DEFAULT_ACCOUNT_POLICY.lockoutMinutes),
   PASSWORD_MIN_LENGTH: integer('PASSWORD_MIN_LENGTH', 6, 128, DEFAULT_ACCOUNT_POLICY.passwordRule.minLength),
+  LOGIN_THROTTLE_FAILURES: integer(
+    'LOGIN_THROTTLE_FAILURES',
+    1,
+    100_000,
+    DEFAULT_ACCOUNT_POLICY.throttleFailures,
+  ),
+  LOGIN_ADDRESS_FAILURES_PER_MINUTE: integer(
+    'LOGIN_ADDRESS_FAILURES_PER_MINUTE',
+    1,
+    100_000,
+    DEFAULT_ACCOUNT_POLICY.addressFailuresPerMinute,
+  ),
+  USER_TOKEN_SCOPES: z
+    .string()
+    .default('')
+    .transform((text) => [
+      ...new Set(
+        text
+          .split(',')
+          .map((scope) => scope.trim())
+          .filter((scope) => scope !== ''),
+      ),
+    ])
+    .refine(
+      (scopes) => scopes.every((scope) => (USER_GRANTABLE_SCOPES as readonly string[]).includes(scope)),
+      {
+        message: `USER_TOKEN_SCOPES must be a comma-separated list of ${USER_GRANTABLE_SCOPES.join(', ')}`,
+      },
+    )
+    .transform((scopes) => scopes as Scope[]),
+  PASSWORDLESS_LOGIN: z
+    .enum(['true', 'false'], {
+      error: (issue) => `PASSWORDLESS_LOGIN must be true or false (got '${String(issue.input)}')`,
+    })
+    .default('false'),
   SEED_DEMO: z
     .enum(['true', 'false'], {
       error: (issue) => `SEED_DEMO must be true or false (got '${String(issue.input)}')`,
@@ -287,6 +324,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     accounts: {
       lockoutFailures: vars.LOCKOUT_FAILURES,
       lockoutMinutes: vars.LOCKOUT_MINUTES,
+      throttleFailures: vars.LOGIN_THROTTLE_FAILURES,
+      addressFailuresPerMinute: vars.LOGIN_ADDRESS_FAILURES_PER_MINUTE,
+      userTokenScopes: vars.USER_TOKEN_SCOPES,
+      passwordlessLogin: vars.PASSWORDLESS_LOGIN === 'true',
       passwordRule: { ...DEFAULT_ACCOUNT_POLICY.passwordRule, minLength: vars.PASSWORD_MIN_LENGTH },
     },
     credentialCacheSeconds: vars.CREDENTIAL_CACHE_SECONDS,

@@ -30,6 +30,11 @@ export interface ContractOperation {
    * contract where they differ, since access is decided once, whatever the credential.
    */
   access: { scopes: string[] } | 'public';
+  /**
+   * A public operation that also lists credentials (`security: [{}, {ApiKeyHeader: []}, ...]`):
+   * credentials presented are checked (401 when they are not good) and the handler sees who called.
+   */
+  acceptsCredentials: boolean;
   /** Declared parameters by name: where the operation takes each one. */
   parameters: ReadonlyMap<string, ParameterLocation>;
   /** Path and query parameters whose schema is an integer (read as plain digits only). */
@@ -130,13 +135,22 @@ const documentSchema = z.looseObject({
 type Security = z.infer<typeof securitySchema>;
 
 function accessOf(security: Security, where: string): ContractOperation['access'] {
-  if (security.length === 0) return 'public';
+  // `{}` among the alternatives: credentials are optional, so the operation is public.
+  if (security.length === 0 || security.some((requirement) => Object.keys(requirement).length === 0)) {
+    return 'public';
+  }
   const alternatives = security.map((requirement) => [...new Set(Object.values(requirement).flat())].sort());
   const [first, ...others] = alternatives as [string[], ...string[][]];
   if (others.some((scopes) => scopes.join(',') !== first.join(','))) {
     throw new Error(`${where}: every security alternative must list the same scopes`);
   }
   return { scopes: first };
+}
+
+function accessAndCredentials(security: Security, where: string) {
+  const access = accessOf(security, where);
+  const listsCredentials = security.some((requirement) => Object.keys(requirement).length > 0);
+  return { access, acceptsCredentials: access === 'public' && listsCredentials };
 }
 
 /**
@@ -178,7 +192,7 @@ export async function loadContract(
         tags: operation.tags,
         method,
         path,
-        access: accessOf(operation.security ?? document.security, where),
+        ...accessAndCredentials(operation.security ?? document.security, where),
         parameters,
         integerParameters,
         hasBody: operation.requestBody !== undefined,

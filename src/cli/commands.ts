@@ -14,6 +14,7 @@ import { type ImportSummary, importFrom } from '../domain/import/index.ts';
 import { ImportSyntaxError, streamSource } from '../domain/import/source.ts';
 import { passwordReset } from '../domain/logins/accounts.ts';
 import { DEMO_API_KEY_TITLE, describeDemoSecrets, seedDemoWhenEmpty } from '../domain/seed/demo.ts';
+import { advanceCredentialsGeneration } from '../state/credentialsGeneration.ts';
 import { CommandFailure, parseExpiry, parseOptions, parseScopes, UsageError } from './options.ts';
 import { createProgress, followPhases } from './progress.ts';
 import { sandboxRoleCommand } from './sandboxRole.ts';
@@ -233,6 +234,34 @@ const seedDemoCommand: Command = {
 
 const ACCOUNT_KINDS = ['user', 'administrator'] as const;
 
+/**
+ * Runs a change that ends credentials (a password reset ends every token of the account) and then
+ * tells every node, as the API operations do: with Redis, the service's workers keep credentials
+ * that authenticated lately until the credentials generation advances (src/http/credentialCache.ts).
+ * Redis must answer before anything changes, so the change is never made without the advance.
+ */
+export async function endingCredentials(config: Config, change: () => Promise<void>): Promise<void> {
+  if (config.redisUrl === undefined) return change();
+  // Loaded only when Redis is configured, as the service does.
+  const { connectRedis } = await import('../db/redis.ts');
+  const { RedisSharedState } = await import('../state/redis.ts');
+  const redis = await connectRedis(config.redisUrl).catch(() => {
+    throw new CommandFailure('REDIS_URL is set but Redis does not answer there; nothing was changed');
+  });
+  try {
+    // The store itself, without the service's fail policy: a failure must be seen, not skipped.
+    const state = new RedisSharedState(redis, config.redisKeyPrefix);
+    await change();
+    await advanceCredentialsGeneration(state).catch(() => {
+      throw new CommandFailure(
+        `the change is made, but Redis stopped answering before the service's nodes were told: tokens may keep working there for up to CREDENTIAL_CACHE_SECONDS (${config.credentialCacheSeconds} s)`,
+      );
+    });
+  } finally {
+    redis.disconnect();
+  }
+}
+
 const passwordCommand: Command = {
   name: 'password',
   usage: 'cms password user|administrator USERNAME   (the new password on stdin)',
@@ -253,12 +282,14 @@ const passwordCommand: Command = {
       const stored = await hashPlainPassword(plain);
       // A new password ends a lockout and every token issued before, as a password change does.
       const data = passwordReset(stored);
-      const changed =
-        kind === 'user'
-          ? await db.user.updateMany({ where: { userName }, data })
-          : await db.administrator.updateMany({ where: { userName }, data });
-      if (changed.count === 0)
-        throw new CommandFailure(`no ${kind} named '${userName}'; nothing was changed`);
+      await endingCredentials(config, async () => {
+        const changed =
+          kind === 'user'
+            ? await db.user.updateMany({ where: { userName }, data })
+            : await db.administrator.updateMany({ where: { userName }, data });
+        if (changed.count === 0)
+          throw new CommandFailure(`no ${kind} named '${userName}'; nothing was changed`);
+      });
       out(`New password set for ${kind} '${userName}'.`);
       return 0;
     };

@@ -90,7 +90,15 @@ async function loadSqlite() {
   const { PrismaClient: SqliteClient } = await import('../generated/prisma/sqlite/client.ts');
   const { withTimeLimit } = await import('./sqliteTimeLimit.ts');
   const { sqlitePointReads } = await import('./pointReads.ts');
-  return { PrismaBetterSqlite3, SqliteClient, withTimeLimit, sqlitePointReads };
+  const { SqliteCostlyReads, registerCostlyReads } = await import('./costlyReads.ts');
+  return {
+    PrismaBetterSqlite3,
+    SqliteClient,
+    withTimeLimit,
+    sqlitePointReads,
+    SqliteCostlyReads,
+    registerCostlyReads,
+  };
 }
 
 async function loadPostgres() {
@@ -116,21 +124,27 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
   let reads: PointReads;
   if (provider === 'sqlite') {
     sqliteModules ??= loadSqlite();
-    const { PrismaBetterSqlite3, SqliteClient, withTimeLimit, sqlitePointReads } = await sqliteModules;
+    const { PrismaBetterSqlite3, SqliteClient, withTimeLimit, sqlitePointReads, ...costly } =
+      await sqliteModules;
     let connection: BetterSqlite3.Database | undefined;
+    const file = sqliteFilePath(databaseUrl);
+    const limitMs = options.sqliteQueryTimeoutMs ?? DEFAULT_SQLITE_QUERY_TIMEOUT_MS;
+    const costlyReads = new costly.SqliteCostlyReads(
+      { file, limitMs, cacheKib: options.sqliteCacheKib },
+      options.onQuery,
+    );
     const adapter = withTimeLimit(
-      new PrismaBetterSqlite3(
-        { url: sqliteFilePath(databaseUrl) },
-        { timestampFormat: SQLITE_TIMESTAMP_FORMAT },
-      ),
-      options.sqliteQueryTimeoutMs ?? DEFAULT_SQLITE_QUERY_TIMEOUT_MS,
+      new PrismaBetterSqlite3({ url: file }, { timestampFormat: SQLITE_TIMESTAMP_FORMAT }),
+      limitMs,
       (opened) => {
         // A negative cache_size is a size in KiB (SQLite's convention), not a number of pages.
         if (options.sqliteCacheKib !== undefined) opened.pragma(`cache_size = -${options.sqliteCacheKib}`);
         connection = opened;
       },
+      () => costlyReads.close(),
     );
     const client = new SqliteClient({ adapter, log }) as unknown as Db;
+    costly.registerCostlyReads(client, costlyReads);
     db = client;
     reads = sqlitePointReads(async () => {
       // The adapter opens its connection on the client's first query.

@@ -4,6 +4,7 @@ export type {
   ApiKey,
   Channel,
   Content,
+  ContentCheck,
   Site,
   SystemSetting,
   User,

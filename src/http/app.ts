@@ -101,6 +101,7 @@ export function createApp(options: AppOptions): express.Express {
     secret: tokenSecretOf(config),
     known,
     cache,
+    userTokenScopes: config.accounts.userTokenScopes,
   });
 
   const app = express();

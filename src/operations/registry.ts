@@ -11,11 +11,19 @@ import { resetApiKey } from './apiKeys/resetApiKey.ts';
 import { updateApiKey } from './apiKeys/updateApiKey.ts';
 import { checkCaptcha } from './captcha/checkCaptcha.ts';
 import { getCaptcha } from './captcha/getCaptcha.ts';
+import { createChannel } from './channels/createChannel.ts';
+import { deleteChannel } from './channels/deleteChannel.ts';
 import { getChannel } from './channels/getChannel.ts';
+import { listChannels } from './channels/listChannels.ts';
 import { updateChannel } from './channels/updateChannel.ts';
+import { checkContents } from './contents/checkContents.ts';
+import { createContent } from './contents/createContent.ts';
 import { deleteContent } from './contents/deleteContent.ts';
 import { getContent } from './contents/getContent.ts';
+import { listContentChecks } from './contents/listContentChecks.ts';
 import { listContents } from './contents/listContents.ts';
+import { listRecycledContents } from './contents/listRecycledContents.ts';
+import { restoreContent } from './contents/restoreContent.ts';
 import { updateContent } from './contents/updateContent.ts';
 import { createWebhook } from './events/createWebhook.ts';
 import { deleteWebhook } from './events/deleteWebhook.ts';
@@ -70,9 +78,17 @@ export const handlers: Registry = {
   getContent,
   updateContent,
   deleteContent,
+  createContent,
+  checkContents,
+  listContentChecks,
+  restoreContent,
+  listRecycledContents,
   // channels
+  listChannels,
   getChannel,
   updateChannel,
+  createChannel,
+  deleteChannel,
   // stl (template-tag reads)
   stlListSites,
   stlGetSite,

@@ -151,6 +151,9 @@ export function withFailPolicy(
         return async () => {};
       }
     },
+    onConnectionChange(listener: (connected: boolean) => void): void {
+      state.onConnectionChange?.(listener);
+    },
     ping: () => state.ping(),
     close: () => state.close(),
   };

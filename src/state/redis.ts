@@ -104,6 +104,11 @@ export class RedisSharedState implements SharedState {
     return this.subscriber;
   }
 
+  onConnectionChange(listener: (connected: boolean) => void): void {
+    this.redis.on('close', () => listener(false));
+    this.redis.on('ready', () => listener(true));
+  }
+
   async ping(): Promise<void> {
     await this.redis.ping();
   }

@@ -12,9 +12,11 @@ import {
 } from '../../bench/generate.ts';
 import {
   answerIds,
+  CREATE_TITLE,
   floorAnswer,
   SCENARIOS,
   type ScenarioName,
+  sameCreate,
   serviceRequest,
 } from '../../bench/scenarios.ts';
 import { type FloorQueries, floorQueries, openSql, type ScenarioParams, type Sql } from '../../bench/sql.ts';
@@ -103,13 +105,16 @@ describe('floor C answers what the service answers', () => {
     expect(params.deepPage).toBeGreaterThan(1);
   });
 
-  test.each(SCENARIOS.filter((name) => name !== 'update'))('%s: same ids and total', async (name) => {
-    const ours = answerIds(await service(name));
-    // The body matters only to the update (not here).
-    const theirs = answerIds(JSON.parse(JSON.stringify(await floorAnswer(name, floor, ''))));
-    expect(ours.ids.length).toBeGreaterThan(0);
-    expect(theirs).toEqual(ours);
-  });
+  test.each(SCENARIOS.filter((name) => name !== 'update' && name !== 'create'))(
+    '%s: same ids and total',
+    async (name) => {
+      const ours = answerIds(await service(name));
+      // The body matters only to the update (not here).
+      const theirs = answerIds(JSON.parse(JSON.stringify(await floorAnswer(name, floor, ''))));
+      expect(ours.ids.length).toBeGreaterThan(0);
+      expect(theirs).toEqual(ours);
+    },
+  );
 
   test('update: both write the title to the same content', async () => {
     const ours = (await service('update')) as { id: number; title: string };
@@ -118,5 +123,16 @@ describe('floor C answers what the service answers', () => {
     expect(theirs).toMatchObject({ id: params.contentId, title: `${params.updateTitle} again` });
     const read = (await service('get-one')) as { id: number; title: string };
     expect(read.title).toBe(`${params.updateTitle} again`);
+  });
+
+  test('create: each adds the next content at the top of the same channel', async () => {
+    const ours = (await service('create')) as { id: number; channelId: number; title: string };
+    expect(ours).toMatchObject({ channelId: params.contentChannelId, title: CREATE_TITLE });
+    const theirs = await floor.create(CREATE_TITLE);
+    expect(sameCreate(ours, theirs)).toMatchObject({ ok: true });
+    // And the service's next one follows floor C's.
+    expect(sameCreate(theirs, await service('create'))).toMatchObject({ ok: true });
+    // A mismatch is seen: the same answer twice is not the next content.
+    expect(sameCreate(ours, ours).ok).toBe(false);
   });
 });

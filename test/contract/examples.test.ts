@@ -136,6 +136,8 @@ const CASES: Case[] = [
   { operationId: 'listContents', example: 'badValue' },
   { operationId: 'getContent', example: 'content', path: { siteId: 1, channelId: 3, id: 10 } },
   { operationId: 'getChannel', example: 'channel', path: { siteId: 1, channelId: 2 } },
+  // The root channel's addDate is the seeding's "now".
+  { operationId: 'listChannels', example: 'channels', path: { siteId: 1 }, volatile: ['addDate'] },
   // Template-tag reads, before any write.
   { operationId: 'stlListSites', example: 'sites' },
   { operationId: 'stlGetSite', example: 'site', query: { siteDir: 'demo' } },
@@ -179,10 +181,52 @@ const CASES: Case[] = [
     volatile: WRITE_DATES,
   },
   {
+    operationId: 'createChannel',
+    example: 'underNews',
+    path: { siteId: 1 },
+    volatile: [...WRITE_DATES, 'addDate', 'createdDate'],
+  },
+  {
+    operationId: 'deleteChannel',
+    example: 'deleted',
+    path: { siteId: 1, channelId: 7 },
+    volatile: [...WRITE_DATES, 'addDate', 'createdDate'],
+  },
+  {
     operationId: 'deleteContent',
     example: 'deleted',
     path: { siteId: 1, channelId: 5, id: 28 },
     volatile: WRITE_DATES,
+  },
+  // The recycle bin holds the content just deleted; it is restored.
+  { operationId: 'listRecycledContents', example: 'bin', path: { siteId: 1 } },
+  {
+    operationId: 'restoreContent',
+    example: 'restored',
+    path: { siteId: 1, channelId: 5, id: 28 },
+    volatile: WRITE_DATES,
+  },
+  // Two contents added to Tech news (ids 41 and 42: the demo has 40).
+  {
+    operationId: 'createContent',
+    example: 'draft',
+    path: { siteId: 1, channelId: 3 },
+    volatile: [...WRITE_DATES, 'addDate', 'createdDate'],
+  },
+  {
+    operationId: 'createContent',
+    example: 'published',
+    path: { siteId: 1, channelId: 3 },
+    volatile: [...WRITE_DATES, 'createdDate'],
+  },
+  // Reviews: two pending contents approved, the draft rejected; the first one's record read back.
+  { operationId: 'checkContents', example: 'approve', volatile: ['checkDate'] },
+  { operationId: 'checkContents', example: 'reject', volatile: ['checkDate'] },
+  {
+    operationId: 'listContentChecks',
+    example: 'approved',
+    path: { siteId: 1, channelId: 4, id: 24 },
+    volatile: ['checkDate'],
   },
   // Users: lisa is created, logs in both ways and changes her password; paul only exists.
   { operationId: 'createUser', example: 'full', volatile: USER_DATES },
@@ -241,7 +285,7 @@ const CASES: Case[] = [
     path: { siteId: 1, channelId: 3, id: 10 },
     credentials: ['STL'],
   },
-  { operationId: 'getContent', example: UNNAMED, status: 404, path: { siteId: 1, channelId: 3, id: 42 } },
+  { operationId: 'getContent', example: UNNAMED, status: 404, path: { siteId: 1, channelId: 3, id: 99 } },
   // The limited service's one request of the minute from this address; the next is refused.
   {
     operationId: 'getContent',

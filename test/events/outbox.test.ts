@@ -139,6 +139,33 @@ describe('the outbox', () => {
     for (const secret of [issued.key, newKey, password, key]) expect(stored).not.toContain(secret);
     expect(stored).not.toMatch(/passwordHash|passwordSalt|digest/);
   });
+  test('content create, check and restore, channel create and delete each record their event', async () => {
+    const created = await call('POST', '/api/v1/contents/1/2', { title: 'Brand new' });
+    expect(created.status).toBe(200);
+    const contentId = (created.json as { id: number }).id;
+    const checked = await call('POST', '/api/v1/contents/actions/check', {
+      siteId: 1,
+      contents: [{ channelId: 2, id: contentId }],
+    });
+    expect(checked.status).toBe(200);
+    expect((await call('POST', `/api/v1/contents/1/2/${contentId}/actions/delete`)).status).toBe(200);
+    expect((await call('POST', `/api/v1/contents/1/2/${contentId}/actions/restore`)).status).toBe(200);
+    const channel = await call('POST', '/api/v1/channels/1', { parentId: 2, channelName: 'Events' });
+    expect(channel.status).toBe(200);
+    const channelId = (channel.json as { id: number }).id;
+    expect((await call('POST', `/api/v1/channels/1/${channelId}/actions/delete`)).status).toBe(200);
+
+    const { events } = await activity({ limit: '6' });
+    expect(events.map((e) => [e.type, e.resourceId])).toEqual([
+      ['channel.deleted', channelId],
+      ['channel.created', channelId],
+      ['content.restored', contentId],
+      ['content.deleted', contentId],
+      ['content.checked', contentId],
+      ['content.created', contentId],
+    ]);
+    expect(events[5]).toMatchObject({ siteId: 1, channelId: 2, payload: { title: 'Brand new' } });
+  });
 });
 
 describe('the activity log', () => {
@@ -157,7 +184,8 @@ describe('the activity log', () => {
 
     expect((await activity({ until: '2000-01-01 00:00:00' })).events).toEqual([]);
     const recent = (await activity({ since: '2000-01-01 00:00:00', type: 'content.deleted' })).events;
-    expect(recent.map((e) => e.resourceId)).toEqual([5]);
+    expect(recent.map((e) => e.resourceId).at(-1)).toBe(5);
+    expect(recent.every((e) => e.type === 'content.deleted')).toBe(true);
   });
 
   test('pages by cursor, unshifted by events recorded between pages', async () => {

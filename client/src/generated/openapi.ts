@@ -118,6 +118,129 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/contents/actions/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check (review) contents
+         * @description Approves or rejects up to 1,000 contents of a site at once, with a reason, and answers the
+         *     decision recorded for each, in the order asked, wrapped in `value`. All or nothing: when
+         *     one content cannot be checked, none is.
+         *
+         *     **Levels.** A site reviews in `checkContentLevel` stages (1–5); `checkedLevel` says where a
+         *     content stands (see `CheckedLevel`). An approval (`checked: true`, the default) moves each
+         *     content to the stage `checkedLevel` names (default: the site's last, which makes it
+         *     `checked`); a content already past that stage keeps its level. A rejection
+         *     (`checked: false`) stops each content at the stage it was waiting for: a content that had
+         *     passed n stages gets −(n + 1) (an approved one −`checkContentLevel`), a pending content or a
+         *     draft −1; an already rejected content keeps its code. `checked` is then true exactly when
+         *     `checkedLevel >= checkContentLevel`, as everywhere.
+         *
+         *     **Records.** Each decision is kept with who made it (`adminId` for an administrator's
+         *     token, `apiKeyId` for an API key), when, the level it led to and the reason; read a
+         *     content's decisions with list content checks. The contents' `lastModifiedDate` is set to
+         *     now.
+         *
+         *     400 when a content is named twice, when `checkedLevel` is above the site's
+         *     `checkContentLevel`, or when it is sent with a rejection. 404 when the site does not
+         *     exist, or a content does not exist in the channel given for it (or is in the recycle bin).
+         */
+        post: operations["checkContents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contents/{siteId}/recycle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the recycle bin
+         * @description The site's contents in the recycle bin (put there by delete content), most recently
+         *     deleted first (then by `id`, highest first), as form A in the list's shape: the page and
+         *     the count of all of them. `channelId` keeps those of that one channel. `page` and
+         *     `perPage` are read as in the user list (never refused; `perPage` 1…1000, default 20).
+         *     Restore one with restore content. 404 when the site does not exist.
+         */
+        get: operations["listRecycledContents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contents/{siteId}/{channelId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+                /**
+                 * @description Id of a channel of that site (the site's root channel has the site's id).
+                 * @example 7
+                 */
+                channelId: components["parameters"]["ChannelId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create content
+         * @description Adds a content to the channel and answers it as form A, unwrapped, with status 200 (the
+         *     original system's answer to this route) and a `Location` header naming the new record's
+         *     get content address. The body takes the fields of update content (form A, the same
+         *     aliases, the same limits, read-only fields ignored); `title` is required and must not be
+         *     blank.
+         *
+         *     **Set by the service.** `id`, `guid`, `siteId` and `channelId` (from the path); the
+         *     dates (`addDate`, `lastEditDate` default to now unless sent; `createdDate` and
+         *     `lastModifiedDate` are always now); `adminId` and `lastEditAdminId` (the administrator
+         *     whose access token made the request, 0 for an API key) and `addUserName` (that
+         *     administrator's name unless sent). **Order:** `taxis` puts the content at the top of its
+         *     channel by the original system's rule, whatever the body says: a content that is not
+         *     `top` gets one more than the channel's highest `taxis` below 2,000,000,000; a `top` one
+         *     one more than the highest at or above 2,000,000,000 (2,000,000,001 for the first).
+         *
+         *     **Review state.** As in update content: `checkedLevel` and/or `isChecked` (`checked`)
+         *     decide it against the site's `checkContentLevel`; a content sent without either is
+         *     pending (`checkedLevel` 0, `checked` false). Only credentials with the `Contents` scope
+         *     (an API key that carries it, an administrator's token) can create, so every caller that
+         *     can create may also set the review state.
+         *
+         *     The lists' totals, label index and stored counts include the new content at once. 404 when
+         *     the site or the channel does not exist, or the channel belongs to another site.
+         */
+        post: operations["createContent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/contents/{siteId}/{channelId}/{id}": {
         parameters: {
             query?: never;
@@ -148,6 +271,43 @@ export interface paths {
          *     another site) or when the content is in the recycle bin.
          */
         get: operations["getContent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contents/{siteId}/{channelId}/{id}/checks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+                /**
+                 * @description Id of a channel of that site (the site's root channel has the site's id).
+                 * @example 7
+                 */
+                channelId: components["parameters"]["ChannelId"];
+                /**
+                 * @description Id of a content of that channel.
+                 * @example 42
+                 */
+                id: components["parameters"]["ContentId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List content checks
+         * @description The review decisions made on a content by check contents, newest first, wrapped in
+         *     `value` (`[]` when it has none). 404 as for get content.
+         */
+        get: operations["listContentChecks"];
         put?: never;
         post?: never;
         delete?: never;
@@ -248,6 +408,96 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/contents/{siteId}/{channelId}/{id}/actions/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+                /**
+                 * @description Id of a channel of that site (the site's root channel has the site's id).
+                 * @example 7
+                 */
+                channelId: components["parameters"]["ChannelId"];
+                /**
+                 * @description Id of a content of that channel.
+                 * @example 42
+                 */
+                id: components["parameters"]["ContentId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore content
+         * @description Takes a content out of the recycle bin, back into the channel it was deleted from, with
+         *     every field as it was (its place in the channel's order included), and answers it as form A,
+         *     unwrapped, as get content does from then on; `lastModifiedDate` is set to now. The lists'
+         *     totals and counts include it again at once. The path names the channel the content was
+         *     deleted from; `toChannelId` puts it into another channel of the site instead (needed when
+         *     its own channel was deleted). 404 when the site does not exist, or when the recycle bin of
+         *     that channel holds no content with that id (a content that is not deleted included). 400
+         *     when the channel to restore into does not exist (its own deleted, or `toChannelId` naming
+         *     no channel of the site).
+         */
+        post: operations["restoreContent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{siteId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List channels
+         * @description Every channel of the site in one answer, flat, in tree order: depth first from the root
+         *     channel, each channel followed by its descendants, siblings by `taxis`, then `id`. Each is
+         *     form B (the template tag's view of a channel), wrapped in `value`: `parentId`,
+         *     `parentsPath`, `parentsCount` (its level: 0 for the root), `childrenCount`, `isLastNode`
+         *     (no sibling after it) and `contentNum` (its approved contents outside the recycle bin)
+         *     describe the tree. Built from two reads whatever the number of channels. 404 when the site
+         *     does not exist.
+         */
+        get: operations["listChannels"];
+        put?: never;
+        /**
+         * Create channel
+         * @description Adds a channel under `parentId` (a channel of the site), at the end of its children
+         *     (`taxis` one more than the last one's), and answers it as form A, unwrapped, as get channel
+         *     does (with `children: []`), status 200 with a `Location` header naming its get channel
+         *     address. The body takes the fields of update channel, with the same rules (file paths
+         *     inside the site, safe links, `channelIndex` as an alias of `indexName`), and two required
+         *     fields: `parentId`, read here (update ignores it), and `channelName`. The service sets
+         *     `id`, `guid`, the dates and the tree fields: the new channel's `parentsPath` and
+         *     `parentsCount`, and its parent's `childrenCount`, in the same transaction.
+         *
+         *     400 when `parentId` names no channel of the site, and when `indexName` is already used by
+         *     another channel of the site (it is unique within a site). 404 when the site does not exist.
+         */
+        post: operations["createChannel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/channels/{siteId}/{channelId}": {
         parameters: {
             query?: never;
@@ -322,6 +572,43 @@ export interface paths {
          *     404 as for get channel.
          */
         post: operations["updateChannel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/{siteId}/{channelId}/actions/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+                /**
+                 * @description Id of a channel of that site (the site's root channel has the site's id).
+                 * @example 7
+                 */
+                channelId: components["parameters"]["ChannelId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete channel
+         * @description Deletes the channel and every channel below it, in one transaction: their contents go to
+         *     the recycle bin (list the recycle bin with their old `channelId`; restore content puts one
+         *     back into a channel that exists, named by `toChannelId` when its own is gone), and the
+         *     parent's `childrenCount` goes down by one. Answers the channel as it was (form A,
+         *     unwrapped, with its direct children). No request body. 400 for the site's root channel,
+         *     which cannot be deleted. 404 when the site or the channel does not exist or the channel
+         *     belongs to another site.
+         */
+        post: operations["deleteChannel"];
         delete?: never;
         options?: never;
         head?: never;
@@ -557,6 +844,10 @@ export interface paths {
          *     ignored. 400 when the user name breaks the rules, when the password is too weak (default
          *     rule: at least 6 characters with a letter and a digit), or when the user name, e-mail or
          *     mobile number is already used by another account.
+         *
+         *     A new user has a password, so its creator must already hold every scope a user's token
+         *     carries: `Contents` and `Channels` (a member's reads) and those of `USER_TOKEN_SCOPES`
+         *     — 403 otherwise.
          */
         post: operations["createUser"];
         delete?: never;
@@ -580,11 +871,24 @@ export interface paths {
          *     (the lower-case hex MD5 of the password), or with `openId` alone, and answers the user,
          *     a signed access token (`Authorization: Bearer <accessToken>`) and its expiry.
          *
+         *     `openId` login is for a trusted caller: an openId is no secret, so it is accepted only
+         *     with an API key holding `Users` (a back end that verified the messaging platform's
+         *     identity) or when the operator turned password-less login on (`PASSWORDLESS_LOGIN`);
+         *     otherwise it is the 401 of any failed login. Credentials are optional here; credentials
+         *     presented that are not good are a 401.
+         *
+         *     The token is a site member's: it reads approved contents and channels and its own
+         *     account, and carries the scopes the operator grants users (`USER_TOKEN_SCOPES`, none by
+         *     default), never write access otherwise.
+         *
          *     Every failure — unknown account, wrong password, account not approved (`checked` false),
-         *     locked account, lockout — is the same 401 problem, so it reveals nothing. Every fifth
-         *     failed login in a row locks the account for 15 minutes. A success resets
-         *     `countOfFailedLogin`, counts the login and sets `lastActivityDate`. More than 10 attempts
-         *     a minute for one account, or from one address, are a 429 with `Retry-After`.
+         *     locked account, lockout — is the same 401 problem, so it reveals nothing. Five failed
+         *     logins of an account from one address lock that account for that address (only) for 15
+         *     minutes; failures from other addresses never lock the owner out of theirs. Only failures
+         *     are counted: more than 10 failures a minute from one address, or an address that has
+         *     failed on an account that has seen more than 20 failures in 15 minutes, are a 429 with
+         *     `Retry-After` (docs/security/credentials.md; every figure is a setting). A success resets
+         *     `countOfFailedLogin`, counts the login and sets `lastActivityDate`.
          */
         post: operations["loginUser"];
         delete?: never;
@@ -718,6 +1022,11 @@ export interface paths {
          *     lockout after failed logins and resets `countOfFailedLogin`. 400 when the user name
          *     breaks the rules or the user name, e-mail or mobile number is used by another
          *     administrator; 404 when the administrator does not exist.
+         *
+         *     No credential may lead to one with more power than itself: setting a `password` or
+         *     unlocking (`isLockedOut: "false"`) needs a caller that already holds every scope an
+         *     administrator's token carries — an administrator's own token or a key with every scope.
+         *     With the `Administrators` scope alone it is a 403.
          */
         post: operations["updateAdministrator"];
         delete?: never;
@@ -822,7 +1131,9 @@ export interface paths {
          * @description Issues a new random key and answers it **once**, with its record: only its SHA-256 digest
          *     is stored, so it cannot be shown again (reset it if it is lost). An API key may grant only
          *     scopes it carries itself (403 otherwise); an administrator's token may grant any.
-         *     400 when `expiresAt` is not in the future.
+         *     A key it creates is never looser than itself: an `expiresAt` later than its own, or a
+         *     `rateLimitPerMinute` higher than its own (`null` included, when it has one), is a 403;
+         *     left out, they are the calling key's own. 400 when `expiresAt` is not in the future.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -851,8 +1162,10 @@ export interface paths {
          * @description Partial update of a key's title, scopes, expiry and rate limit: only the fields present
          *     change; `null` removes the expiry or the rate limit (unlimited). Answers the record; the
          *     key itself does not change (see reset). An API key may change only keys whose scopes it
-         *     carries itself, and grant only those (403 otherwise). 400 when `expiresAt` is not in the
-         *     future; 404 when the key does not exist.
+         *     carries itself, and grant only those (403 otherwise). The key as changed is never looser
+         *     than the calling key (expiry no later, rate limit no higher; 403 otherwise), so no key
+         *     loosens its own limits. 400 when `expiresAt` is not in the future; 404 when the key does
+         *     not exist.
          */
         post: operations["updateApiKey"];
         delete?: never;
@@ -908,8 +1221,8 @@ export interface paths {
          * Reset API key
          * @description Gives the key a new random secret and answers it **once**, with the record (title, scopes,
          *     expiry and rate limit stay). The old secret stops working at once, on every node. An API
-         *     key may reset only keys whose scopes it carries itself (403 otherwise); 404 when the key
-         *     does not exist.
+         *     key may reset only keys whose scopes it carries itself and that are no looser than itself
+         *     (expiry no later, rate limit no higher): 403 otherwise; 404 when the key does not exist.
          */
         post: operations["resetApiKey"];
         delete?: never;
@@ -1829,6 +2142,75 @@ export interface components {
             /** @description The contents of the requested page. */
             contents: components["schemas"]["Content"][];
         };
+        CheckContentsRequest: {
+            /**
+             * Format: int32
+             * @example 1
+             */
+            siteId: number;
+            /** @description The contents to check, each by its channel and id (at most 1,000, each once). */
+            contents: {
+                /** Format: int32 */
+                channelId: number;
+                /** Format: int32 */
+                id: number;
+            }[];
+            /** @description Approve (true, the default) or reject (false). */
+            checked?: boolean;
+            /**
+             * Format: int32
+             * @description The stage an approval reaches (default: the site's `checkContentLevel`, the last); at
+             *     most the site's `checkContentLevel`. Not with a rejection.
+             */
+            checkedLevel?: number;
+            /** @description Why, kept with each decision (default `""`). */
+            reasons?: string;
+        };
+        /**
+         * Content check
+         * @description One review decision on a content.
+         */
+        ContentCheck: {
+            /** Format: int32 */
+            id: number;
+            /** Format: int32 */
+            siteId: number;
+            /** Format: int32 */
+            channelId: number;
+            /** Format: int32 */
+            contentId: number;
+            /**
+             * Format: int32
+             * @description The administrator whose access token decided (0 when an API key did).
+             */
+            adminId: number;
+            /**
+             * Format: int32
+             * @description The API key that decided (0 when an administrator's token did).
+             */
+            apiKeyId: number;
+            /** @description Approved (true) or rejected (false). */
+            checked: boolean;
+            /** @description The content's level after the decision. */
+            checkedLevel: components["schemas"]["CheckedLevel"];
+            reasons: string;
+            checkDate: components["schemas"]["DateTime"];
+        };
+        ContentChecksResponse: {
+            value: components["schemas"]["ContentCheck"][];
+        };
+        RestoreContentRequest: {
+            /**
+             * Format: int32
+             * @description The channel of the site to restore into (default the one it was deleted from).
+             */
+            toChannelId?: number;
+        };
+        /**
+         * @description The fields of a new content: those of update content (the same aliases and limits;
+         *     read-only fields are ignored), with `title` required.
+         */
+        CreateContentRequest: WithRequired<components["schemas"]["UpdateContentRequest"], "title">;
         /**
          * @description A partial update; every field is optional. Fields described as "ignored" are accepted so
          *     that a record read from get content can be sent back; any field not listed here is a 400
@@ -2134,6 +2516,11 @@ export interface components {
             /** @description Always null; grandchildren are not nested. */
             children: null;
         };
+        /**
+         * @description The fields of a new channel: those of update channel (the same rules; read-only fields
+         *     are ignored), with `parentId` (the parent channel, read here) and `channelName` required.
+         */
+        CreateChannelRequest: WithRequired<components["schemas"]["UpdateChannelRequest"], "parentId" | "channelName">;
         /**
          * @description A partial update; every field is optional. Fields described as "ignored" are accepted so
          *     that a record read from get channel can be sent back; any field not listed here is a 400
@@ -2713,6 +3100,9 @@ export interface components {
         StlGetSiteResponse: {
             value: components["schemas"]["Site"];
         };
+        ListChannelsResponse: {
+            value: components["schemas"]["ChannelFormB"][];
+        };
         StlGetChannelResponse: {
             value: components["schemas"]["ChannelFormB"];
         };
@@ -3211,8 +3601,8 @@ export interface components {
                  *       "type": "https://cms.example/problems/not-found",
                  *       "title": "Not Found",
                  *       "status": 404,
-                 *       "detail": "Content 42 does not exist in channel 3 of site 1",
-                 *       "message": "Content 42 does not exist in channel 3 of site 1"
+                 *       "detail": "Content 99 does not exist in channel 3 of site 1",
+                 *       "message": "Content 99 does not exist in channel 3 of site 1"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -3415,8 +3805,9 @@ export interface components {
         StlIsColor: boolean;
         /**
          * @description Only contents added within this period before now — a number followed by `h` (hours),
-         *     `d` (days), `w` (weeks), `m` (months) or `y` (years) — or on or after this date
-         *     (`yyyy-MM-dd`).
+         *     `d` (days), `w` (weeks), `m` (months) or `y` (years, at most 1000) — or on or after this
+         *     date (`yyyy-MM-dd`, from 1000-01-01). The bounds keep the instant within what both
+         *     databases compute (PostgreSQL's timestamps begin in 4713 BC and have no year 0).
          * @example 7d
          */
         StlSince: string;
@@ -3584,6 +3975,132 @@ export interface operations {
             default: components["responses"]["UnexpectedError"];
         };
     };
+    checkContents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckContentsRequest"];
+            };
+        };
+        responses: {
+            /** @description The decision recorded for each content, in the order asked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContentChecksResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listRecycledContents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only the contents deleted from this channel.
+                 * @example 5
+                 */
+                channelId?: number;
+                /**
+                 * @description 1-based page number (default 1). Never refused: a value below 1 reads as 1, and anything
+                 *     that is not an integer in plain digits (empty included) reads as the default.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Page size (default 20). Never refused: values are clamped to 1…1000, and anything that is
+                 *     not an integer in plain digits (empty included) reads as the default.
+                 * @example 20
+                 */
+                perPage?: components["parameters"]["PerPage"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the recycle bin (form A) and its count. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListContentsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createContent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+                /**
+                 * @description Id of a channel of that site (the site's root channel has the site's id).
+                 * @example 7
+                 */
+                channelId: components["parameters"]["ChannelId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateContentRequest"];
+            };
+        };
+        responses: {
+            /** @description The new content (form A). */
+            200: {
+                headers: {
+                    /** @description The address of the new content (get content). */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Content"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
     getContent: {
         parameters: {
             query?: never;
@@ -3616,6 +4133,49 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Content"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listContentChecks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+                /**
+                 * @description Id of a channel of that site (the site's root channel has the site's id).
+                 * @example 7
+                 */
+                channelId: components["parameters"]["ChannelId"];
+                /**
+                 * @description Id of a content of that channel.
+                 * @example 42
+                 */
+                id: components["parameters"]["ContentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The content's decisions, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContentChecksResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3717,6 +4277,128 @@ export interface operations {
             default: components["responses"]["UnexpectedError"];
         };
     };
+    restoreContent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+                /**
+                 * @description Id of a channel of that site (the site's root channel has the site's id).
+                 * @example 7
+                 */
+                channelId: components["parameters"]["ChannelId"];
+                /**
+                 * @description Id of a content of that channel.
+                 * @example 42
+                 */
+                id: components["parameters"]["ContentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RestoreContentRequest"];
+            };
+        };
+        responses: {
+            /** @description The restored content (form A). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Content"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listChannels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The site's channels (form B), in tree order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListChannelsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateChannelRequest"];
+            };
+        };
+        responses: {
+            /** @description The new channel (form A). */
+            200: {
+                headers: {
+                    /**
+                     * @description The address of the new channel (get channel).
+                     * @example /api/v1/channels/1/7
+                     */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Channel"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
     getChannel: {
         parameters: {
             query?: never;
@@ -3780,6 +4462,44 @@ export interface operations {
         };
         responses: {
             /** @description The updated channel (form A) with its direct children. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Channel"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the site.
+                 * @example 1
+                 */
+                siteId: components["parameters"]["SiteId"];
+                /**
+                 * @description Id of a channel of that site (the site's root channel has the site's id).
+                 * @example 7
+                 */
+                channelId: components["parameters"]["ChannelId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deleted channel (form A), as it was. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4076,8 +4796,9 @@ export interface operations {
                 isColor?: components["parameters"]["StlIsColor"];
                 /**
                  * @description Only contents added within this period before now — a number followed by `h` (hours),
-                 *     `d` (days), `w` (weeks), `m` (months) or `y` (years) — or on or after this date
-                 *     (`yyyy-MM-dd`).
+                 *     `d` (days), `w` (weeks), `m` (months) or `y` (years, at most 1000) — or on or after this
+                 *     date (`yyyy-MM-dd`, from 1000-01-01). The bounds keep the instant within what both
+                 *     databases compute (PostgreSQL's timestamps begin in 4713 BC and have no year 0).
                  * @example 7d
                  */
                 since?: components["parameters"]["StlSince"];
@@ -5649,3 +6370,6 @@ export interface operations {
         };
     };
 }
+type WithRequired<T, K extends keyof T> = T & {
+    [P in K]-?: T[P];
+};

@@ -17,7 +17,8 @@ const TEXT_FIELDS = ['imageUrl', 'content', 'linkType', 'description'] as const;
 const PATH_FIELDS = ['filePath', 'channelFilePathRule', 'contentFilePathRule'] as const;
 const TEMPLATE_FIELDS = ['channelTemplateId', 'contentTemplateId'] as const;
 
-function changesOf(body: UpdateChannelRequest): Partial<Channel> {
+/** The column changes an update asks for; a create (./create.ts) reads its body by the same rules. */
+export function channelChanges(body: UpdateChannelRequest): Partial<Channel> {
   const problems: FieldProblem[] = [];
   const changes: Partial<Channel> = {};
   if (body.channelName !== undefined) {
@@ -50,6 +51,24 @@ function changesOf(body: UpdateChannelRequest): Partial<Channel> {
   return changes;
 }
 
+/** indexName is unique within a site: a clash is a conflict naming the channel that holds it. */
+export async function assertIndexNameFree(
+  tx: Pick<Db, 'channel'>,
+  siteId: number,
+  indexName: string,
+  exceptId = 0,
+): Promise<void> {
+  const holder = await tx.channel.findFirst({
+    where: { siteId, indexName, id: { not: exceptId } },
+    select: { id: true },
+  });
+  if (holder) {
+    throw conflict(`indexName '${indexName}' is already used by channel ${holder.id} of site ${siteId}`, [
+      { field: 'indexName', message: 'must be unique within the site' },
+    ]);
+  }
+}
+
 /** Apply a partial update of a channel's own fields; tree fields are never taken from input. */
 export async function updateChannel(
   db: Db,
@@ -57,22 +76,11 @@ export async function updateChannel(
   body: UpdateChannelRequest,
 ): Promise<ChannelFormA> {
   const site = await requireSite(db, target.siteId);
-  const changes = changesOf(body);
+  const changes = channelChanges(body);
   const updated = await db.$transaction(async (tx) => {
     const channel = await tx.channel.findFirst({ where: { id: target.channelId, siteId: target.siteId } });
     if (!channel) return null;
-    if (changes.indexName) {
-      const holder = await tx.channel.findFirst({
-        where: { siteId: target.siteId, indexName: changes.indexName, id: { not: channel.id } },
-        select: { id: true },
-      });
-      if (holder) {
-        throw conflict(
-          `indexName '${changes.indexName}' is already used by channel ${holder.id} of site ${site.id}`,
-          [{ field: 'indexName', message: 'must be unique within the site' }],
-        );
-      }
-    }
+    if (changes.indexName) await assertIndexNameFree(tx, site.id, changes.indexName, channel.id);
     const updated = await tx.channel.update({
       where: { id: channel.id },
       data: { ...changes, lastModifiedDate: new Date() },

@@ -63,3 +63,22 @@ export function requestedReviewState(
   }
   return byLevel ?? byDecision;
 }
+
+/** How many review stages a content has passed: its level when positive, none otherwise. */
+export function passedStages(level: number): number {
+  return level > 0 ? level : 0;
+}
+
+/** The level an approval up to `stage` leads to: a content already past that stage keeps its own. */
+export function approvedLevel(level: number, stage: number): number {
+  return Math.max(passedStages(level), stage);
+}
+
+/**
+ * The level a rejection leads to: rejected at the stage the content was waiting for (one past those
+ * it passed, the site's last for an approved one); an already rejected content keeps its code.
+ */
+export function rejectedLevel(level: number, siteLevel: number): number {
+  if (level < 0 && level !== DRAFT_LEVEL) return level;
+  return -Math.min(passedStages(level) + 1, siteLevel);
+}

@@ -67,8 +67,11 @@ function approvalWord(
   return undefined;
 }
 
-/** The column changes a partial update asks for; fields it does not name stay as they are. */
-function changesOf(body: UpdateContentRequest, siteLevel: number): Partial<Content> {
+/**
+ * The column changes a partial update asks for; fields it does not name stay as they are. A create
+ * (src/domain/contents/create.ts) reads its body with the same rules.
+ */
+export function contentChanges(body: UpdateContentRequest, siteLevel: number): Partial<Content> {
   const problems: FieldProblem[] = [];
   const changes: Partial<Content> = {};
   const set = <K extends keyof Content>(key: K, value: Content[K]) => {
@@ -130,7 +133,7 @@ export async function updateContent(
   body: UpdateContentRequest,
 ): Promise<ContentFormA> {
   const site = await requireSite(db, target.siteId);
-  const changes = changesOf(body, readSiteAttributes(site.attributes).checkContentLevel);
+  const changes = contentChanges(body, readSiteAttributes(site.attributes).checkContentLevel);
   const now = new Date();
   const where = { id: target.id, siteId: target.siteId, channelId: target.channelId, recycled: false };
   const updated = await db.$transaction(async (tx) => {

@@ -86,6 +86,12 @@ export type ContentGeneration = Prisma.ContentGenerationModel
  */
 export type ContentCount = Prisma.ContentCountModel
 /**
+ * Model ContentCheck
+ * One review decision (check contents): which content, who decided, when, the level it led to
+ * and why. Written with the content's new review state, in the same transaction; read newest first.
+ */
+export type ContentCheck = Prisma.ContentCheckModel
+/**
  * Model User
  * 
  */

@@ -404,6 +404,7 @@ export const ModelName = {
   ContentTally: 'ContentTally',
   ContentGeneration: 'ContentGeneration',
   ContentCount: 'ContentCount',
+  ContentCheck: 'ContentCheck',
   User: 'User',
   Administrator: 'Administrator',
   ApiKey: 'ApiKey',
@@ -430,7 +431,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "site" | "channel" | "content" | "contentLabel" | "contentTally" | "contentGeneration" | "contentCount" | "user" | "administrator" | "apiKey" | "systemSetting" | "sharedCounter" | "sharedMark" | "sharedSignal" | "event" | "webhookSubscription" | "webhookDelivery" | "webhookAttempt"
+    modelProps: "site" | "channel" | "content" | "contentLabel" | "contentTally" | "contentGeneration" | "contentCount" | "contentCheck" | "user" | "administrator" | "apiKey" | "systemSetting" | "sharedCounter" | "sharedMark" | "sharedSignal" | "event" | "webhookSubscription" | "webhookDelivery" | "webhookAttempt"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -949,6 +950,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.ContentCountCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.ContentCountCountAggregateOutputType> | number
+        }
+      }
+    }
+    ContentCheck: {
+      payload: Prisma.$ContentCheckPayload<ExtArgs>
+      fields: Prisma.ContentCheckFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ContentCheckFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentCheckPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ContentCheckFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentCheckPayload>
+        }
+        findFirst: {
+          args: Prisma.ContentCheckFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentCheckPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ContentCheckFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentCheckPayload>
+        }
+        findMany: {
+          args: Prisma.ContentCheckFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentCheckPayload>[]
+        }
+        create: {
+          args: Prisma.ContentCheckCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentCheckPayload>
+        }
+        createMany: {
+          args: Prisma.ContentCheckCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ContentCheckCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentCheckPayload>[]
+        }
+        delete: {
+          args: Prisma.ContentCheckDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentCheckPayload>
+        }
+        update: {
+          args: Prisma.ContentCheckUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentCheckPayload>
+        }
+        deleteMany: {
+          args: Prisma.ContentCheckDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ContentCheckUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ContentCheckUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentCheckPayload>[]
+        }
+        upsert: {
+          args: Prisma.ContentCheckUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ContentCheckPayload>
+        }
+        aggregate: {
+          args: Prisma.ContentCheckAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateContentCheck>
+        }
+        groupBy: {
+          args: Prisma.ContentCheckGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ContentCheckGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ContentCheckCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ContentCheckCountAggregateOutputType> | number
         }
       }
     }
@@ -1949,6 +2024,22 @@ export const ContentCountScalarFieldEnum = {
 export type ContentCountScalarFieldEnum = (typeof ContentCountScalarFieldEnum)[keyof typeof ContentCountScalarFieldEnum]
 
 
+export const ContentCheckScalarFieldEnum = {
+  id: 'id',
+  siteId: 'siteId',
+  channelId: 'channelId',
+  contentId: 'contentId',
+  adminId: 'adminId',
+  apiKeyId: 'apiKeyId',
+  checked: 'checked',
+  checkedLevel: 'checkedLevel',
+  reasons: 'reasons',
+  checkDate: 'checkDate'
+} as const
+
+export type ContentCheckScalarFieldEnum = (typeof ContentCheckScalarFieldEnum)[keyof typeof ContentCheckScalarFieldEnum]
+
+
 export const UserScalarFieldEnum = {
   id: 'id',
   userName: 'userName',
@@ -2339,6 +2430,7 @@ export type GlobalOmitConfig = {
   contentTally?: Prisma.ContentTallyOmit
   contentGeneration?: Prisma.ContentGenerationOmit
   contentCount?: Prisma.ContentCountOmit
+  contentCheck?: Prisma.ContentCheckOmit
   user?: Prisma.UserOmit
   administrator?: Prisma.AdministratorOmit
   apiKey?: Prisma.ApiKeyOmit

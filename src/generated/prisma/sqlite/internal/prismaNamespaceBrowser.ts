@@ -58,6 +58,7 @@ export const ModelName = {
   ContentTally: 'ContentTally',
   ContentGeneration: 'ContentGeneration',
   ContentCount: 'ContentCount',
+  ContentCheck: 'ContentCheck',
   User: 'User',
   Administrator: 'Administrator',
   ApiKey: 'ApiKey',
@@ -229,6 +230,22 @@ export const ContentCountScalarFieldEnum = {
 } as const
 
 export type ContentCountScalarFieldEnum = (typeof ContentCountScalarFieldEnum)[keyof typeof ContentCountScalarFieldEnum]
+
+
+export const ContentCheckScalarFieldEnum = {
+  id: 'id',
+  siteId: 'siteId',
+  channelId: 'channelId',
+  contentId: 'contentId',
+  adminId: 'adminId',
+  apiKeyId: 'apiKeyId',
+  checked: 'checked',
+  checkedLevel: 'checkedLevel',
+  reasons: 'reasons',
+  checkDate: 'checkDate'
+} as const
+
+export type ContentCheckScalarFieldEnum = (typeof ContentCheckScalarFieldEnum)[keyof typeof ContentCheckScalarFieldEnum]
 
 
 export const UserScalarFieldEnum = {
