@@ -126,6 +126,8 @@ export class ServiceMetrics {
       name: METRIC_NAMES.webhookQueueDepth,
       help: 'Webhook deliveries pending (due or waiting for a retry), read from the database at scrape time',
       registers,
+      // Every worker reads the same queue: the supervisor's sum would multiply it.
+      aggregator: 'max',
       async collect() {
         const now = await probe();
         if (now) this.set(now.depth);
@@ -135,6 +137,7 @@ export class ServiceMetrics {
       name: METRIC_NAMES.webhookOldestDue,
       help: 'Seconds the oldest due webhook delivery has been waiting (0 when none is due)',
       registers,
+      aggregator: 'max',
       async collect() {
         const now = await probe();
         if (now) this.set(now.oldestDueSeconds);
