@@ -8,6 +8,7 @@ import { assertNoProblems, type FieldProblem } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import type { AccountPolicy } from '../logins/policy.ts';
 import type { Principal } from '../principal.ts';
+import { urlProblem } from '../safeText.ts';
 import { toUser, type User } from './view.ts';
 
 type CreateUserRequest = components['schemas']['CreateUserRequest'];
@@ -45,6 +46,8 @@ export async function createUser(
   );
   if (email !== null && !EMAIL.test(email))
     problems.push({ field: 'email', message: 'must be an e-mail address' });
+  const avatarProblem = request.avatarUrl === undefined ? undefined : urlProblem(request.avatarUrl);
+  if (avatarProblem) problems.push({ field: 'avatarUrl', message: avatarProblem });
   assertNoProblems(problems);
   const candidate = {
     userName: request.userName,
