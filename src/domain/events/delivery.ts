@@ -25,7 +25,11 @@ export const MAX_ATTEMPTS = RETRY_SCHEDULE_SECONDS.length + 1;
 /** Bytes of a receiver's answer read at most (the rest is not read) and kept in the delivery log. */
 export const RESPONSE_READ_LIMIT = 64 * 1024;
 export const RESPONSE_KEPT_CHARS = 1024;
-const BATCH = 50;
+/**
+ * Deliveries one worker sends at once: each ends in a short transaction, and the database's
+ * connection pool is shared with the API's writes, which must not wait behind the worker.
+ */
+const BATCH = 8;
 
 export interface DeliveryResult {
   statusCode: number | null;
