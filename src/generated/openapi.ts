@@ -991,7 +991,76 @@ export interface paths {
          */
         get: operations["listAdministrators"];
         put?: never;
+        /**
+         * Create administrator
+         * @description Creates an administrator and answers it wrapped in `value`. The password arrives in plain
+         *     text (password rule applies) and is stored only as a salted, slow hash of its MD5 digest;
+         *     `passwordFormat` is accepted and ignored. `creatorUserName` is the calling
+         *     administrator's name when an administrator's token calls, else what the body says. 400
+         *     when the user name or password breaks the rules, or the user name, e-mail or mobile
+         *     number is already used by another administrator.
+         *
+         *     An administrator's token carries every scope, so creating one is handing over every
+         *     scope: only a caller that already holds every scope may (an administrator's own token or
+         *     a key with every scope). With the `Administrators` scope alone it is a 403.
+         */
+        post: operations["createAdministrator"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/administrators/{idOrName}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The administrator's id (digits only) or, otherwise, its user name. */
+                idOrName: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get administrator
+         * @description One administrator, by id (a path of digits only) or by user name, wrapped in `value`.
+         *     Password fields are always `""`. 404 when no administrator has this id or name.
+         */
+        get: operations["getAdministrator"];
+        put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/administrators/{id}/actions/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the administrator.
+                 * @example 3
+                 */
+                id: components["parameters"]["AdministratorId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete administrator
+         * @description Deletes an administrator and answers it as it was, wrapped in `value`. Every access token
+         *     issued to it ends at once, on every node. An administrator cannot delete itself (400:
+         *     an installation must not lose its last way in by a slip). 404 when the administrator does
+         *     not exist.
+         *
+         *     Taking away an account that holds every scope is as strong as handing one over: only a
+         *     caller that already holds every scope may (403 otherwise).
+         */
+        post: operations["deleteAdministrator"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3075,6 +3144,49 @@ export interface components {
             value: components["schemas"]["Administrator"][];
         };
         /**
+         * @description A new administrator. Fields described as "ignored" are accepted so that a record read
+         *     from the list can be sent; any field not listed here is a 400 that names it.
+         */
+        CreateAdministratorRequest: {
+            userName: components["schemas"]["AccountName"];
+            /** @description Password in plain text (password rule applies). */
+            password: string;
+            /** @description Accepted and ignored (`Clear` or `Encrypt` in the original system). */
+            passwordFormat?: string;
+            /** @description Ignored when an administrator's token calls (its own name is recorded). */
+            creatorUserName?: string;
+            displayName?: string;
+            /** @description E-mail address ("" = none); unique across administrators. */
+            email?: string;
+            /** @description Mobile number ("" = none); unique across administrators. */
+            mobile?: string;
+            /** Format: int32 */
+            siteId?: number;
+            /** Format: int32 */
+            departmentId?: number;
+            /** Format: int32 */
+            areaId?: number;
+            /** @description Comma-joined ids of the sites this administrator manages. */
+            siteIdCollection?: string;
+            /**
+             * Format: int32
+             * @description Ignored (the service assigns it).
+             */
+            id?: number;
+            /** @description Ignored. */
+            passwordSalt?: string;
+            /** @description Ignored (a new administrator is not locked). */
+            isLockedOut?: components["schemas"]["BooleanWord"];
+            /** @description Ignored (the service sets it). */
+            creationDate?: string;
+            /** @description Ignored (the service sets it). */
+            lastActivityDate?: string;
+            /** @description Ignored. */
+            countOfLogin?: number;
+            /** @description Ignored. */
+            countOfFailedLogin?: number;
+        };
+        /**
          * @description A partial update; every field is optional. Fields described as "ignored" are accepted so
          *     that a record read from the list can be sent back; any field not listed here is a 400
          *     that names it.
@@ -5130,6 +5242,98 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createAdministrator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAdministratorRequest"];
+            };
+        };
+        responses: {
+            /** @description The new administrator. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateAdministratorResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getAdministrator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The administrator's id (digits only) or, otherwise, its user name. */
+                idOrName: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The administrator. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateAdministratorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteAdministrator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the administrator.
+                 * @example 3
+                 */
+                id: components["parameters"]["AdministratorId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deleted administrator. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateAdministratorResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];

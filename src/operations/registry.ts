@@ -1,4 +1,7 @@
 import { contract } from '../contract.ts';
+import { createAdministrator } from './administrators/createAdministrator.ts';
+import { deleteAdministrator } from './administrators/deleteAdministrator.ts';
+import { getAdministrator } from './administrators/getAdministrator.ts';
 import { listAdministrators } from './administrators/listAdministrators.ts';
 import { loginAdministrator } from './administrators/loginAdministrator.ts';
 import { logoutAdministrator } from './administrators/logoutAdministrator.ts';
@@ -94,7 +97,10 @@ export const handlers: Registry = {
   resetUserPassword,
   // administrators
   listAdministrators,
+  createAdministrator,
+  getAdministrator,
   updateAdministrator,
+  deleteAdministrator,
   resetAdministratorPassword,
   loginAdministrator,
   logoutAdministrator,

@@ -258,6 +258,10 @@ const CASES: Case[] = [
   { operationId: 'updateAdministrator', example: 'contact', path: { id: 1 }, volatile: ADMIN_DATES },
   { operationId: 'updateAdministrator', example: 'unlock', path: { id: 1 }, volatile: ADMIN_DATES },
   { operationId: 'resetAdministratorPassword', example: UNNAMED, volatile: ADMIN_DATES },
+  // An administrator created (id 2: the demo has one), read by name, then deleted.
+  { operationId: 'createAdministrator', example: 'editor', volatile: ADMIN_DATES },
+  { operationId: 'getAdministrator', example: 'byName', path: { idOrName: 'editor' }, volatile: ADMIN_DATES },
+  { operationId: 'deleteAdministrator', example: 'deleted', path: { id: 2 }, volatile: ADMIN_DATES },
   { operationId: 'listAdministrators', example: UNNAMED, volatile: ADMIN_DATES },
   // API keys: two beside the demo's own (id 1).
   { operationId: 'createApiKey', example: 'backEnd', volatile: KEY_FIELDS },
