@@ -248,6 +248,10 @@ const CASES: Case[] = [
   { operationId: 'getUserAvatar', example: 'default', path: { id: 1 } },
   { operationId: 'getUserAvatar', example: UNNAMED, status: 400, path: { id: 0 } },
   { operationId: 'getUserAvatar', example: UNNAMED, status: 404, path: { id: 12 } },
+  // paul is read by name, given contact details, then deleted.
+  { operationId: 'getUser', example: 'byName', path: { account: 'paul' }, volatile: USER_DATES },
+  { operationId: 'updateUser', example: 'contact', path: { id: 3 }, volatile: USER_DATES },
+  { operationId: 'deleteUser', example: 'deleted', path: { id: 3 }, volatile: USER_DATES },
   // Administrators: the demo's admin, whose password the test knows (DEMO_SECRETS).
   { operationId: 'loginAdministrator', example: UNNAMED, volatile: [...ADMIN_DATES, ...TOKEN] },
   {

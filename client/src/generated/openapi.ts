@@ -945,6 +945,97 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/users/{account}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The user's id, user name, e-mail, mobile number or openId, as `by` says. Without `by`,
+                 *     a value of digits only is an id and anything else a user name.
+                 */
+                account: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get user
+         * @description One user, unwrapped, found by id, user name, e-mail, mobile number or openId (`by`).
+         *     Password fields are always `""`. 404 when no user matches.
+         */
+        get: operations["getUser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{id}/actions/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the user.
+                 * @example 12
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Update user
+         * @description Partial update: only the fields present change; answers the user, unwrapped. The rules
+         *     of createUser apply to what is given: 400 when the user name breaks the rules, the
+         *     e-mail does not look like an address, `avatarUrl` is not a relative URL or an `http(s)`
+         *     link, the new password is too weak, or the user name, e-mail, mobile number or openId is
+         *     used by another user; 404 when the user does not exist. A non-empty `password` sets a new
+         *     password (plain text); `""` leaves it unchanged, so a record read back can be sent.
+         *     `locked: "false"` also ends a temporary lockout after failed logins. A new password,
+         *     locking, or withdrawing approval (`checked: "false"`) ends every access token of the user.
+         *
+         *     Setting a `password` or unlocking needs a caller that already holds every scope a user's
+         *     token carries (`Contents`, `Channels` and those of `USER_TOKEN_SCOPES`) — 403 otherwise.
+         */
+        post: operations["updateUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{id}/actions/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the user.
+                 * @example 12
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete user
+         * @description Deletes a user and answers it as it was, unwrapped. Every access token issued to the
+         *     user ends at once, on every node, and its uploaded avatar goes with it. 404 when the user
+         *     does not exist.
+         */
+        post: operations["deleteUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users/{id}/avatar": {
         parameters: {
             query?: never;
@@ -3124,6 +3215,49 @@ export interface components {
             /** @description Locked (default false). */
             locked?: components["schemas"]["BooleanWord"];
         };
+        /**
+         * @description A partial update; every field is optional. Fields described as "ignored" are accepted so
+         *     that a record read back can be sent; any field not listed here is a 400 that names it.
+         */
+        UpdateUserRequest: {
+            userName?: components["schemas"]["AccountName"];
+            /** @description New password in plain text (password rule applies); `""` leaves it unchanged. */
+            password?: string;
+            /** @description Accepted and ignored. */
+            passwordFormat?: string;
+            displayName?: string;
+            /** @description Mobile number ("" = none); unique across users. */
+            mobile?: string;
+            /** @description E-mail address ("" = none); unique across users; must look like an address. */
+            email?: string;
+            /** @description A relative URL or an `http(s)` link ("" = the default avatar). */
+            avatarUrl?: string;
+            /** @description Messaging-platform user identifier ("" = none); unique across users. */
+            openId?: string;
+            /** Format: int32 */
+            groupId?: number;
+            /** @description Approved; `"false"` also ends the user's access tokens. */
+            checked?: components["schemas"]["BooleanWord"];
+            /** @description Lock (`"true"`) or unlock (`"false"`, which also ends a temporary lockout). */
+            locked?: components["schemas"]["BooleanWord"];
+            /**
+             * Format: int32
+             * @description Ignored (the path names the user).
+             */
+            id?: number;
+            /** @description Ignored. */
+            createDate?: string;
+            /** @description Ignored. */
+            lastResetPasswordDate?: string;
+            /** @description Ignored. */
+            lastActivityDate?: string;
+            /** @description Ignored. */
+            countOfLogin?: number;
+            /** @description Ignored. */
+            countOfFailedLogin?: number;
+            /** @description Ignored. */
+            countOfWriting?: number;
+        };
         ResetUserPasswordRequest: {
             /**
              * @description User name, e-mail or mobile number.
@@ -5107,6 +5241,112 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getUser: {
+        parameters: {
+            query?: {
+                /** @description Which identifier `account` is (default `id` for digits only, else `userName`). */
+                by?: "id" | "userName" | "email" | "mobile" | "openId";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The user's id, user name, e-mail, mobile number or openId, as `by` says. Without `by`,
+                 *     a value of digits only is an id and anything else a user name.
+                 */
+                account: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the user.
+                 * @example 12
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["UpdateUserRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the user.
+                 * @example 12
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deleted user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
