@@ -170,7 +170,8 @@ describe('POST /api/v1/users/{id}/actions/update', () => {
       ).toBe(401);
       expect((await login(user.userName, password)).response.status).toBe(401);
       // Unlocking hands the account back: the Users scope alone may not (a 403).
-      if (body.locked) expect((await update(usersOnly, user.id, { locked: 'false' })).response.status).toBe(403);
+      if (body.locked)
+        expect((await update(usersOnly, user.id, { locked: 'false' })).response.status).toBe(403);
       await update(granting, user.id, { locked: 'false', checked: 'true' });
       expect((await login(user.userName, password)).response.status).toBe(200);
     }
