@@ -1184,7 +1184,8 @@ export interface paths {
          *     administrator; 404 when the administrator does not exist.
          *
          *     No credential may lead to one with more power than itself: setting a `password` or
-         *     unlocking (`isLockedOut: "false"`) needs a caller that already holds every scope an
+         *     unlocking (`isLockedOut: "false"` on a locked administrator; on one that is not locked it
+         *     changes nothing, so a record read back can be sent back) needs a caller that already holds every scope an
          *     administrator's token carries — an administrator's own token or a key with every scope.
          *     With the `Administrators` scope alone it is a 403.
          */
