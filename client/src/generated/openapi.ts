@@ -55,10 +55,12 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description Answers 200 when this node can serve requests: the database answers a trivial query
-         *     (and Redis, when `REDIS_URL` is set, answers a ping). Otherwise 503 with a problem body, so
-         *     a load balancer takes the node out of rotation. Needs no credentials and is never
-         *     rate-limited.
+         * @description Answers 200 when this node can serve requests: the database answers a trivial query.
+         *     Otherwise 503 with a problem body, so a load balancer takes the node out of rotation.
+         *     Redis (when `REDIS_URL` is set) is probed too, but the service serves without it by
+         *     design (its counters fail open), so a Redis that does not answer makes the answer
+         *     `degraded`, still 200, naming what the node cannot do meanwhile: a load balancer must
+         *     not take every node out for it. Needs no credentials and is never rate-limited.
          */
         get: operations["readyz"];
         put?: never;
@@ -1052,8 +1054,9 @@ export interface paths {
         /**
          * Get a user's avatar address
          * @description Public. The address of the user's avatar image, wrapped in `value`: the user's
-         *     `avatarUrl` as stored (an absolute URL or a path on the site), or, when the user has none,
-         *     the service's default avatar `/assets/images/default-avatar.png`. 404 when no user has
+         *     `avatarUrl` as stored (an http(s) URL or a path on the site), or, when the user has none
+         *     (or holds one stored before the URL rule that breaks it), the service's default avatar
+         *     `/assets/images/default-avatar.png`. 404 when no user has
          *     this id (locked or unapproved users still have an avatar); 400 when the id is not a
          *     positive 32-bit integer. Nothing else about the user is revealed.
          */
@@ -1541,6 +1544,21 @@ export interface components {
         HealthStatus: {
             /** @constant */
             status: "ok";
+        };
+        /** @description Answer of the readiness probe. */
+        ReadinessStatus: {
+            /**
+             * @description `degraded`: ready, but a dependency the node can serve without does not answer.
+             * @enum {string}
+             */
+            status: "ok" | "degraded";
+            /**
+             * @description What does not answer and what the node cannot do meanwhile (only when `degraded`).
+             * @example [
+             *       "Redis is not reachable: rate limits are not counted, single-use marks are refused (503), restart signals do not reach other nodes"
+             *     ]
+             */
+            degraded?: string[];
         };
         /**
          * @description A boolean sent as a string (`"true"`/`"false"`, matched case-insensitively) or as a JSON
@@ -2120,11 +2138,14 @@ export interface components {
             tagNames?: components["schemas"]["NameList"];
             isChecked?: components["schemas"]["BooleanWord"];
             title?: string;
-            /** @description External address the content links to; `""` or null removes it. */
+            /** @description Address the content links to; `""` or null removes it. The URL rule of `imageUrl`, where `mailto:` and `tel:` links are also accepted. */
             linkUrl?: string | null;
             subTitle?: string;
+            /** @description Title image. A path on the site (`/…`, `x/…`, `@/…`) or an http(s) URL (`""` = none); judged as written and percent-decoded: script-bearing schemes (`javascript:`, `data:`, `vbscript:`, `file:` …) however spelt, `//host`, backslashes, control characters, character references and `..` segments are a 400 (docs/security/urls-and-captcha.md). */
             imageUrl?: string;
+            /** @description Video. The URL rule of `imageUrl`. */
             videoUrl?: string;
+            /** @description Attached file. The URL rule of `imageUrl`. */
             fileUrl?: string;
             /** @description The content's text (HTML). */
             body?: string;
@@ -2400,7 +2421,9 @@ export interface components {
             /** @example News and press */
             channelName?: string;
             /**
-             * @description Index name, unique within the site (400 on a clash); `""` removes it.
+             * @description Index name, unique within the site (400 on a clash); `""` removes it. It is one path
+             *     segment (`{@channelIndex}` in file-path rules): letters, digits, marks, `-`, `_`, `.` and
+             *     `~` only, not `.` or `..` (400 otherwise).
              * @example news
              */
             indexName?: string;
@@ -2416,6 +2439,7 @@ export interface components {
             /** @description Relative path rule for the channel's content pages. */
             contentFilePathRule?: string;
             groupNames?: components["schemas"]["NameList"];
+            /** @description Image of the channel. A path on the site (`/…`, `x/…`, `@/…`) or an http(s) URL (`""` = none); judged as written and percent-decoded: script-bearing schemes (`javascript:`, `data:`, `vbscript:`, `file:` …) however spelt, `//host`, backslashes, control characters, character references and `..` segments are a 400 (docs/security/urls-and-captcha.md). */
             imageUrl?: string;
             /** @description The channel's own text (HTML). */
             content?: string;
@@ -2425,7 +2449,7 @@ export interface components {
              */
             keywords?: string;
             description?: string;
-            /** @description External address the channel links to ("" = none). */
+            /** @description Address the channel links to; the URL rule of `imageUrl`, where `mailto:` and `tel:` links are also accepted. */
             linkUrl?: string;
             /** @example None */
             linkType?: string;
@@ -3201,7 +3225,10 @@ export interface components {
              * @example lisa@example.com
              */
             email?: string;
-            /** @example /upload/avatars/12.png */
+            /**
+             * @description Address of the avatar image. A path on the site (`/…`, `x/…`, `@/…`) or an http(s) URL (`""` = none); judged as written and percent-decoded: script-bearing schemes (`javascript:`, `data:`, `vbscript:`, `file:` …) however spelt, `//host`, backslashes, control characters, character references and `..` segments are a 400 (docs/security/urls-and-captcha.md).
+             * @example /upload/avatars/12.png
+             */
             avatarUrl?: string;
             /** @description Messaging-platform user identifier ("" = none); unique across users. */
             openId?: string;
@@ -3877,7 +3904,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The node is ready. */
+            /** @description The node is ready, fully (`ok`) or without a dependency it can serve without (`degraded`). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3888,7 +3915,7 @@ export interface operations {
                      *       "status": "ok"
                      *     }
                      */
-                    "application/json": components["schemas"]["HealthStatus"];
+                    "application/json": components["schemas"]["ReadinessStatus"];
                 };
             };
             503: components["responses"]["ServiceUnavailable"];
