@@ -3329,6 +3329,99 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
       }
     }
   },
+  "UpdateUserRequest": {
+    "type": "object",
+    "description": "A partial update; every field is optional. Fields described as \"ignored\" are accepted so\nthat a record read back can be sent; any field not listed here is a 400 that names it.\n",
+    "additionalProperties": false,
+    "properties": {
+      "userName": {
+        "$ref": "#/components/schemas/AccountName"
+      },
+      "password": {
+        "type": "string",
+        "maxLength": 256,
+        "description": "New password in plain text (password rule applies); `\"\"` leaves it unchanged."
+      },
+      "passwordFormat": {
+        "type": "string",
+        "description": "Accepted and ignored."
+      },
+      "displayName": {
+        "type": "string",
+        "maxLength": 255
+      },
+      "mobile": {
+        "type": "string",
+        "maxLength": 64,
+        "description": "Mobile number (\"\" = none); unique across users."
+      },
+      "email": {
+        "type": "string",
+        "maxLength": 255,
+        "description": "E-mail address (\"\" = none); unique across users; must look like an address."
+      },
+      "avatarUrl": {
+        "type": "string",
+        "maxLength": 2048,
+        "description": "A relative URL or an `http(s)` link (\"\" = the default avatar)."
+      },
+      "openId": {
+        "type": "string",
+        "maxLength": 255,
+        "description": "Messaging-platform user identifier (\"\" = none); unique across users."
+      },
+      "groupId": {
+        "type": "integer",
+        "format": "int32",
+        "minimum": 0
+      },
+      "checked": {
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/BooleanWord"
+          }
+        ],
+        "description": "Approved; `\"false\"` also ends the user's access tokens."
+      },
+      "locked": {
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/BooleanWord"
+          }
+        ],
+        "description": "Lock (`\"true\"`) or unlock (`\"false\"`, which also ends a temporary lockout)."
+      },
+      "id": {
+        "type": "integer",
+        "format": "int32",
+        "description": "Ignored (the path names the user)."
+      },
+      "createDate": {
+        "type": "string",
+        "description": "Ignored."
+      },
+      "lastResetPasswordDate": {
+        "type": "string",
+        "description": "Ignored."
+      },
+      "lastActivityDate": {
+        "type": "string",
+        "description": "Ignored."
+      },
+      "countOfLogin": {
+        "type": "integer",
+        "description": "Ignored."
+      },
+      "countOfFailedLogin": {
+        "type": "integer",
+        "description": "Ignored."
+      },
+      "countOfWriting": {
+        "type": "integer",
+        "description": "Ignored."
+      }
+    }
+  },
   "ResetUserPasswordRequest": {
     "type": "object",
     "additionalProperties": false,
@@ -3376,6 +3469,103 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
         "items": {
           "$ref": "#/components/schemas/Administrator"
         }
+      }
+    }
+  },
+  "CreateAdministratorRequest": {
+    "type": "object",
+    "description": "A new administrator. Fields described as \"ignored\" are accepted so that a record read\nfrom the list can be sent; any field not listed here is a 400 that names it.\n",
+    "additionalProperties": false,
+    "required": [
+      "userName",
+      "password"
+    ],
+    "properties": {
+      "userName": {
+        "$ref": "#/components/schemas/AccountName"
+      },
+      "password": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 256,
+        "description": "Password in plain text (password rule applies)."
+      },
+      "passwordFormat": {
+        "type": "string",
+        "description": "Accepted and ignored (`Clear` or `Encrypt` in the original system)."
+      },
+      "creatorUserName": {
+        "type": "string",
+        "maxLength": 64,
+        "description": "Ignored when an administrator's token calls (its own name is recorded)."
+      },
+      "displayName": {
+        "type": "string",
+        "maxLength": 255
+      },
+      "email": {
+        "type": "string",
+        "maxLength": 255,
+        "description": "E-mail address (\"\" = none); unique across administrators."
+      },
+      "mobile": {
+        "type": "string",
+        "maxLength": 64,
+        "description": "Mobile number (\"\" = none); unique across administrators."
+      },
+      "siteId": {
+        "type": "integer",
+        "format": "int32",
+        "minimum": 0
+      },
+      "departmentId": {
+        "type": "integer",
+        "format": "int32",
+        "minimum": 0
+      },
+      "areaId": {
+        "type": "integer",
+        "format": "int32",
+        "minimum": 0
+      },
+      "siteIdCollection": {
+        "type": "string",
+        "maxLength": 2000,
+        "pattern": "^(\\d+(,\\d+)*)?$",
+        "description": "Comma-joined ids of the sites this administrator manages."
+      },
+      "id": {
+        "type": "integer",
+        "format": "int32",
+        "description": "Ignored (the service assigns it)."
+      },
+      "passwordSalt": {
+        "type": "string",
+        "description": "Ignored."
+      },
+      "isLockedOut": {
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/BooleanWord"
+          }
+        ],
+        "description": "Ignored (a new administrator is not locked)."
+      },
+      "creationDate": {
+        "type": "string",
+        "description": "Ignored (the service sets it)."
+      },
+      "lastActivityDate": {
+        "type": "string",
+        "description": "Ignored (the service sets it)."
+      },
+      "countOfLogin": {
+        "type": "integer",
+        "description": "Ignored."
+      },
+      "countOfFailedLogin": {
+        "type": "integer",
+        "description": "Ignored."
       }
     }
   },

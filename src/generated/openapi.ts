@@ -947,6 +947,97 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/users/{account}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The user's id, user name, e-mail, mobile number or openId, as `by` says. Without `by`,
+                 *     a value of digits only is an id and anything else a user name.
+                 */
+                account: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get user
+         * @description One user, unwrapped, found by id, user name, e-mail, mobile number or openId (`by`).
+         *     Password fields are always `""`. 404 when no user matches.
+         */
+        get: operations["getUser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{id}/actions/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the user.
+                 * @example 12
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Update user
+         * @description Partial update: only the fields present change; answers the user, unwrapped. The rules
+         *     of createUser apply to what is given: 400 when the user name breaks the rules, the
+         *     e-mail does not look like an address, `avatarUrl` is not a relative URL or an `http(s)`
+         *     link, the new password is too weak, or the user name, e-mail, mobile number or openId is
+         *     used by another user; 404 when the user does not exist. A non-empty `password` sets a new
+         *     password (plain text); `""` leaves it unchanged, so a record read back can be sent.
+         *     `locked: "false"` also ends a temporary lockout after failed logins. A new password,
+         *     locking, or withdrawing approval (`checked: "false"`) ends every access token of the user.
+         *
+         *     Setting a `password` or unlocking needs a caller that already holds every scope a user's
+         *     token carries (`Contents`, `Channels` and those of `USER_TOKEN_SCOPES`) — 403 otherwise.
+         */
+        post: operations["updateUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{id}/actions/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the user.
+                 * @example 12
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete user
+         * @description Deletes a user and answers it as it was, unwrapped. Every access token issued to the
+         *     user ends at once, on every node, and its uploaded avatar goes with it. 404 when the user
+         *     does not exist.
+         */
+        post: operations["deleteUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users/{id}/avatar": {
         parameters: {
             query?: never;
@@ -994,7 +1085,76 @@ export interface paths {
          */
         get: operations["listAdministrators"];
         put?: never;
+        /**
+         * Create administrator
+         * @description Creates an administrator and answers it wrapped in `value`. The password arrives in plain
+         *     text (password rule applies) and is stored only as a salted, slow hash of its MD5 digest;
+         *     `passwordFormat` is accepted and ignored. `creatorUserName` is the calling
+         *     administrator's name when an administrator's token calls, else what the body says. 400
+         *     when the user name or password breaks the rules, or the user name, e-mail or mobile
+         *     number is already used by another administrator.
+         *
+         *     An administrator's token carries every scope, so creating one is handing over every
+         *     scope: only a caller that already holds every scope may (an administrator's own token or
+         *     a key with every scope). With the `Administrators` scope alone it is a 403.
+         */
+        post: operations["createAdministrator"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/administrators/{idOrName}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The administrator's id (digits only) or, otherwise, its user name. */
+                idOrName: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get administrator
+         * @description One administrator, by id (a path of digits only) or by user name, wrapped in `value`.
+         *     Password fields are always `""`. 404 when no administrator has this id or name.
+         */
+        get: operations["getAdministrator"];
+        put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/administrators/{id}/actions/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the administrator.
+                 * @example 3
+                 */
+                id: components["parameters"]["AdministratorId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete administrator
+         * @description Deletes an administrator and answers it as it was, wrapped in `value`. Every access token
+         *     issued to it ends at once, on every node. An administrator cannot delete itself (400:
+         *     an installation must not lose its last way in by a slip). 404 when the administrator does
+         *     not exist.
+         *
+         *     Taking away an account that holds every scope is as strong as handing one over: only a
+         *     caller that already holds every scope may (403 otherwise).
+         */
+        post: operations["deleteAdministrator"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1027,7 +1187,8 @@ export interface paths {
          *     administrator; 404 when the administrator does not exist.
          *
          *     No credential may lead to one with more power than itself: setting a `password` or
-         *     unlocking (`isLockedOut: "false"`) needs a caller that already holds every scope an
+         *     unlocking (`isLockedOut: "false"` on a locked administrator; on one that is not locked it
+         *     changes nothing, so a record read back can be sent back) needs a caller that already holds every scope an
          *     administrator's token carries — an administrator's own token or a key with every scope.
          *     With the `Administrators` scope alone it is a 403.
          */
@@ -3373,6 +3534,49 @@ export interface components {
             /** @description Locked (default false). */
             locked?: components["schemas"]["BooleanWord"];
         };
+        /**
+         * @description A partial update; every field is optional. Fields described as "ignored" are accepted so
+         *     that a record read back can be sent; any field not listed here is a 400 that names it.
+         */
+        UpdateUserRequest: {
+            userName?: components["schemas"]["AccountName"];
+            /** @description New password in plain text (password rule applies); `""` leaves it unchanged. */
+            password?: string;
+            /** @description Accepted and ignored. */
+            passwordFormat?: string;
+            displayName?: string;
+            /** @description Mobile number ("" = none); unique across users. */
+            mobile?: string;
+            /** @description E-mail address ("" = none); unique across users; must look like an address. */
+            email?: string;
+            /** @description A relative URL or an `http(s)` link ("" = the default avatar). */
+            avatarUrl?: string;
+            /** @description Messaging-platform user identifier ("" = none); unique across users. */
+            openId?: string;
+            /** Format: int32 */
+            groupId?: number;
+            /** @description Approved; `"false"` also ends the user's access tokens. */
+            checked?: components["schemas"]["BooleanWord"];
+            /** @description Lock (`"true"`) or unlock (`"false"`, which also ends a temporary lockout). */
+            locked?: components["schemas"]["BooleanWord"];
+            /**
+             * Format: int32
+             * @description Ignored (the path names the user).
+             */
+            id?: number;
+            /** @description Ignored. */
+            createDate?: string;
+            /** @description Ignored. */
+            lastResetPasswordDate?: string;
+            /** @description Ignored. */
+            lastActivityDate?: string;
+            /** @description Ignored. */
+            countOfLogin?: number;
+            /** @description Ignored. */
+            countOfFailedLogin?: number;
+            /** @description Ignored. */
+            countOfWriting?: number;
+        };
         ResetUserPasswordRequest: {
             /**
              * @description User name, e-mail or mobile number.
@@ -3391,6 +3595,49 @@ export interface components {
         };
         ListAdministratorsResponse: {
             value: components["schemas"]["Administrator"][];
+        };
+        /**
+         * @description A new administrator. Fields described as "ignored" are accepted so that a record read
+         *     from the list can be sent; any field not listed here is a 400 that names it.
+         */
+        CreateAdministratorRequest: {
+            userName: components["schemas"]["AccountName"];
+            /** @description Password in plain text (password rule applies). */
+            password: string;
+            /** @description Accepted and ignored (`Clear` or `Encrypt` in the original system). */
+            passwordFormat?: string;
+            /** @description Ignored when an administrator's token calls (its own name is recorded). */
+            creatorUserName?: string;
+            displayName?: string;
+            /** @description E-mail address ("" = none); unique across administrators. */
+            email?: string;
+            /** @description Mobile number ("" = none); unique across administrators. */
+            mobile?: string;
+            /** Format: int32 */
+            siteId?: number;
+            /** Format: int32 */
+            departmentId?: number;
+            /** Format: int32 */
+            areaId?: number;
+            /** @description Comma-joined ids of the sites this administrator manages. */
+            siteIdCollection?: string;
+            /**
+             * Format: int32
+             * @description Ignored (the service assigns it).
+             */
+            id?: number;
+            /** @description Ignored. */
+            passwordSalt?: string;
+            /** @description Ignored (a new administrator is not locked). */
+            isLockedOut?: components["schemas"]["BooleanWord"];
+            /** @description Ignored (the service sets it). */
+            creationDate?: string;
+            /** @description Ignored (the service sets it). */
+            lastActivityDate?: string;
+            /** @description Ignored. */
+            countOfLogin?: number;
+            /** @description Ignored. */
+            countOfFailedLogin?: number;
         };
         /**
          * @description A partial update; every field is optional. Fields described as "ignored" are accepted so
@@ -5323,6 +5570,112 @@ export interface operations {
             default: components["responses"]["UnexpectedError"];
         };
     };
+    getUser: {
+        parameters: {
+            query?: {
+                /** @description Which identifier `account` is (default `id` for digits only, else `userName`). */
+                by?: "id" | "userName" | "email" | "mobile" | "openId";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The user's id, user name, e-mail, mobile number or openId, as `by` says. Without `by`,
+                 *     a value of digits only is an id and anything else a user name.
+                 */
+                account: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the user.
+                 * @example 12
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["UpdateUserRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the user.
+                 * @example 12
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deleted user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
     getUserAvatar: {
         parameters: {
             query?: never;
@@ -5453,6 +5806,98 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createAdministrator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAdministratorRequest"];
+            };
+        };
+        responses: {
+            /** @description The new administrator. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateAdministratorResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getAdministrator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The administrator's id (digits only) or, otherwise, its user name. */
+                idOrName: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The administrator. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateAdministratorResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteAdministrator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the administrator.
+                 * @example 3
+                 */
+                id: components["parameters"]["AdministratorId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deleted administrator. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateAdministratorResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];

@@ -1,4 +1,7 @@
 import { contract } from '../contract.ts';
+import { createAdministrator } from './administrators/createAdministrator.ts';
+import { deleteAdministrator } from './administrators/deleteAdministrator.ts';
+import { getAdministrator } from './administrators/getAdministrator.ts';
 import { listAdministrators } from './administrators/listAdministrators.ts';
 import { loginAdministrator } from './administrators/loginAdministrator.ts';
 import { logoutAdministrator } from './administrators/logoutAdministrator.ts';
@@ -47,11 +50,14 @@ import { readyz } from './system/readyz.ts';
 import { restartSystem } from './system/restartSystem.ts';
 import type { Handler, OperationId } from './types.ts';
 import { createUser } from './users/createUser.ts';
+import { deleteUser } from './users/deleteUser.ts';
+import { getUser } from './users/getUser.ts';
 import { getUserAvatar } from './users/getUserAvatar.ts';
 import { listUsers } from './users/listUsers.ts';
 import { loginUser } from './users/loginUser.ts';
 import { logoutUser } from './users/logoutUser.ts';
 import { resetUserPassword } from './users/resetUserPassword.ts';
+import { updateUser } from './users/updateUser.ts';
 
 /*
  * Every implemented operation, one line each, grouped by the contract's tags. The mapped type ties
@@ -110,12 +116,18 @@ export const handlers: Registry = {
   // users
   listUsers,
   createUser,
+  getUser,
+  updateUser,
+  deleteUser,
   loginUser,
   logoutUser,
   resetUserPassword,
   // administrators
   listAdministrators,
+  createAdministrator,
+  getAdministrator,
   updateAdministrator,
+  deleteAdministrator,
   resetAdministratorPassword,
   loginAdministrator,
   logoutAdministrator,

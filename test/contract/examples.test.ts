@@ -249,6 +249,10 @@ const CASES: Case[] = [
   { operationId: 'getUserAvatar', example: 'default', path: { id: 1 } },
   { operationId: 'getUserAvatar', example: UNNAMED, status: 400, path: { id: 0 } },
   { operationId: 'getUserAvatar', example: UNNAMED, status: 404, path: { id: 12 } },
+  // paul is read by name, given contact details, then deleted.
+  { operationId: 'getUser', example: 'byName', path: { account: 'paul' }, volatile: USER_DATES },
+  { operationId: 'updateUser', example: 'contact', path: { id: 3 }, volatile: USER_DATES },
+  { operationId: 'deleteUser', example: 'deleted', path: { id: 3 }, volatile: USER_DATES },
   // Administrators: the demo's admin, whose password the test knows (DEMO_SECRETS).
   { operationId: 'loginAdministrator', example: UNNAMED, volatile: [...ADMIN_DATES, ...TOKEN] },
   {
@@ -259,6 +263,10 @@ const CASES: Case[] = [
   { operationId: 'updateAdministrator', example: 'contact', path: { id: 1 }, volatile: ADMIN_DATES },
   { operationId: 'updateAdministrator', example: 'unlock', path: { id: 1 }, volatile: ADMIN_DATES },
   { operationId: 'resetAdministratorPassword', example: UNNAMED, volatile: ADMIN_DATES },
+  // An administrator created (id 2: the demo has one), read by name, then deleted.
+  { operationId: 'createAdministrator', example: 'editor', volatile: ADMIN_DATES },
+  { operationId: 'getAdministrator', example: 'byName', path: { idOrName: 'editor' }, volatile: ADMIN_DATES },
+  { operationId: 'deleteAdministrator', example: 'deleted', path: { id: 2 }, volatile: ADMIN_DATES },
   { operationId: 'listAdministrators', example: UNNAMED, volatile: ADMIN_DATES },
   // API keys: two beside the demo's own (id 1).
   { operationId: 'createApiKey', example: 'backEnd', volatile: KEY_FIELDS },

@@ -93,6 +93,13 @@ describe('Administrators scope: no way to an administrator token', () => {
     expect((await app.db.administrator.findUniqueOrThrow({ where: { id: row.id } })).isLockedOut).toBe(true);
     expect((await adminLogin(row.userName, password)).status).toBe(401);
     const other = await newAdministrator();
+    // A record read back, unlocked, can be sent back: isLockedOut "false" there unlocks nothing.
+    const sentBack = await update(
+      other.row.id,
+      { isLockedOut: 'false', displayName: 'Sent back' },
+      administratorsOnly,
+    );
+    expect(sentBack.status).toBe(200);
     const locked = await update(other.row.id, { isLockedOut: 'true' }, administratorsOnly);
     expect(locked.status).toBe(200);
     expect(locked.body.value.isLockedOut).toBe(true);

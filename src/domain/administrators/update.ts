@@ -8,6 +8,7 @@ import { assertAccountUnique } from '../accounts/unique.ts';
 import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
 import { type PayloadValue, recordEvent } from '../events/record.ts';
+import { isLockedOut } from '../logins/policy.ts';
 import type { Principal } from '../principal.ts';
 import { toAdministrator } from './view.ts';
 
@@ -56,13 +57,18 @@ export async function updateAdministrator(
     request.isLockedOut === undefined ? undefined : String(request.isLockedOut).toLowerCase() === 'true';
   const newPassword =
     request.password === undefined || request.password === '' ? undefined : request.password;
-  if (newPassword !== undefined || lock === false) {
+  const existing = await db.administrator.findUnique({
+    where: { id },
+    select: { isLockedOut: true, lockedUntil: true },
+  });
+  if (existing === null) throw notFound(`Administrator ${id} does not exist`);
+  // `isLockedOut: "false"` on an account that is not locked hands nothing over (a record sent back).
+  const unlocks = lock === false && (existing.isLockedOut || isLockedOut(existing.lockedUntil, new Date()));
+  if (newPassword !== undefined || unlocks) {
     const what =
       newPassword === undefined ? 'Unlocking an administrator' : "Setting an administrator's password";
     assertMayGrantAccount(principal, { kind: 'administrator' }, what);
   }
-  const existing = await db.administrator.findUnique({ where: { id }, select: { id: true } });
-  if (existing === null) throw notFound(`Administrator ${id} does not exist`);
   const problems = accountProblems({ userName: request.userName, password: newPassword }, rule);
   const creationDate = date('creationDate', request.creationDate, problems);
   const lastActivityDate = date('lastActivityDate', request.lastActivityDate, problems);

@@ -8,18 +8,10 @@ import { assertNoProblems, type FieldProblem } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import type { AccountPolicy } from '../logins/policy.ts';
 import type { Principal } from '../principal.ts';
-import { urlProblem } from '../safeText.ts';
+import { userFieldProblems, wordIsTrue } from './fields.ts';
 import { toUser, type User } from './view.ts';
 
 type CreateUserRequest = components['schemas']['CreateUserRequest'];
-
-/** Something@something.something without spaces: enough to catch a name typed in the wrong field. */
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/u;
-
-function wordIsTrue(word: string | boolean | undefined, fallback: boolean): boolean {
-  if (word === undefined) return fallback;
-  return typeof word === 'boolean' ? word : word.toLowerCase() === 'true';
-}
 
 /**
  * Registers a user. The rules (user name, password, e-mail) are all reported at once; then the
@@ -44,10 +36,7 @@ export async function createUser(
     { userName: request.userName, password: request.password },
     rule,
   );
-  if (email !== null && !EMAIL.test(email))
-    problems.push({ field: 'email', message: 'must be an e-mail address' });
-  const avatarProblem = request.avatarUrl === undefined ? undefined : urlProblem(request.avatarUrl);
-  if (avatarProblem) problems.push({ field: 'avatarUrl', message: avatarProblem });
+  problems.push(...userFieldProblems({ email, avatarUrl: request.avatarUrl }));
   assertNoProblems(problems);
   const candidate = {
     userName: request.userName,
