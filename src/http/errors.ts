@@ -7,6 +7,7 @@ import { SharedStateUnavailable } from '../state/port.ts';
 import { WWW_AUTHENTICATE } from './auth.ts';
 import { unsupportedMediaType } from './bodies.ts';
 import {
+  isDatabaseBusy,
   isDatabaseUnavailable,
   isStatementTimeLimit,
   isUniqueViolation,
@@ -186,6 +187,10 @@ export function mapError(error: unknown, req: Request, nodeEnv: string, contract
   if (isWriteConflict(error)) {
     const conflict = serviceUnavailable('A concurrent write got in the way and nothing was written; retry');
     return { body: conflict.problem, headers: conflict.headers, unexpected: true };
+  }
+  if (isDatabaseBusy(error)) {
+    const busy = serviceUnavailable('The database is busy with other writes; retry later');
+    return { body: busy.problem, headers: busy.headers, unexpected: true };
   }
   if (isDatabaseUnavailable(error)) {
     const unavailable = serviceUnavailable('The database is unavailable; retry later');
