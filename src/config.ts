@@ -10,12 +10,13 @@ import {
 import { USER_GRANTABLE_SCOPES } from './domain/access.ts';
 import { type AccountPolicy, DEFAULT_ACCOUNT_POLICY } from './domain/logins/policy.ts';
 import type { Scope } from './domain/principal.ts';
-import type { CorsOrigins } from './http/cors.ts';
-import { integerWithin } from './integerSetting.ts';
-import { DEFAULT_WORKERS } from './supervisor.ts';
+import { DEFAULT_WORKERS, integerWithin, MAX_WORKERS } from './integerSetting.ts';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** `*`, or the exact origins (`https://app.example.com`) allowed to call the API from a browser. */
+export type CorsOrigins = '*' | readonly string[];
 
 export interface Config {
   port: number;
@@ -32,9 +33,9 @@ export interface Config {
   /** Largest `perPage` a list accepts before answering 400. */
   maxPerPage: number;
   /**
-   * Requests a minute per address, on /api/v1 (ping excepted), for requests without known-good
-   * credentials; 0 turns that limit off. Keys and tokens are unlimited unless a key has its own
-   * limit (src/http/rateLimit.ts).
+   * Requests a minute per address (every path but the operations the contract exempts: ping, the
+   * health checks), for requests without known-good credentials; 0 turns that limit off. Keys and
+   * tokens are unlimited unless a key has its own limit (src/http/rateLimit.ts).
    */
   rateLimitPerMinute: number;
   /** Redis for state every node must share (rate-limit counters); undefined on a single node. */
@@ -140,6 +141,9 @@ function isTimeZone(name: string): boolean {
   }
 }
 
+/** What NODE_ENV may say; anything else (`prod`, `dev`) is a typo that would silently mean development. */
+const NODE_ENVS = ['production', 'development', 'test'] as const;
+
 /** An origin as browsers send it: scheme, host and port only (no path, not even `/`). */
 function isOrigin(text: string): boolean {
   return /^https?:\/\/[A-Za-z0-9.-]+(?::\d{1,5})?$|^https?:\/\/\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/.test(text);
@@ -169,7 +173,11 @@ const schema = z.object({
       error: (issue) => `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got '${String(issue.input)}')`,
     })
     .default('info'),
-  NODE_ENV: z.string().default('development'),
+  NODE_ENV: z
+    .enum(NODE_ENVS, {
+      error: (issue) => `NODE_ENV must be one of ${NODE_ENVS.join(', ')} (got '${String(issue.input)}')`,
+    })
+    .default('development'),
   MAX_PER_PAGE: integer('MAX_PER_PAGE', 1, 100_000, 1000),
   RATE_LIMIT_PER_MINUTE: integer('RATE_LIMIT_PER_MINUTE', 0, 1_000_000, 600),
   REDIS_URL: z
@@ -185,7 +193,7 @@ const schema = z.object({
     .refine((prefix) => /^[A-Za-z0-9:_.-]{1,64}$/.test(prefix), {
       message: 'REDIS_KEY_PREFIX must be 1 to 64 letters, digits or any of : _ . -',
     }),
-  WORKERS: integer('WORKERS', 0, 64, DEFAULT_WORKERS),
+  WORKERS: integer('WORKERS', 0, MAX_WORKERS, DEFAULT_WORKERS),
   LOCKOUT_FAILURES: integer('LOCKOUT_FAILURES', 1, 1000, DEFAULT_ACCOUNT_POLICY.lockoutFailures),
   LOCKOUT_MINUTES: integer('LOCKOUT_MINUTES', 1, 10_080, DEFAULT_ACCOUNT_POLICY.lockoutMinutes),
   PASSWORD_MIN_LENGTH: integer('PASSWORD_MIN_LENGTH', 6, 128, DEFAULT_ACCOUNT_POLICY.passwordRule.minLength),

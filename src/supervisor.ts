@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { MetricsConfig } from './config.ts';
 import type { MetricsEndpoint } from './http/metrics.ts';
-import { integerWithin } from './integerSetting.ts';
+import { DEFAULT_WORKERS, integerWithin, MAX_WORKERS } from './integerSetting.ts';
 import { cmsMessage } from './messages.ts';
 
 /*
@@ -158,9 +158,6 @@ function answerPreparedQueries(): void {
   });
 }
 
-/** Workers WORKERS asks for when it is unset (src/config.ts reads it with the same default). */
-export const DEFAULT_WORKERS = 2;
-
 /**
  * The worker count WORKERS asks for, read the way src/config.ts reads it, or undefined when it is
  * not a valid count of at least one (no worker is forked early; the configuration reports it).
@@ -168,8 +165,8 @@ export const DEFAULT_WORKERS = 2;
 export function earlyWorkerCount(env: NodeJS.ProcessEnv = process.env): number | undefined {
   const raw = env.WORKERS;
   if (raw === undefined) return DEFAULT_WORKERS;
-  // 0 (no supervisor) forks none; config.ts's range is 0 to 64.
-  return integerWithin(raw, 1, 64);
+  // 0 (no supervisor) forks none; config.ts's range starts at 0.
+  return integerWithin(raw, 1, MAX_WORKERS);
 }
 
 /**

@@ -7,7 +7,6 @@ import type { Db } from '../db/client.ts';
 import { hashPlainPassword } from '../domain/accounts/passwords.ts';
 import { passwordProblem } from '../domain/accounts/rules.ts';
 import { issueApiKey } from '../domain/apiKeys/issueApiKey.ts';
-import { formatDateTime } from '../domain/dates.ts';
 import { type ExportSink, type ExportSummary, exportDocument } from '../domain/export/index.ts';
 import { TABLES } from '../domain/import/document.ts';
 import { type ImportSummary, importFrom } from '../domain/import/index.ts';
@@ -15,7 +14,14 @@ import { ImportSyntaxError, streamSource } from '../domain/import/source.ts';
 import { passwordReset } from '../domain/logins/accounts.ts';
 import { DEMO_API_KEY_TITLE, describeDemoSecrets, seedDemoWhenEmpty } from '../domain/seed/demo.ts';
 import { advanceCredentialsGeneration } from '../state/credentialsGeneration.ts';
-import { CommandFailure, parseExpiry, parseOptions, parseScopes, UsageError } from './options.ts';
+import {
+  CommandFailure,
+  describeExpiry,
+  parseExpiry,
+  parseOptions,
+  parseScopes,
+  UsageError,
+} from './options.ts';
 import { createProgress, followPhases } from './progress.ts';
 import { sandboxRoleCommand } from './sandboxRole.ts';
 
@@ -197,7 +203,10 @@ const apiKeyCommand: Command = {
       const { id, key } = await issueApiKey(db, { title, scopes, expiresAt });
       // The key alone on stdout, so a script can capture it; the explanation goes to stderr.
       out(key);
-      const expiry = expiresAt ? `, expires ${formatDateTime(expiresAt)}` : ', never expires';
+      const expiry =
+        expiresAt && values.expires !== undefined
+          ? `, ${describeExpiry(values.expires, expiresAt)}`
+          : ', never expires';
       err(`API key ${id} "${title}" created with scopes ${scopes.join(', ')}${expiry}.`);
       err('Store the key now: it cannot be shown again (only its digest is kept).');
       return 0;
@@ -277,6 +286,11 @@ const passwordCommand: Command = {
     return async ({ db, config, readLine, out }) => {
       if (!readLine) throw new CommandFailure('no stdin to read the password from');
       const plain = (await readLine()).replace(/\r$/, '');
+      if (plain === '')
+        throw new CommandFailure(
+          'nothing was read from standard input; give the new password on its first line, e.g. ' +
+            `printf '%s\\n' "$NEW_PASSWORD" | npm run cms -- password ${kind} ${userName}`,
+        );
       const problem = passwordProblem(plain, config.accounts.passwordRule);
       if (problem) throw new CommandFailure(`the password ${problem}; nothing was changed`);
       const stored = await hashPlainPassword(plain);

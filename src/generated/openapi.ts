@@ -961,8 +961,9 @@ export interface paths {
         /**
          * Get a user's avatar address
          * @description Public. The address of the user's avatar image, wrapped in `value`: the user's
-         *     `avatarUrl` as stored (an absolute URL or a path on the site), or, when the user has none,
-         *     the service's default avatar `/assets/images/default-avatar.png`. 404 when no user has
+         *     `avatarUrl` as stored (an http(s) URL or a path on the site), or, when the user has none
+         *     (or holds one stored before the URL rule that breaks it), the service's default avatar
+         *     `/assets/images/default-avatar.png`. 404 when no user has
          *     this id (locked or unapproved users still have an avatar); 400 when the id is not a
          *     positive 32-bit integer. Nothing else about the user is revealed.
          */
@@ -1959,11 +1960,14 @@ export interface components {
             tagNames?: components["schemas"]["NameList"];
             isChecked?: components["schemas"]["BooleanWord"];
             title?: string;
-            /** @description External address the content links to; `""` or null removes it. */
+            /** @description Address the content links to; `""` or null removes it. The URL rule of `imageUrl`, where `mailto:` and `tel:` links are also accepted. */
             linkUrl?: string | null;
             subTitle?: string;
+            /** @description Title image. A path on the site (`/…`, `x/…`, `@/…`) or an http(s) URL (`""` = none); judged as written and percent-decoded: script-bearing schemes (`javascript:`, `data:`, `vbscript:`, `file:` …) however spelt, `//host`, backslashes, control characters, character references and `..` segments are a 400 (docs/security/urls-and-captcha.md). */
             imageUrl?: string;
+            /** @description Video. The URL rule of `imageUrl`. */
             videoUrl?: string;
+            /** @description Attached file. The URL rule of `imageUrl`. */
             fileUrl?: string;
             /** @description The content's text (HTML). */
             body?: string;
@@ -2239,7 +2243,9 @@ export interface components {
             /** @example News and press */
             channelName?: string;
             /**
-             * @description Index name, unique within the site (400 on a clash); `""` removes it.
+             * @description Index name, unique within the site (400 on a clash); `""` removes it. It is one path
+             *     segment (`{@channelIndex}` in file-path rules): letters, digits, marks, `-`, `_`, `.` and
+             *     `~` only, not `.` or `..` (400 otherwise).
              * @example news
              */
             indexName?: string;
@@ -2255,6 +2261,7 @@ export interface components {
             /** @description Relative path rule for the channel's content pages. */
             contentFilePathRule?: string;
             groupNames?: components["schemas"]["NameList"];
+            /** @description Image of the channel. A path on the site (`/…`, `x/…`, `@/…`) or an http(s) URL (`""` = none); judged as written and percent-decoded: script-bearing schemes (`javascript:`, `data:`, `vbscript:`, `file:` …) however spelt, `//host`, backslashes, control characters, character references and `..` segments are a 400 (docs/security/urls-and-captcha.md). */
             imageUrl?: string;
             /** @description The channel's own text (HTML). */
             content?: string;
@@ -2264,7 +2271,7 @@ export interface components {
              */
             keywords?: string;
             description?: string;
-            /** @description External address the channel links to ("" = none). */
+            /** @description Address the channel links to; the URL rule of `imageUrl`, where `mailto:` and `tel:` links are also accepted. */
             linkUrl?: string;
             /** @example None */
             linkType?: string;
@@ -3040,7 +3047,10 @@ export interface components {
              * @example lisa@example.com
              */
             email?: string;
-            /** @example /upload/avatars/12.png */
+            /**
+             * @description Address of the avatar image. A path on the site (`/…`, `x/…`, `@/…`) or an http(s) URL (`""` = none); judged as written and percent-decoded: script-bearing schemes (`javascript:`, `data:`, `vbscript:`, `file:` …) however spelt, `//host`, backslashes, control characters, character references and `..` segments are a 400 (docs/security/urls-and-captcha.md).
+             * @example /upload/avatars/12.png
+             */
             avatarUrl?: string;
             /** @description Messaging-platform user identifier ("" = none); unique across users. */
             openId?: string;

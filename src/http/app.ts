@@ -19,7 +19,7 @@ import { strictIntegerParameters } from './integerParameters.ts';
 import { requestLogging, safeLogger } from './logging.ts';
 import type { ServiceMetrics } from './metrics.ts';
 import { rejectNulCharacters } from './nulCharacters.ts';
-import { rateLimiting } from './rateLimit.ts';
+import { exemptRequests, rateLimiting } from './rateLimit.ts';
 import { operationRoutes } from './routes.ts';
 import { SERVICE_PATHS, serviceRoutes } from './serviceRoutes.ts';
 import { deferSpecValidator } from './specCheck.ts';
@@ -121,6 +121,7 @@ export function createApp(options: AppOptions): express.Express {
       state,
       logger,
       known,
+      exempt: exemptRequests(contract.operations),
     }),
   );
   // Without the document check (production), the validator must not compile the OpenAPI meta-schema.

@@ -1,13 +1,15 @@
 import type { Request, RequestHandler } from 'express';
 import { type IncrementResponse, ipKeyGenerator, rateLimit, type Store } from 'express-rate-limit';
 import type { Logger } from 'pino';
+import type { ContractOperation } from '../contract.ts';
 import type { SharedState } from '../state/port.ts';
 import { type KnownCredentials, presentedCredentialsOf } from './auth.ts';
 import { describeError } from './logging.ts';
 import { problem, sendProblem } from './problem.ts';
 
 /*
- * Rate limits for a headless CMS, on every /api/v1 operation except ping:
+ * Rate limits for a headless CMS, on every request that reaches the limiter except those of the
+ * operations the contract exempts (`x-rate-limited: false`: ping and the health checks):
  *
  * - a request with an API key or access token known to be good (KnownCredentials, filled by the
  *   authentication stage) is unlimited, unless its key has a `rateLimitPerMinute` of its own: then
@@ -22,7 +24,25 @@ import { problem, sendProblem } from './problem.ts';
  */
 
 export const RATE_LIMIT_WINDOW_MS = 60_000;
-const UNLIMITED_PATHS = new Set(['/api/v1/ping']);
+
+/**
+ * Whether a request is one of an operation marked `x-rate-limited: false`, by its method and path
+ * (the limiter runs before the operation's route has matched it).
+ */
+export function exemptRequests(operations: readonly ContractOperation[]): (req: Request) => boolean {
+  const exempt = operations
+    .filter((operation) => !operation.rateLimited)
+    .map((operation) => ({
+      method: operation.method.toUpperCase(),
+      path: new RegExp(
+        `^${operation.path
+          .split(/\{[^}]+\}/)
+          .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+          .join('[^/]+')}$`,
+      ),
+    }));
+  return (req) => exempt.some(({ method, path }) => req.method === method && path.test(req.path));
+}
 
 export interface RateLimitOptions {
   /** Requests per address per window for requests without known-good credentials; 0: unlimited. */
@@ -32,6 +52,8 @@ export interface RateLimitOptions {
   logger: Logger;
   /** Credentials this process has seen succeed, with their budgets (filled by authentication). */
   known: KnownCredentials;
+  /** Requests never counted: those of the operations the contract exempts (exemptRequests). */
+  exempt: (req: Request) => boolean;
 }
 
 /** Which counter a request counts against, and how many it may make; 'unlimited' for none. */
@@ -42,8 +64,8 @@ export function clientAddressOf(req: Request): string {
   return ipKeyGenerator(req.ip ?? 'unknown');
 }
 
-function budgetOf(req: Request, { known, limit }: RateLimitOptions): Budget {
-  if (!req.path.startsWith('/api/v1/') || UNLIMITED_PATHS.has(req.path)) return 'unlimited';
+function budgetOf(req: Request, { known, limit, exempt }: RateLimitOptions): Budget {
+  if (exempt(req)) return 'unlimited';
   const presented = presentedCredentialsOf(req);
   const budget = presented && known.budgetOf(presented.fingerprint);
   if (budget !== undefined) {

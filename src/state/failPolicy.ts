@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { describeError } from '../http/logging.ts';
+import { describeError } from '../errorSummary.ts';
 import {
   type CounterState,
   type SharedState,

@@ -148,11 +148,19 @@ describe('one node', () => {
     expect(counters[0]?.resetAt.getTime()).toBeGreaterThan(Date.now());
   });
 
-  test('ping and the health checks are never limited', async () => {
+  test('ping and the health checks are never limited (x-rate-limited: false in the contract)', async () => {
     for (let i = 0; i < LIMIT * 3; i++) {
       expect((await app.request.get('/api/v1/ping')).status).toBe(200);
       expect((await app.request.get('/healthz')).status).toBe(200);
     }
+  });
+
+  test('a path no operation exempts is counted, outside /api/v1 too', async () => {
+    expect(await statusesOf(LIMIT + 1, () => app.request.get('/nowhere'))).toEqual([
+      ...repeat(LIMIT, 404),
+      429,
+    ]);
+    expect((await app.request.post('/api/v1/ping')).status).toBe(429);
   });
 });
 

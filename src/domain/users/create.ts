@@ -7,6 +7,7 @@ import { assertAccountUnique } from '../accounts/unique.ts';
 import { assertNoProblems, type FieldProblem } from '../errors.ts';
 import type { AccountPolicy } from '../logins/policy.ts';
 import type { Principal } from '../principal.ts';
+import { urlProblem } from '../safeText.ts';
 import { toUser, type User } from './view.ts';
 
 type CreateUserRequest = components['schemas']['CreateUserRequest'];
@@ -44,6 +45,8 @@ export async function createUser(
   );
   if (email !== null && !EMAIL.test(email))
     problems.push({ field: 'email', message: 'must be an e-mail address' });
+  const avatarProblem = request.avatarUrl === undefined ? undefined : urlProblem(request.avatarUrl);
+  if (avatarProblem) problems.push({ field: 'avatarUrl', message: avatarProblem });
   assertNoProblems(problems);
   const candidate = {
     userName: request.userName,

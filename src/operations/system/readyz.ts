@@ -1,4 +1,4 @@
-import { serviceUnavailable } from '../../http/problem.ts';
+import { unavailable } from '../../domain/errors.ts';
 import type { Handler } from '../types.ts';
 
 /**
@@ -38,7 +38,7 @@ export const readyz: Handler<'readyz'> = async (_input, { db, state, log }) => {
       if (result.status === 'rejected') log.warn({ err: result.reason }, 'readiness check failed');
     }
     const subject = down.join(' and ');
-    throw serviceUnavailable(`Not ready: ${subject} ${down.length > 1 ? 'are' : 'is'} not reachable`);
+    throw unavailable(`Not ready: ${subject} ${down.length > 1 ? 'are' : 'is'} not reachable`);
   }
   return { status: 'ok' };
 };
