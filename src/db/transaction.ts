@@ -1,8 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Prisma } from '../generated/prisma/sqlite/client.ts';
-import { isSqliteBusy, isWriteConflict } from '../http/databaseErrors.ts';
 import type { Db } from './client.ts';
+import { isSqliteBusy, isWriteConflict } from './databaseErrors.ts';
 
 /*
  * Every transaction that writes goes through writeTransaction (docs/security/time-limits.md,

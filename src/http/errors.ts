@@ -2,17 +2,17 @@ import type { ErrorRequestHandler, Request } from 'express';
 import { error as validatorErrors } from 'express-openapi-validator';
 import type { Logger } from 'pino';
 import type { Contract, ContractOperation } from '../contract.ts';
-import { DomainError, type DomainErrorCode, type FieldProblem, RateLimited } from '../domain/errors.ts';
-import { SharedStateUnavailable } from '../state/port.ts';
-import { WWW_AUTHENTICATE } from './auth.ts';
-import { unsupportedMediaType } from './bodies.ts';
 import {
   isDatabaseBusy,
   isDatabaseUnavailable,
   isStatementTimeLimit,
   isUniqueViolation,
   isWriteConflict,
-} from './databaseErrors.ts';
+} from '../db/databaseErrors.ts';
+import { DomainError, type DomainErrorCode, type FieldProblem, RateLimited } from '../domain/errors.ts';
+import { SharedStateUnavailable } from '../state/port.ts';
+import { WWW_AUTHENTICATE } from './auth.ts';
+import { unsupportedMediaType } from './bodies.ts';
 import { describeError, redactSecretShapes } from './logging.ts';
 import {
   type FieldError,

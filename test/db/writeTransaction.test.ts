@@ -3,8 +3,8 @@ import Database from 'better-sqlite3';
 import type { Request } from 'express';
 import { contract } from '../../src/contract.ts';
 import { sqliteFilePath } from '../../src/db/client.ts';
+import { isDatabaseBusy, isDatabaseUnavailable } from '../../src/db/databaseErrors.ts';
 import { writeTransaction } from '../../src/db/transaction.ts';
-import { isDatabaseBusy, isDatabaseUnavailable } from '../../src/http/databaseErrors.ts';
 import { mapError } from '../../src/http/errors.ts';
 import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/database.ts';
 

@@ -1,4 +1,4 @@
-import { SQLITE_TIME_LIMIT_CODE } from '../db/sqliteTimeLimit.ts';
+import { SQLITE_TIME_LIMIT_CODE } from './sqliteTimeLimit.ts';
 
 /*
  * Recognising database failures by code, never by message text: Prisma wraps driver errors, and its
