@@ -172,6 +172,10 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
       (opened) => {
         // A negative cache_size is a size in KiB (SQLite's convention), not a number of pages.
         if (options.sqliteCacheKib !== undefined) opened.pragma(`cache_size = -${options.sqliteCacheKib}`);
+        // Stated, not left to the build's default: a commit writes the WAL without waiting for the
+        // disk, so a process kill loses nothing acknowledged, a power loss at most the last commits
+        // (docs/operating/databases.md, "Durability").
+        opened.pragma('synchronous = NORMAL');
         beginImmediateForWrites(opened, SQLITE_BUSY_TIMEOUT_MS);
         connection = opened;
       },
