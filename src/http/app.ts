@@ -107,6 +107,8 @@ export function createApp(options: AppOptions): express.Express {
   const app = express();
   backgroundTasks.set(app, background);
   app.disable('x-powered-by');
+  // The client's address (`req.ip`) every per-address decision and the logs use: TRUST_PROXY.
+  app.set('trust proxy', config.trustProxy);
 
   // The pipeline, in order; each stage is one module.
   if (options.metrics) app.use(options.metrics.requests(contract));
