@@ -7,8 +7,8 @@ import { isSqliteBusy, isWriteConflict } from './databaseErrors.ts';
 /*
  * Every transaction that writes goes through writeTransaction (docs/security/time-limits.md,
  * "Write contention"). On SQLite it begins with `BEGIN IMMEDIATE`: the transaction takes the file's
- * one write lock before its first statement, waiting for it (the connection's busy timeout) while
- * another process writes. A plain `BEGIN` (what Prisma's adapter sends) reads first and asks for the
+ * one write lock before its first statement, waiting for it while another process writes (in short
+ * tries that hold the thread, with pauses that free it between them). A plain `BEGIN` (what Prisma's adapter sends) reads first and asks for the
  * lock at its first write; when another process committed in between, SQLite cannot let it write
  * (its snapshot is stale) and fails at once, without waiting. On PostgreSQL the transaction is
  * unchanged; a deadlock or serialisation failure there wrote nothing, and is retried here, once.
@@ -84,8 +84,8 @@ const CONFLICT_RETRIES = 1;
 
 /**
  * How long, in all, a SQLite write transaction keeps trying to begin while other processes hold the
- * write lock. Each try waits up to the connection's busy timeout (SQLITE_BUSY_TIMEOUT_MS, a wait
- * that holds the worker's thread); between tries the thread is free for a short pause.
+ * write lock. Each try waits up to BEGIN_BUSY_TIMEOUT_MS (a wait that holds the worker's thread);
+ * between tries the thread is free for a short pause.
  */
 export const SQLITE_WRITE_LOCK_WAIT_MS = 15_000;
 
