@@ -98,6 +98,13 @@ export const SERVICE_SQLITE_CACHE_KIB = 4096;
 
 export const DEFAULT_SQLITE_QUERY_TIMEOUT_MS = 2000;
 
+/**
+ * How long one SQLite statement waits for another process's write lock (SQLite's busy timeout),
+ * holding the worker's thread while it waits. A write transaction that still finds the lock taken
+ * tries again after a pause that frees the thread (src/db/transaction.ts).
+ */
+export const SQLITE_BUSY_TIMEOUT_MS = 2000;
+
 /*
  * Each provider's modules are loaded once, by whichever createDb comes first. One after the other,
  * not with Promise.all: jest's module linker loses track of modules imported concurrently
@@ -111,7 +118,9 @@ async function loadSqlite() {
   const { withTimeLimit } = await import('./sqliteTimeLimit.ts');
   const { sqlitePointReads } = await import('./pointReads.ts');
   const { SqliteCostlyReads, registerCostlyReads } = await import('./costlyReads.ts');
+  const { beginImmediateForWrites } = await import('./transaction.ts');
   return {
+    beginImmediateForWrites,
     PrismaBetterSqlite3,
     SqliteClient,
     withTimeLimit,
@@ -144,8 +153,14 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
   let reads: PointReads;
   if (provider === 'sqlite') {
     sqliteModules ??= loadSqlite();
-    const { PrismaBetterSqlite3, SqliteClient, withTimeLimit, sqlitePointReads, ...costly } =
-      await sqliteModules;
+    const {
+      PrismaBetterSqlite3,
+      SqliteClient,
+      withTimeLimit,
+      sqlitePointReads,
+      beginImmediateForWrites,
+      ...costly
+    } = await sqliteModules;
     let connection: BetterSqlite3.Database | undefined;
     const file = sqliteFilePath(databaseUrl);
     const limitMs = options.sqliteQueryTimeoutMs ?? DEFAULT_SQLITE_QUERY_TIMEOUT_MS;
@@ -154,11 +169,19 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
       options.onQuery,
     );
     const adapter = withTimeLimit(
-      new PrismaBetterSqlite3({ url: file }, { timestampFormat: SQLITE_TIMESTAMP_FORMAT }),
+      new PrismaBetterSqlite3(
+        { url: file, timeout: SQLITE_BUSY_TIMEOUT_MS },
+        { timestampFormat: SQLITE_TIMESTAMP_FORMAT },
+      ),
       limitMs,
       (opened) => {
         // A negative cache_size is a size in KiB (SQLite's convention), not a number of pages.
         if (options.sqliteCacheKib !== undefined) opened.pragma(`cache_size = -${options.sqliteCacheKib}`);
+        // Stated, not left to the build's default: a commit writes the WAL without waiting for the
+        // disk, so a process kill loses nothing acknowledged, a power loss at most the last commits
+        // (docs/operating/databases.md, "Durability").
+        opened.pragma('synchronous = NORMAL');
+        beginImmediateForWrites(opened, SQLITE_BUSY_TIMEOUT_MS);
         connection = opened;
       },
       () => costlyReads.close(),

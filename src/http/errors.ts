@@ -2,16 +2,17 @@ import type { ErrorRequestHandler, Request } from 'express';
 import { error as validatorErrors } from 'express-openapi-validator';
 import type { Logger } from 'pino';
 import type { Contract, ContractOperation } from '../contract.ts';
-import { DomainError, type DomainErrorCode, type FieldProblem, RateLimited } from '../domain/errors.ts';
-import { SharedStateUnavailable } from '../state/port.ts';
-import { WWW_AUTHENTICATE } from './auth.ts';
-import { unsupportedMediaType } from './bodies.ts';
 import {
+  isDatabaseBusy,
   isDatabaseUnavailable,
   isStatementTimeLimit,
   isUniqueViolation,
   isWriteConflict,
-} from './databaseErrors.ts';
+} from '../db/databaseErrors.ts';
+import { DomainError, type DomainErrorCode, type FieldProblem, RateLimited } from '../domain/errors.ts';
+import { SharedStateUnavailable } from '../state/port.ts';
+import { WWW_AUTHENTICATE } from './auth.ts';
+import { unsupportedMediaType } from './bodies.ts';
 import { describeError, redactSecretShapes } from './logging.ts';
 import {
   type FieldError,
@@ -189,6 +190,10 @@ export function mapError(error: unknown, req: Request, nodeEnv: string, contract
   if (isWriteConflict(error)) {
     const conflict = serviceUnavailable('A concurrent write got in the way and nothing was written; retry');
     return { body: conflict.problem, headers: conflict.headers, unexpected: true };
+  }
+  if (isDatabaseBusy(error)) {
+    const busy = serviceUnavailable('The database is busy with other writes; retry later');
+    return { body: busy.problem, headers: busy.headers, unexpected: true };
   }
   if (isDatabaseUnavailable(error)) {
     const unavailable = serviceUnavailable('The database is unavailable; retry later');

@@ -2,11 +2,7 @@ import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import type { Request } from 'express';
 import { contract } from '../../src/contract.ts';
 import { createDb, providerOf, SERVICE_SQLITE_CACHE_KIB, sqliteFilePath } from '../../src/db/client.ts';
-import {
-  isDatabaseUnavailable,
-  isStatementTimeLimit,
-  isWriteConflict,
-} from '../../src/http/databaseErrors.ts';
+import { isDatabaseUnavailable, isStatementTimeLimit, isWriteConflict } from '../../src/db/databaseErrors.ts';
 import { mapError } from '../../src/http/errors.ts';
 import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/database.ts';
 

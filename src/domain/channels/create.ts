@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.ts';
+import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { invalidFields } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
@@ -24,7 +25,7 @@ export async function createChannel(
   const site = await requireSite(db, siteId);
   const changes = channelChanges(body);
   const now = new Date();
-  const created = await db.$transaction(async (tx) => {
+  const created = await writeTransaction(db, async (tx) => {
     const parent = await tx.channel.findFirst({ where: { id: body.parentId, siteId } });
     if (!parent) {
       throw invalidFields([{ field: 'parentId', message: `names no channel of site ${siteId}` }]);

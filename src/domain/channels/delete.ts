@@ -1,4 +1,5 @@
 import type { Db } from '../../db/client.ts';
+import { writeTransaction } from '../../db/transaction.ts';
 import { invalidFields, notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import { requireChannel, requireSite } from '../records.ts';
@@ -40,7 +41,7 @@ export async function deleteChannel(
   }
   const before = await channelWithChildren(db, site, channel);
   const now = new Date();
-  const deleted = await db.$transaction(async (tx) => {
+  const deleted = await writeTransaction(db, async (tx) => {
     const links = await tx.channel.findMany({
       where: { siteId: site.id },
       select: { id: true, parentId: true },

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.ts';
 import type { Channel } from '../../db/models.ts';
+import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { resolveAlias } from '../aliases.ts';
 import { assertNoProblems, conflict, type FieldProblem, notFound } from '../errors.ts';
@@ -89,7 +90,7 @@ export async function updateChannel(
 ): Promise<ChannelFormA> {
   const site = await requireSite(db, target.siteId);
   const changes = channelChanges(body);
-  const updated = await db.$transaction(async (tx) => {
+  const updated = await writeTransaction(db, async (tx) => {
     const channel = await tx.channel.findFirst({ where: { id: target.channelId, siteId: target.siteId } });
     if (!channel) return null;
     if (changes.indexName) await assertIndexNameFree(tx, site.id, changes.indexName, channel.id);

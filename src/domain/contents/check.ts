@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.ts';
 import type { ContentCheck as ContentCheckRow } from '../../db/models.ts';
+import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { formatDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, forbidden, notFound } from '../errors.ts';
@@ -66,7 +67,7 @@ export async function checkContents(
   const ids = [...seen];
   const now = new Date();
 
-  return db.$transaction(async (tx) => {
+  return writeTransaction(db, async (tx) => {
     const rows = await tx.content.findMany({
       where: { siteId: request.siteId, recycled: false, id: { in: ids } },
       select: { id: true, channelId: true, checkedLevel: true },

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.ts';
+import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { invalidFields } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
@@ -40,7 +41,7 @@ export async function createContent(
   const top = changes.top ?? false;
   const now = new Date();
 
-  const created = await db.$transaction(async (tx) => {
+  const created = await writeTransaction(db, async (tx) => {
     const addUserName =
       changes.addUserName ??
       (adminId === 0

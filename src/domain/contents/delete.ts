@@ -1,4 +1,5 @@
 import type { Db } from '../../db/client.ts';
+import { writeTransaction } from '../../db/transaction.ts';
 import { notFound } from '../errors.ts';
 import { placeOf, recordEvent } from '../events/record.ts';
 import { requireChannel, requireSite } from '../records.ts';
@@ -16,7 +17,7 @@ export async function deleteContent(
 ): Promise<ContentFormBDeleted> {
   const site = await requireSite(db, target.siteId);
   const channel = await requireChannel(db, target.siteId, target.channelId);
-  const recycled = await db.$transaction(async (tx) => {
+  const recycled = await writeTransaction(db, async (tx) => {
     const { count } = await tx.content.updateMany({
       where: { id: target.id, siteId: target.siteId, channelId: target.channelId, recycled: false },
       data: { recycled: true, recycledDate: new Date() },

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/client.ts';
+import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { pagingOf } from '../accounts/paging.ts';
 import { invalidFields, notFound } from '../errors.ts';
@@ -21,7 +22,7 @@ export async function restoreContent(
   await requireSite(db, target.siteId);
   const channelId = toChannelId ?? target.channelId;
   const now = new Date();
-  const restored = await db.$transaction(async (tx) => {
+  const restored = await writeTransaction(db, async (tx) => {
     const { count } = await tx.content.updateMany({
       where: { id: target.id, siteId: target.siteId, channelId: target.channelId, recycled: true },
       data: { recycled: false, recycledDate: null, channelId, lastModifiedDate: now },

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.ts';
 import type { Content } from '../../db/models.ts';
+import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { resolveAlias } from '../aliases.ts';
 import { parseDateTime } from '../dates.ts';
@@ -143,7 +144,7 @@ export async function updateContent(
   const changes = contentChanges(body, readSiteAttributes(site.attributes).checkContentLevel);
   const now = new Date();
   const where = { id: target.id, siteId: target.siteId, channelId: target.channelId, recycled: false };
-  const updated = await db.$transaction(async (tx) => {
+  const updated = await writeTransaction(db, async (tx) => {
     const { count } = await tx.content.updateMany({
       where,
       data: { ...changes, lastModifiedDate: now, lastEditDate: changes.lastEditDate ?? now },

@@ -1,4 +1,4 @@
-import { SQLITE_TIME_LIMIT_CODE } from '../db/sqliteTimeLimit.ts';
+import { SQLITE_TIME_LIMIT_CODE } from './sqliteTimeLimit.ts';
 
 /*
  * Recognising database failures by code, never by message text: Prisma wraps driver errors, and its
@@ -85,7 +85,24 @@ function chain(error: unknown): unknown[] {
   return seen;
 }
 
+/**
+ * The database is up but this request waited too long for its turn to write: SQLite's write lock held
+ * by another process past the busy timeout (SQLITE_BUSY, which Prisma reports as P1008 "timed out"),
+ * or a transaction that could not begin, or finish, within its bounds (Prisma's P2028).
+ */
+export function isDatabaseBusy(error: unknown): boolean {
+  return isSqliteBusy(error) || chain(error).some((link) => field(link, 'code') === 'P2028');
+}
+
+export function isSqliteBusy(error: unknown): boolean {
+  return chain(error).some((link) => {
+    const code = field(link, 'originalCode');
+    return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+  });
+}
+
 export function isDatabaseUnavailable(error: unknown): boolean {
+  if (isSqliteBusy(error)) return false;
   return chain(error).some((link) => {
     const code = field(link, 'code');
     const kind = field(link, 'kind');
