@@ -1,18 +1,38 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import type { PrismaClient as PostgresClient } from '../generated/prisma/postgresql/client.ts';
 import type { PrismaClient as SqliteClient } from '../generated/prisma/sqlite/client.ts';
+import type { Same } from './models.ts';
 import type { PointReads } from './pointReads.ts';
 
 /**
- * The application-facing database type. Both generated clients come from one model, so their
- * query APIs are the same; the SQLite client's type stands for both.
+ * The database client as the service uses it, whichever the provider: the model's delegates, raw
+ * queries and transactions. `npm run gen` renders one model for both providers, and the build
+ * checks that the renders agree — every model, field and field type (models.ts), every member of
+ * the client (below). What it cannot check is the generic types of the delegates' methods: they are
+ * two generated copies TypeScript does not relate to each other, so they are written once, as the
+ * SQLite render has them, and a client of either provider becomes a Db through toDb only.
  */
 export type Db = SqliteClient;
+
+// A member (a model's delegate, a $ method) one render's client has and the other's lacks fails the build.
+const clientsAgree: Same<keyof SqliteClient, keyof PostgresClient> = true;
+void clientsAgree;
+
+/** Either provider's client as the one Db type (see Db for what makes that sound). */
+function toDb(client: SqliteClient | PostgresClient): Db {
+  return client as unknown as Db;
+}
 
 export type DbProvider = 'sqlite' | 'postgresql';
 
 export interface DbHandle {
   db: Db;
   provider: DbProvider;
+  /**
+   * The client's point reads through the driver (src/db/pointReads.ts). Only for the client itself:
+   * an interactive transaction's reads must go through the transaction.
+   */
+  reads: PointReads;
 }
 
 export const DEFAULT_DATABASE_URL = 'file:./data/cms.db';
@@ -143,7 +163,7 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
       },
       () => costlyReads.close(),
     );
-    const client = new SqliteClient({ adapter, log }) as unknown as Db;
+    const client = toDb(new SqliteClient({ adapter, log }));
     costly.registerCostlyReads(client, costlyReads);
     db = client;
     reads = sqlitePointReads(async () => {
@@ -169,24 +189,13 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
     const adapter = new PrismaPg(pool as unknown as ConstructorParameters<typeof PrismaPg>[0], {
       disposeExternalPool: true,
     });
-    db = new PostgresClient({ adapter, log }) as unknown as Db;
+    db = toDb(new PostgresClient({ adapter, log }));
     reads = postgresPointReads(pool, pg.types, options.onQuery);
   }
-  pointReadsByClient.set(db, reads);
   const onQuery = options.onQuery;
   if (onQuery) (db as unknown as QueryEvents).$on('query', (event) => onQuery(event.query, event.duration));
   providers.set(db, provider);
-  return { db, provider };
-}
-
-const pointReadsByClient = new WeakMap<Db, PointReads>();
-
-/**
- * The point reads of a client createDb made (src/db/pointReads.ts); undefined for any other client,
- * such as an interactive transaction's, whose reads must go through the transaction.
- */
-export function pointReadsOf(db: Db): PointReads | undefined {
-  return pointReadsByClient.get(db);
+  return { db, provider, reads };
 }
 
 /** The provider of every client createDb made, for code that is handed only the client. */

@@ -15,7 +15,9 @@ const { file, limitMs, cacheKib } = workerData as CostlyReadsSetup;
 const db = new Database(file, { readonly: true, fileMustExist: true });
 db.pragma('query_only = 1');
 if (cacheKib !== undefined) db.pragma(`cache_size = -${cacheKib}`);
-installTimeLimit(db, limitMs);
+// Reads issued while the thread was starting (loading its modules, opening the file) are timed
+// from now: the start is the thread's cost, not the query's.
+installTimeLimit(db, limitMs, Date.now());
 
 port.on('message', ({ id, sql, params }: CostlyReadRequest) => {
   let reply: CostlyReadReply;

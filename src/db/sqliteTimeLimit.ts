@@ -34,10 +34,15 @@ const WORK_BETWEEN_CLOCK_READINGS = 1 << 16;
 /** Compiled patterns kept per connection (a request has at most a few dozen). */
 const PATTERN_CACHE_SIZE = 256;
 
-/** Adds the time-limit functions to a connection: a query issued at `issuedAt` may run `limitMs`. */
-export function installTimeLimit(database: BetterSqlite3.Database, limitMs: number): void {
+/**
+ * Adds the time-limit functions to a connection: a query issued at `issuedAt` may run `limitMs`.
+ * Time before `countFrom` is not counted: a connection opened after the query was issued (the read
+ * thread's, started by its first read) does not charge its own start to that query.
+ */
+export function installTimeLimit(database: BetterSqlite3.Database, limitMs: number, countFrom = 0): void {
+  const startOf = (issuedAt: unknown) => Math.max(Number(issuedAt), countFrom);
   database.function(SQLITE_TIME_LIMIT_FUNCTION, { deterministic: false }, (issuedAt: unknown) => {
-    if (Date.now() - Number(issuedAt) >= limitMs) throw new TimeLimitExceeded(limitMs);
+    if (Date.now() - startOf(issuedAt) >= limitMs) throw new TimeLimitExceeded(limitMs);
     return 1;
   });
   const patterns = new Map<string, ReturnType<typeof compileLikePattern>>();
@@ -46,7 +51,7 @@ export function installTimeLimit(database: BetterSqlite3.Database, limitMs: numb
     { deterministic: false },
     (subject: unknown, pattern: unknown, issuedAt: unknown) => {
       if (subject === null || pattern === null) return null;
-      const deadline = Number(issuedAt) + limitMs;
+      const deadline = startOf(issuedAt) + limitMs;
       if (Date.now() >= deadline) throw new TimeLimitExceeded(limitMs);
       const text = String(pattern);
       let compiled = patterns.get(text);

@@ -13,7 +13,11 @@ import { type Principal, SCOPES, type Scope } from './principal.ts';
  * administration of users, administrators, keys or the system.
  */
 
-export type Requirement = { scopes: readonly string[] } | 'public';
+/**
+ * `principals`, when present, names the kinds of caller the operation is for (the contract's
+ * `x-principals`: a logout is for a token of its own kind); the scopes apply as well.
+ */
+export type Requirement = { scopes: readonly string[]; principals?: readonly string[] } | 'public';
 
 /** The most an operator may let a user's token carry (USER_TOKEN_SCOPES). */
 export const USER_GRANTABLE_SCOPES: readonly Scope[] = ['Contents', 'Channels', 'STL'];
@@ -37,6 +41,16 @@ export function grantedScopes(principal: Principal): ReadonlySet<Scope> {
   }
 }
 
+const CALLERS: Readonly<Record<string, string>> = {
+  user: "a user's access token",
+  administrator: "an administrator's access token",
+  apiKey: 'an API key',
+};
+
+function callersOf(kinds: readonly string[]): string {
+  return kinds.map((kind) => CALLERS[kind] ?? kind).join(' or ');
+}
+
 /**
  * Whether a user's token reads contents as a member does (approved ones only): it was granted no
  * `Contents` scope of its own.
@@ -48,6 +62,11 @@ export function readsAsMember(principal: Principal): boolean {
 /** Throws a `forbidden` DomainError naming what is missing; returns when access is granted. */
 export function assertMayCall(requirement: Requirement, principal: Principal, operationId?: string): void {
   if (requirement === 'public') return;
+  if (requirement.principals !== undefined && !requirement.principals.includes(principal.kind)) {
+    throw forbidden(
+      `These credentials cannot reach this operation: it is for ${callersOf(requirement.principals)}`,
+    );
+  }
   const granted = grantedScopes(principal);
   const missing = requirement.scopes.filter((scope) => !granted.has(scope as Scope));
   if (missing.length === 0) return;

@@ -12,8 +12,8 @@ import type { CredentialBudget } from './auth.ts';
  * token costs no database lookup. docs/api/authentication.md promises that a deleted, reset or revoked
  * key and a logged-out token stop working at once on every node, so an entry is good only for the
  * credentials generation it was looked up under: a counter in the shared state that every operation
- * able to change credentials advances before it answers (src/http/routes.ts), and that every request
- * reads first. Reading it is one Redis GET, far cheaper than the lookup; in the database store it
+ * able to change credentials (`x-changes-credentials: true` in openapi/cms.yaml) advances before it
+ * answers (src/http/routes.ts), and that every request reads first. Reading it is one Redis GET, far cheaper than the lookup; in the database store it
  * would cost as much as the lookup itself, so the cache is on only with Redis (src/http/app.ts).
  *
  * The generation read BEFORE a lookup is the one its entry is filed under: a change committed while

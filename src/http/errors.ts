@@ -19,6 +19,7 @@ import {
   ProblemError,
   type ProblemKind,
   problem,
+  RETRY_AFTER_SECONDS,
   sendProblem,
   serviceUnavailable,
 } from './problem.ts';
@@ -46,6 +47,7 @@ const DOMAIN_PROBLEMS: Record<DomainErrorCode, { status: number; kind: ProblemKi
   forbidden: { status: 403, kind: 'forbidden' },
   'not-found': { status: 404, kind: 'not-found' },
   'rate-limited': { status: 429, kind: 'rate-limited' },
+  unavailable: { status: 503, kind: 'service-unavailable' },
 };
 
 /**
@@ -68,6 +70,7 @@ function fromDomain(error: DomainError, operation: ContractOperation | undefined
   const body = problem(status, error.message, { kind, errors });
   if (error instanceof RateLimited)
     return { body, headers: { 'Retry-After': String(error.retryAfterSeconds) } };
+  if (error.code === 'unavailable') return { body, headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) } };
   return { body };
 }
 

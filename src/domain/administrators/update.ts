@@ -1,6 +1,6 @@
 import type { Db } from '../../db/client.ts';
+import type { Prisma } from '../../db/models.ts';
 import type { components } from '../../generated/openapi.ts';
-import type { Prisma } from '../../generated/prisma/sqlite/client.ts';
 import { assertMayGrantAccount } from '../access.ts';
 import { hashPlainPassword } from '../accounts/passwords.ts';
 import { accountProblems, identifier, type PasswordRule } from '../accounts/rules.ts';

@@ -1,4 +1,3 @@
-import { sandboxFor } from '../../db/sandbox/index.ts';
 import type { Principal } from '../../domain/principal.ts';
 import { MAX_QUERY_LENGTH, runSqlContents } from '../../domain/stl/sql/sandbox.ts';
 import type { Handler } from '../types.ts';
@@ -18,9 +17,12 @@ function callerOf(principal: Principal): string {
 }
 
 // The sandbox of the service's own database; nothing in the request can name another one.
-export const stlSqlContents: Handler<'stlSqlContents'> = async ({ query, principal }, { config }) => ({
+export const stlSqlContents: Handler<'stlSqlContents'> = async (
+  { query, principal },
+  { config, sandbox },
+) => ({
   value: await runSqlContents(
-    sandboxFor(config.databaseUrl),
+    sandbox,
     query.queryString,
     {
       maxRows: config.stlSqlMaxRows,

@@ -1,7 +1,11 @@
-import { invalidFields } from '../../errors.ts';
-import type { SqlExecutor } from './executor.ts';
+import type { ExecuteOptions, ExecuteOutcome, SqlExecutor } from '../../../db/sandbox/executor.ts';
+import { SandboxBusy } from '../../../db/sandbox/gate.ts';
+import { invalidFields, RateLimited } from '../../errors.ts';
 import { checkWithParser } from './parserWall.ts';
 import { normaliseRows, type SqlRow } from './rows.ts';
+
+/** What runs a query behind the database wall: the handler's is its context's `sandbox`. */
+export type { SqlExecutor };
 
 /*
  * stl/sqlContents: a query reaches the database only when three independent walls agree
@@ -50,7 +54,7 @@ export async function runSqlContents(
   }
   // One statement: a final semicolon is dropped so that the executor may wrap the text.
   const sql = queryString.trim().replace(/;+$/, '');
-  const outcome = await executor.execute(sql, {
+  const outcome = await executeOrBusy(executor, sql, {
     maxRows: walls.limits ? limits.maxRows : undefined,
     maxBytes: walls.limits ? limits.maxBytes : undefined,
     timeoutMs: walls.limits ? limits.timeoutMs : undefined,
@@ -70,5 +74,19 @@ export async function runSqlContents(
       throw refuse(`was refused by the database: ${outcome.reason}`);
     case 'failed':
       throw refuse(`failed in the database: ${outcome.reason}`);
+  }
+}
+
+/** The executor's outcome; a busy sandbox is the client's 429 (RateLimited), with its Retry-After. */
+async function executeOrBusy(
+  executor: SqlExecutor,
+  sql: string,
+  options: ExecuteOptions,
+): Promise<ExecuteOutcome> {
+  try {
+    return await executor.execute(sql, options);
+  } catch (error) {
+    if (error instanceof SandboxBusy) throw new RateLimited(error.message, error.retryAfterSeconds);
+    throw error;
   }
 }
