@@ -119,4 +119,21 @@ describe('pages of large records', () => {
     expect(probes.every((status) => status === 200)).toBe(true);
     expect(answeredInFlight).toBeGreaterThan(0);
   });
+
+  // Last: it moves every content to the recycle bin.
+  test('the recycle bin streams its large pages too', async () => {
+    await fixture.db.content.updateMany({ data: { recycled: true, recycledDate: new Date() } });
+    const response = await fetch(`${server.base}/api/v1/contents/1/recycle?perPage=1000`, {
+      headers: { 'x-ss-api-key': key },
+    });
+    const text = await response.text();
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-length')).toBeNull();
+    expect(response.headers.get('etag')).toBeNull();
+    const page = JSON.parse(text) as { totalCount: number; contents: { id: number; body: string }[] };
+    expect(text).toBe(JSON.stringify(page));
+    expect(page.totalCount).toBeGreaterThan(3);
+    expect(page.contents).toHaveLength(page.totalCount);
+    for (const content of page.contents) expect(content.body).toBe(bodyOf(content.id));
+  });
 });
