@@ -4231,7 +4231,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description One page of matching contents (form A) and the count of all matches. */
+            /**
+             * @description One page of matching contents (form A) and the count of all matches.
+             *     Past 1 MiB of records, the page is streamed record by record (chunked: no Content-Length,
+             *     no ETag); a smaller page is one body with both (docs/security/time-limits.md).
+             */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4313,7 +4317,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of the recycle bin (form A) and its count. */
+            /**
+             * @description A page of the recycle bin (form A) and its count.
+             *     Past 1 MiB of records, the page is streamed record by record (chunked: no Content-Length,
+             *     no ETag); a smaller page is one body with both (docs/security/time-limits.md).
+             */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5085,7 +5093,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The matching contents (form B). */
+            /**
+             * @description The matching contents (form B).
+             *     Past 1 MiB of records, the page is streamed record by record (chunked: no Content-Length,
+             *     no ETag); a smaller page is one body with both (docs/security/time-limits.md).
+             */
             200: {
                 headers: {
                     [name: string]: unknown;

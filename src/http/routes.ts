@@ -21,6 +21,7 @@ import type { SharedState } from '../state/port.ts';
 import { principalOf } from './auth.ts';
 import { notFound } from './errors.ts';
 import { toExpressPath } from './expressPaths.ts';
+import { type PageShape, pageShapeOf, responseChecker, sendPage } from './pages.ts';
 import { clientAddressOf } from './rateLimit.ts';
 import { operationSerializers, type Serialize } from './serializers.ts';
 import type { Services } from './services.ts';
@@ -156,20 +157,26 @@ function sendJsonText(res: Response, text: string): void {
   else res.end(text, 'utf8');
 }
 
-function send(
+async function send(
   res: Response,
   operation: ContractOperation,
   success: Success,
   output: unknown,
   checked: boolean,
   serializerOf: ((status: number) => Serialize | undefined) | undefined,
-): void {
+  page: PageShape | undefined,
+): Promise<void> {
   const init: ErasedReply = output instanceof Reply ? output.init : { ...success, body: output };
   const { status, mediaType, body } = init;
   if (checked) checkDeclared(operation, status, mediaType);
   if (init.headers) res.set(init.headers);
   for (const cookie of init.cookies ?? []) setCookie(res, cookie);
   res.status(status);
+  // A page of records: sent whole while small, streamed record by record when large (pages.ts).
+  if (page !== undefined && status === page.status && mediaType === 'application/json') {
+    const whole = checked ? () => res.json(body) : (text: string) => sendJsonText(res, text);
+    if (await sendPage(res, page, body, whole)) return;
+  }
   const serialize = mediaType === 'application/json' ? serializerOf?.(status) : undefined;
   if (body === undefined) res.end();
   else if (serialize !== undefined) sendJsonText(res, serialize(body));
@@ -249,6 +256,16 @@ function dispatch(
   const changed = operation.changesCredentials ? credentialsChanged : undefined;
   // Decided by the contract: once per operation, not per request.
   const success = defaultSuccess(operation);
+  const page =
+    success.mediaType === 'application/json'
+      ? pageShapeOf(
+          contract,
+          operation,
+          success.status,
+          !checked,
+          checked ? responseChecker(operation.operationId) : undefined,
+        )
+      : undefined;
   return async (req, res) => {
     const output = await runHandler(
       handler,
@@ -256,7 +273,7 @@ function dispatch(
       inputOf(req, res, operation),
       new RequestContext(req, services),
     );
-    send(res, operation, success, output, checked, serializerOf);
+    await send(res, operation, success, output, checked, serializerOf, page);
   };
 }
 

@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { STREAM_AFTER_BYTES } from '../../src/http/pages.ts';
+import type { TestApp } from '../support/app.ts';
+import { startFixtureApp } from '../support/fixtures.ts';
+import { type Listening, listen } from '../support/server.ts';
+
+/*
+ * A page of large records is streamed record by record (src/http/pages.ts,
+ * docs/security/time-limits.md): the worker answers other requests while it is sent. No
+ * durations are asserted: the probes count what was answered while the large pages were in flight.
+ */
+
+// Each record of a list page (form A) carries its body twice (`content` and `body`).
+const BODY_CHARACTERS = Math.floor(STREAM_AFTER_BYTES / 2.5);
+const bodyOf = (id: number) => `${'é'.repeat(10)}${String(id).repeat(BODY_CHARACTERS - 10)}`;
+
+describe('pages of large records', () => {
+  let fixture: TestApp;
+  let key: string;
+  let server: Listening;
+  let contentIds: { id: number; channelId: number }[];
+
+  beforeAll(async () => {
+    ({ app: fixture, key } = await startFixtureApp('all'));
+    contentIds = await fixture.db.content.findMany({ select: { id: true, channelId: true } });
+    for (const { id } of contentIds)
+      await fixture.db.content.update({ where: { id }, data: { body: bodyOf(id), checked: true } });
+    server = await listen(fixture.app);
+  });
+  afterAll(async () => {
+    await server?.close();
+    await fixture?.close();
+  });
+
+  const list = (perPage: number) =>
+    fetch(`${server.base}/api/v1/contents`, {
+      method: 'POST',
+      headers: { 'x-ss-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ siteId: 1, perPage }),
+    });
+
+  test('a page under the threshold is one text with Content-Length and ETag', async () => {
+    const response = await list(1);
+    const text = await response.text();
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+    expect(response.headers.get('etag')).toMatch(/^W\/"/);
+    const page = JSON.parse(text) as { contents: { id: number; body: string }[] };
+    expect(page.contents).toHaveLength(1);
+  });
+
+  test('a larger page is streamed: chunked, no ETag, the same JSON as whole', async () => {
+    const response = await list(1000);
+    const text = await response.text();
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(response.headers.get('content-length')).toBeNull();
+    expect(response.headers.get('transfer-encoding')).toBe('chunked');
+    expect(response.headers.get('etag')).toBeNull();
+    const page = JSON.parse(text) as {
+      totalCount: number;
+      contents: { id: number; body: string; content: string }[];
+    };
+    expect(text).toBe(JSON.stringify(page));
+    expect(page.totalCount).toBeGreaterThan(3);
+    expect(page.contents).toHaveLength(page.totalCount);
+    for (const content of page.contents) {
+      expect(content.body).toBe(bodyOf(content.id));
+      expect(content.content).toBe(bodyOf(content.id));
+    }
+  });
+
+  test('stl/contents (form B, no body) is one text, byte for byte as serialised whole', async () => {
+    const response = await fetch(`${server.base}/api/v1/stl/contents?siteId=1&scope=All`, {
+      headers: { 'x-ss-api-key': key },
+    });
+    const text = await response.text();
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+    const page = JSON.parse(text) as { value: { id: number }[] };
+    expect(text).toBe(JSON.stringify(page));
+    expect(page.value.length).toBeGreaterThan(3);
+  });
+
+  test('ping and get-by-id are answered while several large pages are in flight', async () => {
+    const [first] = contentIds as [{ id: number; channelId: number }];
+    let inFlight = 4;
+    const large = Array.from({ length: inFlight }, async () => {
+      const response = await list(1000);
+      const page = (await response.json()) as {
+        totalCount: number;
+        contents: { id: number; body: string }[];
+      };
+      inFlight -= 1;
+      return { status: response.status, page };
+    });
+    const probes: number[] = [];
+    let answeredInFlight = 0;
+    const probing = (async () => {
+      while (inFlight > 0) {
+        const [ping, one] = await Promise.all([
+          fetch(`${server.base}/api/v1/ping`),
+          fetch(`${server.base}/api/v1/contents/1/${first.channelId}/${first.id}`, {
+            headers: { 'x-ss-api-key': key },
+          }),
+        ]);
+        await Promise.all([ping.arrayBuffer(), one.arrayBuffer()]);
+        probes.push(ping.status, one.status);
+        if (inFlight > 0) answeredInFlight += 1;
+      }
+    })();
+    const answers = await Promise.all(large);
+    await probing;
+    for (const { status, page } of answers) {
+      expect(status).toBe(200);
+      expect(page.contents).toHaveLength(page.totalCount);
+      for (const content of page.contents) expect(content.body).toBe(bodyOf(content.id));
+    }
+    expect(probes.every((status) => status === 200)).toBe(true);
+    expect(answeredInFlight).toBeGreaterThan(0);
+  });
+
+  // Last: it moves every content to the recycle bin.
+  test('the recycle bin streams its large pages too', async () => {
+    await fixture.db.content.updateMany({ data: { recycled: true, recycledDate: new Date() } });
+    const response = await fetch(`${server.base}/api/v1/contents/1/recycle?perPage=1000`, {
+      headers: { 'x-ss-api-key': key },
+    });
+    const text = await response.text();
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-length')).toBeNull();
+    expect(response.headers.get('etag')).toBeNull();
+    const page = JSON.parse(text) as { totalCount: number; contents: { id: number; body: string }[] };
+    expect(text).toBe(JSON.stringify(page));
+    expect(page.totalCount).toBeGreaterThan(3);
+    expect(page.contents).toHaveLength(page.totalCount);
+    for (const content of page.contents) expect(content.body).toBe(bodyOf(content.id));
+  });
+});
