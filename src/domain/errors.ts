@@ -22,6 +22,8 @@ export const DOMAIN_ERROR_CODES = [
   'forbidden',
   /** A record the input names does not exist (404). */
   'not-found',
+  /** An If-Match the record's current version does not satisfy (412); see PreconditionFailed. */
+  'precondition-failed',
   /** Too many attempts of a limited action, e.g. captcha checks per address (429); see RateLimited. */
   'rate-limited',
 ] as const;

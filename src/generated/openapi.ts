@@ -1325,7 +1325,7 @@ export interface components {
              *     pages to fetch.
              * @example https://cms.example/problems/not-found
              */
-            type: "https://cms.example/problems/bad-request" | "https://cms.example/problems/validation" | "https://cms.example/problems/malformed-json" | "https://cms.example/problems/conflict" | "https://cms.example/problems/captcha-invalid" | "https://cms.example/problems/unauthorized" | "https://cms.example/problems/login-failed" | "https://cms.example/problems/locked-out" | "https://cms.example/problems/forbidden" | "https://cms.example/problems/not-found" | "https://cms.example/problems/method-not-allowed" | "https://cms.example/problems/request-timeout" | "https://cms.example/problems/payload-too-large" | "https://cms.example/problems/headers-too-large" | "https://cms.example/problems/unsupported-media-type" | "https://cms.example/problems/rate-limited" | "https://cms.example/problems/internal" | "https://cms.example/problems/service-unavailable";
+            type: "https://cms.example/problems/bad-request" | "https://cms.example/problems/validation" | "https://cms.example/problems/malformed-json" | "https://cms.example/problems/conflict" | "https://cms.example/problems/captcha-invalid" | "https://cms.example/problems/unauthorized" | "https://cms.example/problems/login-failed" | "https://cms.example/problems/locked-out" | "https://cms.example/problems/forbidden" | "https://cms.example/problems/not-found" | "https://cms.example/problems/precondition-failed" | "https://cms.example/problems/method-not-allowed" | "https://cms.example/problems/request-timeout" | "https://cms.example/problems/payload-too-large" | "https://cms.example/problems/headers-too-large" | "https://cms.example/problems/unsupported-media-type" | "https://cms.example/problems/rate-limited" | "https://cms.example/problems/internal" | "https://cms.example/problems/service-unavailable";
             /** @example Not Found */
             title: string;
             /**
@@ -3228,6 +3228,36 @@ export interface components {
         };
     };
     responses: {
+        /** @description The ETag in If-None-Match is still the record's; no body. */
+        NotModified: {
+            headers: {
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /**
+         * @description If-Match names no current version of the record (it was changed since): nothing was
+         *     written. The `ETag` header and `detail` carry the current validator.
+         */
+        PreconditionFailed: {
+            headers: {
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://cms.example/problems/precondition-failed",
+                 *       "title": "Precondition Failed",
+                 *       "status": 412,
+                 *       "detail": "Channel 3 has changed since the validator in If-Match was read; its current ETag is \"v2\"",
+                 *       "message": "Channel 3 has changed since the validator in If-Match was read; its current ETag is \"v2\""
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The request breaks the contract or a business rule; `detail` says which. */
         BadRequest: {
             headers: {
@@ -3380,6 +3410,21 @@ export interface components {
     };
     parameters: {
         /**
+         * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+         *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+         *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+         *     (`W/"..."`) never matches. Without the header the write is made as before
+         *     (docs/api/conditional-writes.md).
+         * @example "v3"
+         */
+        IfMatch: string;
+        /**
+         * @description The `ETag` held by the client: when it is still the record's, the answer is 304 without a
+         *     body.
+         * @example "v3"
+         */
+        IfNoneMatch: string;
+        /**
          * @description The signed token that get captcha set with the image: it binds the captcha's id, name,
          *     expiry and a keyed hash of its code (never the code). Browsers send it by themselves;
          *     other clients send back what they received.
@@ -3530,6 +3575,12 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /**
+         * @description The record's strong validator, `"v"` and its version: every write of the record changes it.
+         *     Send it back in If-Match to make a write conditional, or in If-None-Match to get 304 while
+         *     it is unchanged (docs/api/conditional-writes.md).
+         */
+        ETag: string;
         /**
          * @description Seconds to wait before trying again.
          * @example 30
@@ -3781,7 +3832,14 @@ export interface operations {
     getContent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` held by the client: when it is still the record's, the answer is 304 without a
+                 *     body.
+                 * @example "v3"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description Id of the site.
@@ -3806,12 +3864,14 @@ export interface operations {
             /** @description The content (form A). */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Content"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -3867,7 +3927,17 @@ export interface operations {
     updateContent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the site.
@@ -3896,6 +3966,7 @@ export interface operations {
             /** @description The updated content (form A). */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3906,6 +3977,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -3914,7 +3986,17 @@ export interface operations {
     deleteContent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the site.
@@ -3949,6 +4031,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -4079,7 +4162,14 @@ export interface operations {
     getChannel: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` held by the client: when it is still the record's, the answer is 304 without a
+                 *     body.
+                 * @example "v3"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description Id of the site.
@@ -4099,12 +4189,14 @@ export interface operations {
             /** @description The channel (form A) with its direct children. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Channel"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -4117,7 +4209,17 @@ export interface operations {
     updateChannel: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the site.
@@ -4141,6 +4243,7 @@ export interface operations {
             /** @description The updated channel (form A) with its direct children. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4151,6 +4254,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -4159,7 +4263,17 @@ export interface operations {
     deleteChannel: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the site.
@@ -4189,6 +4303,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];

@@ -3,6 +3,7 @@ import { error as validatorErrors } from 'express-openapi-validator';
 import type { Logger } from 'pino';
 import type { Contract, ContractOperation } from '../contract.ts';
 import { DomainError, type DomainErrorCode, type FieldProblem, RateLimited } from '../domain/errors.ts';
+import { PreconditionFailed } from '../domain/versions.ts';
 import { SharedStateUnavailable } from '../state/port.ts';
 import { WWW_AUTHENTICATE } from './auth.ts';
 import { unsupportedMediaType } from './bodies.ts';
@@ -45,6 +46,7 @@ const DOMAIN_PROBLEMS: Record<DomainErrorCode, { status: number; kind: ProblemKi
   'locked-out': { status: 401, kind: 'locked-out' },
   forbidden: { status: 403, kind: 'forbidden' },
   'not-found': { status: 404, kind: 'not-found' },
+  'precondition-failed': { status: 412, kind: 'precondition-failed' },
   'rate-limited': { status: 429, kind: 'rate-limited' },
 };
 
@@ -68,6 +70,7 @@ function fromDomain(error: DomainError, operation: ContractOperation | undefined
   const body = problem(status, error.message, { kind, errors });
   if (error instanceof RateLimited)
     return { body, headers: { 'Retry-After': String(error.retryAfterSeconds) } };
+  if (error instanceof PreconditionFailed) return { body, headers: { ETag: error.currentETag } };
   return { body };
 }
 

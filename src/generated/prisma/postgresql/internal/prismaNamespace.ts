@@ -1609,6 +1609,7 @@ export const ChannelScalarFieldEnum = {
   addDate: 'addDate',
   createdDate: 'createdDate',
   lastModifiedDate: 'lastModifiedDate',
+  version: 'version',
   imageUrl: 'imageUrl',
   content: 'content',
   filePath: 'filePath',
@@ -1679,6 +1680,7 @@ export const ContentScalarFieldEnum = {
   createdDate: 'createdDate',
   lastModifiedDate: 'lastModifiedDate',
   lastEditDate: 'lastEditDate',
+  version: 'version',
   settings: 'settings',
   recycled: 'recycled',
   recycledDate: 'recycledDate'

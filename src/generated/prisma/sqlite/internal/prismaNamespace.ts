@@ -1606,6 +1606,7 @@ export const ChannelScalarFieldEnum = {
   addDate: 'addDate',
   createdDate: 'createdDate',
   lastModifiedDate: 'lastModifiedDate',
+  version: 'version',
   imageUrl: 'imageUrl',
   content: 'content',
   filePath: 'filePath',
@@ -1676,6 +1677,7 @@ export const ContentScalarFieldEnum = {
   createdDate: 'createdDate',
   lastModifiedDate: 'lastModifiedDate',
   lastEditDate: 'lastEditDate',
+  version: 'version',
   settings: 'settings',
   recycled: 'recycled',
   recycledDate: 'recycledDate'
