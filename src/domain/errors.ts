@@ -8,7 +8,7 @@
 export const DOMAIN_ERROR_CODES = [
   /** The input breaks a rule (400). */
   'validation',
-  /** The input clashes with a record that exists, e.g. a unique name (400). */
+  /** The input clashes with a record that exists, e.g. a unique name (409). */
   'conflict',
   /** No credentials, or credentials that are not (or no longer) valid (401). */
   'unauthenticated',

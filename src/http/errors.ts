@@ -39,7 +39,7 @@ interface Mapped {
 
 const DOMAIN_PROBLEMS: Record<DomainErrorCode, { status: number; kind: ProblemKind }> = {
   validation: { status: 400, kind: 'validation' },
-  conflict: { status: 400, kind: 'conflict' },
+  conflict: { status: 409, kind: 'conflict' },
   'captcha-invalid': { status: 400, kind: 'captcha-invalid' },
   unauthenticated: { status: 401, kind: 'unauthorized' },
   'login-failed': { status: 401, kind: 'login-failed' },
@@ -171,7 +171,7 @@ export function mapError(error: unknown, req: Request, nodeEnv: string, contract
   const parsing = fromBodyParser(error);
   if (parsing !== undefined) return parsing;
   if (isUniqueViolation(error)) {
-    return { body: problem(400, 'A record with the same unique value already exists', { kind: 'conflict' }) };
+    return { body: problem(409, 'A record with the same unique value already exists', { kind: 'conflict' }) };
   }
   if (error instanceof SharedStateUnavailable) {
     // A single-use mark that cannot be checked is refused rather than risked (src/state/failPolicy.ts).
