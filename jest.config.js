@@ -16,6 +16,8 @@ export default {
   // Every run names what it makes after a run id and removes all of it at the end, pass or fail.
   globalSetup: '<rootDir>/test/support/globalSetup.ts',
   globalTeardown: '<rootDir>/test/support/globalTeardown.ts',
-  testTimeout: 60000,
+  // Tests that start processes (the CLI, servers) take many times longer on a loaded 2-core machine;
+  // a generous ceiling keeps them from failing for load, while a real hang still ends the run.
+  testTimeout: 180000,
   maxWorkers: 2,
 };

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import {
   DATABASE_URL_RULE,
@@ -7,13 +8,16 @@ import {
   DEFAULT_SQLITE_QUERY_TIMEOUT_MS,
   providerOfUrl,
 } from './db/client.ts';
+import { USER_GRANTABLE_SCOPES } from './domain/access.ts';
 import { type AccountPolicy, DEFAULT_ACCOUNT_POLICY } from './domain/logins/policy.ts';
-import type { CorsOrigins } from './http/cors.ts';
-import { integerWithin } from './integerSetting.ts';
-import { DEFAULT_WORKERS } from './supervisor.ts';
+import type { Scope } from './domain/principal.ts';
+import { DEFAULT_WORKERS, integerWithin, MAX_WORKERS } from './integerSetting.ts';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** `*`, or the exact origins (`https://app.example.com`) allowed to call the API from a browser. */
+export type CorsOrigins = '*' | readonly string[];
 
 export interface Config {
   port: number;
@@ -30,11 +34,19 @@ export interface Config {
   /** Largest `perPage` a list accepts before answering 400. */
   maxPerPage: number;
   /**
-   * Requests a minute per address, on /api/v1 (ping excepted), for requests without known-good
-   * credentials; 0 turns that limit off. Keys and tokens are unlimited unless a key has its own
-   * limit (src/http/rateLimit.ts).
+   * Requests a minute per address (every path but the operations the contract exempts: ping, the
+   * health checks), for requests without known-good credentials; 0 turns that limit off. Keys and
+   * tokens are unlimited unless a key has its own limit (src/http/rateLimit.ts).
    */
   rateLimitPerMinute: number;
+  /**
+   * Which proxies in front of the service to believe about the client's address (express's
+   * `trust proxy`): false (the default) believes none, and X-Forwarded-For is ignored; a number
+   * trusts that many hops; a list trusts those addresses, CIDR ranges or the names `loopback`,
+   * `linklocal`, `uniquelocal`. Every per-address decision (rate limits, login limits) and the logs
+   * use the address it gives (docs/operating/README.md, "Behind a proxy").
+   */
+  trustProxy: TrustProxy;
   /** Redis for state every node must share (rate-limit counters); undefined on a single node. */
   redisUrl: string | undefined;
   /** Prefix of every key this service writes in Redis, so that several deployments can share one. */
@@ -68,8 +80,8 @@ export interface Config {
    */
   sqliteQueryTimeoutMs: number;
   /**
-   * Lockout after failed logins and the rule for new passwords (docs/design-decisions.md,
-   * "Authentication and scopes" and "Passwords").
+   * Lockout and throttles of failed logins, the rule for new passwords, what a user's token carries
+   * and who may log in by openId (docs/security/credentials.md).
    */
   accounts: AccountPolicy;
   /** Prometheus metrics on a port of their own (src/http/metrics.ts); undefined: no metrics at all. */
@@ -94,6 +106,24 @@ export interface MetricsConfig {
 }
 
 export const MIN_METRICS_TOKEN_LENGTH = 16;
+
+/** TRUST_PROXY, read: none, a hop count, or trusted addresses and ranges (see Config.trustProxy). */
+export type TrustProxy = false | number | string[];
+
+const TRUST_PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** An address, a CIDR range of one, or one of express's named ranges. */
+function isTrustedProxyEntry(entry: string): boolean {
+  if (TRUST_PROXY_NAMES.has(entry)) return true;
+  const [address = '', bits, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  return integerWithin(bits, 0, family === 4 ? 32 : 128) !== undefined;
+}
+
+const TRUST_PROXY_RULE =
+  'TRUST_PROXY must be a hop count from 1 to 32, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal';
 
 /** Raised with every problem at once, so that an operator fixes the environment in one go. */
 export class ConfigError extends Error {
@@ -138,6 +168,9 @@ function isTimeZone(name: string): boolean {
   }
 }
 
+/** What NODE_ENV may say; anything else (`prod`, `dev`) is a typo that would silently mean development. */
+const NODE_ENVS = ['production', 'development', 'test'] as const;
+
 /** An origin as browsers send it: scheme, host and port only (no path, not even `/`). */
 function isOrigin(text: string): boolean {
   return /^https?:\/\/[A-Za-z0-9.-]+(?::\d{1,5})?$|^https?:\/\/\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/.test(text);
@@ -167,9 +200,29 @@ const schema = z.object({
       error: (issue) => `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got '${String(issue.input)}')`,
     })
     .default('info'),
-  NODE_ENV: z.string().default('development'),
+  NODE_ENV: z
+    .enum(NODE_ENVS, {
+      error: (issue) => `NODE_ENV must be one of ${NODE_ENVS.join(', ')} (got '${String(issue.input)}')`,
+    })
+    .default('development'),
   MAX_PER_PAGE: integer('MAX_PER_PAGE', 1, 100_000, 1000),
   RATE_LIMIT_PER_MINUTE: integer('RATE_LIMIT_PER_MINUTE', 0, 1_000_000, 600),
+  TRUST_PROXY: z
+    .string()
+    .optional()
+    .transform((raw, ctx): TrustProxy => {
+      if (raw === undefined || raw === 'false' || raw === '0') return false;
+      if (/^\d+$/.test(raw)) {
+        const hops = integerWithin(raw, 1, 32);
+        if (hops !== undefined) return hops;
+      } else {
+        const entries = raw.split(',').map((entry) => entry.trim());
+        if (entries.every(isTrustedProxyEntry)) return entries;
+      }
+      // `true` (express: believe any X-Forwarded-For) would let every client choose its address.
+      ctx.addIssue({ code: 'custom', message: `${TRUST_PROXY_RULE} (got '${raw}')` });
+      return z.NEVER;
+    }),
   REDIS_URL: z
     .string()
     .optional()
@@ -183,10 +236,45 @@ const schema = z.object({
     .refine((prefix) => /^[A-Za-z0-9:_.-]{1,64}$/.test(prefix), {
       message: 'REDIS_KEY_PREFIX must be 1 to 64 letters, digits or any of : _ . -',
     }),
-  WORKERS: integer('WORKERS', 0, 64, DEFAULT_WORKERS),
+  WORKERS: integer('WORKERS', 0, MAX_WORKERS, DEFAULT_WORKERS),
   LOCKOUT_FAILURES: integer('LOCKOUT_FAILURES', 1, 1000, DEFAULT_ACCOUNT_POLICY.lockoutFailures),
   LOCKOUT_MINUTES: integer('LOCKOUT_MINUTES', 1, 10_080, DEFAULT_ACCOUNT_POLICY.lockoutMinutes),
   PASSWORD_MIN_LENGTH: integer('PASSWORD_MIN_LENGTH', 6, 128, DEFAULT_ACCOUNT_POLICY.passwordRule.minLength),
+  LOGIN_THROTTLE_FAILURES: integer(
+    'LOGIN_THROTTLE_FAILURES',
+    1,
+    100_000,
+    DEFAULT_ACCOUNT_POLICY.throttleFailures,
+  ),
+  LOGIN_ADDRESS_FAILURES_PER_MINUTE: integer(
+    'LOGIN_ADDRESS_FAILURES_PER_MINUTE',
+    1,
+    100_000,
+    DEFAULT_ACCOUNT_POLICY.addressFailuresPerMinute,
+  ),
+  USER_TOKEN_SCOPES: z
+    .string()
+    .default('')
+    .transform((text) => [
+      ...new Set(
+        text
+          .split(',')
+          .map((scope) => scope.trim())
+          .filter((scope) => scope !== ''),
+      ),
+    ])
+    .refine(
+      (scopes) => scopes.every((scope) => (USER_GRANTABLE_SCOPES as readonly string[]).includes(scope)),
+      {
+        message: `USER_TOKEN_SCOPES must be a comma-separated list of ${USER_GRANTABLE_SCOPES.join(', ')}`,
+      },
+    )
+    .transform((scopes) => scopes as Scope[]),
+  PASSWORDLESS_LOGIN: z
+    .enum(['true', 'false'], {
+      error: (issue) => `PASSWORDLESS_LOGIN must be true or false (got '${String(issue.input)}')`,
+    })
+    .default('false'),
   SEED_DEMO: z
     .enum(['true', 'false'], {
       error: (issue) => `SEED_DEMO must be true or false (got '${String(issue.input)}')`,
@@ -263,6 +351,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeEnv: vars.NODE_ENV,
     maxPerPage: vars.MAX_PER_PAGE,
     rateLimitPerMinute: vars.RATE_LIMIT_PER_MINUTE,
+    trustProxy: vars.TRUST_PROXY,
     redisUrl: vars.REDIS_URL,
     redisKeyPrefix: vars.REDIS_KEY_PREFIX,
     seedDemo:
@@ -271,6 +360,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     accounts: {
       lockoutFailures: vars.LOCKOUT_FAILURES,
       lockoutMinutes: vars.LOCKOUT_MINUTES,
+      throttleFailures: vars.LOGIN_THROTTLE_FAILURES,
+      addressFailuresPerMinute: vars.LOGIN_ADDRESS_FAILURES_PER_MINUTE,
+      userTokenScopes: vars.USER_TOKEN_SCOPES,
+      passwordlessLogin: vars.PASSWORDLESS_LOGIN === 'true',
       passwordRule: { ...DEFAULT_ACCOUNT_POLICY.passwordRule, minLength: vars.PASSWORD_MIN_LENGTH },
     },
     credentialCacheSeconds: vars.CREDENTIAL_CACHE_SECONDS,

@@ -9,6 +9,12 @@ import { fromRoot } from './projectRoot.ts';
  * The operations of openapi/cms.yaml, read at run time: routes are mounted, access is decided and
  * field errors are located from the contract, so a path, method, scope or parameter is never
  * written twice. Request validation reads the same file itself.
+ *
+ * Per-operation policy lives in the contract too, as the `x-` extensions below (listed in
+ * docs/contributing/architecture.md). The loader refuses a contract that breaks a rule, naming
+ * every operation at fault, so `npm run gen:check` (which loads it) and every start fail alike:
+ * above all an operation whose access is not explicit — neither public (`security: []`) nor scoped
+ * nor limited by `x-principals`.
  */
 
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
@@ -29,7 +35,24 @@ export interface ContractOperation {
    * (header key, query key, bearer token) must list the same scopes; the loader refuses a
    * contract where they differ, since access is decided once, whatever the credential.
    */
-  access: { scopes: string[] } | 'public';
+  access: { scopes: string[]; principals?: readonly PrincipalKind[] } | 'public';
+  /**
+   * `x-changes-credentials: true`: the operation may change a key or an account's ability to sign
+   * in, so it advances the credentials generation before it answers (src/http/credentialCache.ts).
+   */
+  changesCredentials: boolean;
+  /** `x-rate-limited: false`: the rate limiter lets every request of it through (src/http/rateLimit.ts). */
+  rateLimited: boolean;
+  /**
+   * The status a handler's plain return is sent with: the operation's one 2xx response, or
+   * `x-success-status` when it declares several.
+   */
+  successStatus: number;
+  /**
+   * A public operation that also lists credentials (`security: [{}, {ApiKeyHeader: []}, ...]`):
+   * credentials presented are checked (401 when they are not good) and the handler sees who called.
+   */
+  acceptsCredentials: boolean;
   /** Declared parameters by name: where the operation takes each one. */
   parameters: ReadonlyMap<string, ParameterLocation>;
   /** Path and query parameters whose schema is an integer (read as plain digits only). */
@@ -56,6 +79,21 @@ export interface Contract {
 }
 
 export const CONTRACT_FILE = fromRoot('openapi', 'cms.yaml');
+
+/** Who `x-principals` may name: the kinds of authenticated principal (src/domain/principal.ts). */
+export const PRINCIPAL_KINDS = ['user', 'administrator', 'apiKey'] as const;
+export type PrincipalKind = (typeof PRINCIPAL_KINDS)[number];
+
+/**
+ * The extensions an operation may carry; any other `x-` key is refused, so a misspelt one cannot
+ * silently mean nothing.
+ */
+const OPERATION_EXTENSIONS = {
+  'x-principals': z.array(z.enum(PRINCIPAL_KINDS)).min(1),
+  'x-changes-credentials': z.boolean(),
+  'x-rate-limited': z.boolean(),
+  'x-success-status': z.number().int().min(200).max(299),
+} as const;
 
 /**
  * The contract as parsed and resolved, written by `npm run build` (scripts/contractCache.ts) next
@@ -120,28 +158,131 @@ const operationSchema = z.looseObject({
   parameters: z.array(parameterSchema).default([]),
   requestBody: z.unknown().optional(),
   responses: z.record(z.string(), responseSchema).default({}),
+  'x-principals': OPERATION_EXTENSIONS['x-principals'].optional(),
+  'x-changes-credentials': OPERATION_EXTENSIONS['x-changes-credentials'].default(false),
+  'x-rate-limited': OPERATION_EXTENSIONS['x-rate-limited'].default(true),
+  'x-success-status': OPERATION_EXTENSIONS['x-success-status'].optional(),
 });
 const pathItemSchema = z.looseObject({ parameters: z.array(parameterSchema).default([]) });
+const securitySchemeSchema = z.looseObject({ type: z.string(), scheme: z.string().optional() });
 const documentSchema = z.looseObject({
   security: securitySchema.default([]),
   paths: z.record(z.string(), z.looseObject({})).default({}),
+  components: z
+    .looseObject({ securitySchemes: z.record(z.string(), securitySchemeSchema).default({}) })
+    .default({ securitySchemes: {} }),
 });
 
-type Security = z.infer<typeof securitySchema>;
+/** The kinds of principal a security scheme can authenticate: an API key, or a login's bearer token. */
+function principalsOfScheme(scheme: z.infer<typeof securitySchemeSchema>): readonly PrincipalKind[] {
+  if (scheme.type === 'apiKey') return ['apiKey'];
+  if (scheme.type === 'http' && scheme.scheme?.toLowerCase() === 'bearer') return ['user', 'administrator'];
+  return [];
+}
 
-function accessOf(security: Security, where: string): ContractOperation['access'] {
-  if (security.length === 0) return 'public';
+type OperationObject = z.infer<typeof operationSchema>;
+
+/** Thrown for a contract that breaks the rules above; lists every problem found, not just the first. */
+export class ContractError extends Error {
+  override name = 'ContractError';
+
+  constructor(
+    file: string,
+    readonly problems: readonly string[],
+  ) {
+    super(
+      `${file} breaks the contract rules (docs/contributing/architecture.md):\n  ${problems.join('\n  ')}`,
+    );
+  }
+}
+
+/**
+ * Access as the operation states it. It must state it itself: an operation without `security`
+ * would inherit the document's, whose requirements list no scope — "any credentials at all", user
+ * tokens included — which nobody ever decides on purpose.
+ */
+function accessOf(
+  operation: OperationObject,
+  schemes: Readonly<Record<string, z.infer<typeof securitySchemeSchema>>>,
+  problems: string[],
+): ContractOperation['access'] {
+  const { security, 'x-principals': principals } = operation;
+  if (security === undefined) {
+    problems.push(
+      'has no `security` of its own: write `security: []` for a public operation, or list the schemes with the scopes it needs',
+    );
+    return { scopes: [], principals: [] };
+  }
+  // `{}` among the alternatives: credentials are optional, so the operation is public (and checks
+  // the credentials presented: acceptsCredentials).
+  if (security.length === 0 || security.some((requirement) => Object.keys(requirement).length === 0)) {
+    if (principals !== undefined) problems.push('is public, so `x-principals` means nothing');
+    return 'public';
+  }
+  const reachable = new Set<PrincipalKind>();
+  for (const name of new Set(security.flatMap((requirement) => Object.keys(requirement)))) {
+    const scheme = schemes[name];
+    if (scheme === undefined) problems.push(`names ${name}, which is not a security scheme of the contract`);
+    else for (const kind of principalsOfScheme(scheme)) reachable.add(kind);
+  }
+  for (const kind of principals ?? []) {
+    if (!reachable.has(kind))
+      problems.push(`x-principals names ${kind}, which none of its security schemes admits`);
+  }
   const alternatives = security.map((requirement) => [...new Set(Object.values(requirement).flat())].sort());
   const [first, ...others] = alternatives as [string[], ...string[][]];
   if (others.some((scopes) => scopes.join(',') !== first.join(','))) {
-    throw new Error(`${where}: every security alternative must list the same scopes`);
+    problems.push('every security alternative must list the same scopes');
   }
-  return { scopes: first };
+  if (first.length === 0 && principals === undefined) {
+    problems.push(
+      'is neither public (`security: []`) nor scoped: list the scopes it needs, or name who may call it with `x-principals`',
+    );
+    return { scopes: [], principals: [] };
+  }
+  return principals === undefined ? { scopes: first } : { scopes: first, principals };
+}
+
+/** The status of a plain return: the one declared 2xx, or `x-success-status` among several. */
+function successStatusOf(
+  operation: OperationObject,
+  responses: ReadonlyMap<number, unknown>,
+  problems: string[],
+) {
+  const successes = [...responses.keys()].filter((status) => status >= 200 && status < 300).sort();
+  const stated = operation['x-success-status'];
+  if (stated !== undefined) {
+    if (!successes.includes(stated)) problems.push(`x-success-status ${stated} is not one of its responses`);
+    return stated;
+  }
+  if (successes.length !== 1) {
+    problems.push(
+      successes.length === 0
+        ? 'declares no 2xx response'
+        : `declares ${successes.join(', ')}: say which one a plain return means with \`x-success-status\``,
+    );
+  }
+  return successes[0] ?? 200;
+}
+
+/** `x-` keys the loader does not know, on an operation or its path item. */
+function unknownExtensions(object: Record<string, unknown>, known: ReadonlySet<string>): string[] {
+  return Object.keys(object).filter((key) => key.startsWith('x-') && !known.has(key));
+}
+
+const KNOWN_OPERATION_EXTENSIONS: ReadonlySet<string> = new Set(Object.keys(OPERATION_EXTENSIONS));
+const NO_EXTENSIONS: ReadonlySet<string> = new Set();
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => `${issue.path.length > 0 ? `${issue.path.join('.')}: ` : ''}${issue.message}`)
+    .join('; ');
 }
 
 /**
  * Reads a contract: from the cache file when it holds this very text, parsed from the file
- * otherwise (a cache left by an older build is never used for a changed contract).
+ * otherwise (a cache left by an older build is never used for a changed contract). Throws a
+ * ContractError when it breaks a rule.
  */
 export async function loadContract(
   file: string = CONTRACT_FILE,
@@ -153,13 +294,30 @@ export async function loadContract(
   const { document: written, resolved } = cached ?? (await parseContract(file, text));
   const document = documentSchema.parse(resolved);
   const operations: ContractOperation[] = [];
+  const problems: string[] = [];
   for (const [path, rawItem] of Object.entries(document.paths)) {
     const item = pathItemSchema.parse(rawItem);
+    for (const key of unknownExtensions(rawItem, NO_EXTENSIONS)) {
+      problems.push(`${path}: unknown extension ${key} (extensions go on operations)`);
+    }
     for (const method of HTTP_METHODS) {
-      if (rawItem[method] === undefined) continue;
-      const where = `${method.toUpperCase()} ${path} in ${file}`;
-      const parsed = operationSchema.safeParse(rawItem[method]);
-      if (!parsed.success) throw new Error(`${where} is not a valid operation (it needs an operationId)`);
+      const raw = rawItem[method];
+      if (raw === undefined) continue;
+      const id =
+        typeof raw === 'object' && raw !== null && 'operationId' in raw ? String(raw.operationId) : '?';
+      const where = `${id} (${method.toUpperCase()} ${path})`;
+      const local: string[] = [];
+      if (typeof raw === 'object' && raw !== null) {
+        for (const key of unknownExtensions(raw as Record<string, unknown>, KNOWN_OPERATION_EXTENSIONS)) {
+          local.push(`unknown extension ${key} (known: ${[...KNOWN_OPERATION_EXTENSIONS].join(', ')})`);
+        }
+      }
+      const parsed = operationSchema.safeParse(raw);
+      if (!parsed.success) {
+        problems.push(...local.map((problem) => `${where} ${problem}`));
+        problems.push(`${where} is not a valid operation: ${describeIssues(parsed.error)}`);
+        continue;
+      }
       const operation = parsed.data;
       const parameters = new Map<string, ParameterLocation>();
       const integerParameters: ContractOperation['integerParameters'][number][] = [];
@@ -173,12 +331,21 @@ export async function loadContract(
       for (const [status, response] of Object.entries(operation.responses)) {
         if (/^\d{3}$/.test(status)) responses.set(Number(status), Object.keys(response.content ?? {}));
       }
+      const access = accessOf(operation, document.components.securitySchemes, local);
+      const successStatus = successStatusOf(operation, responses, local);
+      problems.push(...local.map((problem) => `${where} ${problem}`));
       operations.push({
         operationId: operation.operationId,
         tags: operation.tags,
         method,
         path,
-        access: accessOf(operation.security ?? document.security, where),
+        access,
+        changesCredentials: operation['x-changes-credentials'],
+        rateLimited: operation['x-rate-limited'],
+        successStatus,
+        acceptsCredentials:
+          access === 'public' &&
+          (operation.security ?? []).some((requirement) => Object.keys(requirement).length > 0),
         parameters,
         integerParameters,
         hasBody: operation.requestBody !== undefined,
@@ -186,6 +353,7 @@ export async function loadContract(
       });
     }
   }
+  if (problems.length > 0) throw new ContractError(file, problems);
   return {
     file,
     document: written,

@@ -8,3 +8,10 @@ export function integerWithin(raw: string, min: number, max: number): number | u
   const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
   return Number.isSafeInteger(value) && value >= min && value <= max ? value : undefined;
 }
+
+/**
+ * WORKERS, the worker processes `npm start` runs, as both readers take it: 0 means no supervisor
+ * (one process serves alone), unset means DEFAULT_WORKERS.
+ */
+export const DEFAULT_WORKERS = 2;
+export const MAX_WORKERS = 64;

@@ -1,7 +1,8 @@
 import cluster from 'node:cluster';
 import pino, { type Logger } from 'pino';
 import { type Config, ConfigError, loadConfig, newTokenSecret, SECRET_SETTING_KEY } from './config.ts';
-import { createDb } from './db/client.ts';
+import { createDb, DEFAULT_DATABASE_URL } from './db/client.ts';
+import { connectionFailureSentence } from './db/connectionFailure.ts';
 import { MigrationError } from './db/migrate/errors.ts';
 import { DomainError } from './domain/errors.ts';
 import type { DemoSecrets } from './domain/seed/demo.ts';
@@ -170,8 +171,11 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   // Startup failures (migrations, a port in use) are reported without stack or connection strings;
-  // a migration problem is already one sentence for the operator.
-  const reason = error instanceof MigrationError ? error.message : JSON.stringify(describeError(error));
+  // a migration problem is already one sentence for the operator, and so is a database that
+  // cannot be reached (its URL with the password masked).
+  const unreachable = connectionFailureSentence(error, process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL);
+  const reason =
+    unreachable ?? (error instanceof MigrationError ? error.message : JSON.stringify(describeError(error)));
   process.stderr.write(`Could not start: ${reason}\n`);
   process.exit(1);
 });

@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { MetricsConfig } from './config.ts';
 import type { MetricsEndpoint } from './http/metrics.ts';
-import { integerWithin } from './integerSetting.ts';
+import { DEFAULT_WORKERS, integerWithin, MAX_WORKERS } from './integerSetting.ts';
 import { cmsMessage } from './messages.ts';
 
 /*
@@ -109,6 +109,13 @@ export function workerEnvironment(env: NodeJS.ProcessEnv = process.env): Record<
   return { MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX ?? '2' };
 }
 
+/**
+ * Set in the environment of a worker that replaces another (after a crash, or in a restart's roll):
+ * it starts even while Redis does not answer, under the shared state's fail-open policy, since the
+ * node is serving already (src/worker.ts). A node's first workers refuse to start without it.
+ */
+export const REPLACEMENT_WORKER_ENV = 'CMS_REPLACEMENT_WORKER';
+
 const FIRST_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 30_000;
 /** A worker that served this long before dying was not part of a crash loop. */
@@ -158,9 +165,6 @@ function answerPreparedQueries(): void {
   });
 }
 
-/** Workers WORKERS asks for when it is unset (src/config.ts reads it with the same default). */
-export const DEFAULT_WORKERS = 2;
-
 /**
  * The worker count WORKERS asks for, read the way src/config.ts reads it, or undefined when it is
  * not a valid count of at least one (no worker is forked early; the configuration reports it).
@@ -168,8 +172,8 @@ export const DEFAULT_WORKERS = 2;
 export function earlyWorkerCount(env: NodeJS.ProcessEnv = process.env): number | undefined {
   const raw = env.WORKERS;
   if (raw === undefined) return DEFAULT_WORKERS;
-  // 0 (no supervisor) forks none; config.ts's range is 0 to 64.
-  return integerWithin(raw, 1, 64);
+  // 0 (no supervisor) forks none; config.ts's range starts at 0.
+  return integerWithin(raw, 1, MAX_WORKERS);
 }
 
 /**
@@ -220,8 +224,10 @@ export function supervise(options: SupervisorOptions): void {
    * Forks a worker (or takes one forkEarly forked); resolves once it listens, rejects if it exits
    * first.
    */
-  function startWorker(forked?: Worker): Promise<Worker> {
-    const worker = forked ?? cluster.fork(workerEnvironment());
+  function startWorker(forked?: Worker, replacement = false): Promise<Worker> {
+    const worker =
+      forked ??
+      cluster.fork({ ...workerEnvironment(), ...(replacement && { [REPLACEMENT_WORKER_ENV]: '1' }) });
     alive.add(worker);
     if (worker.isDead()) {
       alive.delete(worker);
@@ -281,7 +287,7 @@ export function supervise(options: SupervisorOptions): void {
     replacing = setTimeout(() => {
       replacing = undefined;
       if (stopping) return;
-      startWorker().then(
+      startWorker(undefined, true).then(
         () => {
           // Another one may have died while this one started.
           if (serving.size < options.workers) replaceLater();
@@ -324,7 +330,7 @@ export function supervise(options: SupervisorOptions): void {
           if (stopping) return;
           // One that died meanwhile is being replaced already.
           if (!serving.has(previous)) continue;
-          await startWorker();
+          await startWorker(undefined, true);
           await retire(previous);
         }
         logger.info({ workers: pids() }, 'workers restarted');

@@ -8,11 +8,17 @@ import { closeSandboxes } from './db/sandbox/index.ts';
 import { backgroundTasksOf, createApp } from './http/app.ts';
 import { describeError } from './http/logging.ts';
 import type { MetricsEndpoint } from './http/metrics.ts';
-import { createHttpServer } from './http/server.ts';
+import { createHttpServer, drainServer } from './http/server.ts';
 import type { RestartWorkers } from './operations/types.ts';
 import { createSharedState } from './state/index.ts';
 import type { SharedState } from './state/port.ts';
-import { isStopMessage, RESTART_CHANNEL, RESTART_ID, type RestartMessage } from './supervisor.ts';
+import {
+  isStopMessage,
+  REPLACEMENT_WORKER_ENV,
+  RESTART_CHANNEL,
+  RESTART_ID,
+  type RestartMessage,
+} from './supervisor.ts';
 
 /*
  * One serving process: the app on its HTTP server, on a database that src/main.ts has already
@@ -101,10 +107,16 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   const resolved = await ensureTokenSecret(config, db);
 
   // ioredis is loaded only when Redis is configured (bench/RUNTIME.md, "Start-up").
+  // A worker that replaces another starts while Redis is down, as the node it joins serves then
+  // (src/state/failPolicy.ts); a node's first workers do not.
   const redis =
     config.redisUrl === undefined
       ? undefined
-      : await (await import('./db/redis.ts')).connectRedis(config.redisUrl);
+      : await (await import('./db/redis.ts')).connectRedis(config.redisUrl, {
+          failOpen: underSupervisor && process.env[REPLACEMENT_WORKER_ENV] === '1',
+          onUnavailable: () =>
+            logger.warn('Redis does not answer: starting under the fail-open policy of the shared state'),
+        });
   const state = createSharedState({ db, redis, redisKeyPrefix: config.redisKeyPrefix, logger });
   const restart = underSupervisor ? await restartCapability(state) : undefined;
   const app = createApp({
@@ -129,10 +141,6 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   }
   const server = createHttpServer(app);
   let stopping = false;
-  // Keep-alive clients are told to reconnect elsewhere once shutdown has begun.
-  server.on('request', (_req, res) => {
-    if (stopping) res.setHeader('Connection', 'close');
-  });
   await listen(server, config.port);
   logger.info({ port: config.port, provider }, 'listening');
 
@@ -146,14 +154,12 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
     stopping = true;
     // The port is closed before the line says so: a client that reads it and connects is refused
     // (logged first, a connection made in between sat in the backlog and was reset on close).
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Keep-alive connections drain: see drainServer.
+    const drained = drainServer(server, SHUTDOWN_GRACE_MS, () =>
+      logger.warn(`requests still running after ${SHUTDOWN_GRACE_MS} ms; closing their connections`),
+    );
     logger.info({ signal: reason }, 'shutting down: no new connections, finishing in-flight requests');
-    const deadline = setTimeout(() => {
-      logger.warn(`requests still running after ${SHUTDOWN_GRACE_MS} ms; closing their connections`);
-      server.closeAllConnections();
-    }, SHUTDOWN_GRACE_MS);
-    await closed;
-    clearTimeout(deadline);
+    await drained;
     await backgroundTasksOf(app).settled();
     await metricsEndpoint?.close();
     await state.close();

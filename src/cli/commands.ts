@@ -7,14 +7,21 @@ import type { Db } from '../db/client.ts';
 import { hashPlainPassword } from '../domain/accounts/passwords.ts';
 import { passwordProblem } from '../domain/accounts/rules.ts';
 import { issueApiKey } from '../domain/apiKeys/issueApiKey.ts';
-import { formatDateTime } from '../domain/dates.ts';
 import { type ExportSink, type ExportSummary, exportDocument } from '../domain/export/index.ts';
 import { TABLES } from '../domain/import/document.ts';
 import { type ImportSummary, importFrom } from '../domain/import/index.ts';
 import { ImportSyntaxError, streamSource } from '../domain/import/source.ts';
 import { passwordReset } from '../domain/logins/accounts.ts';
 import { DEMO_API_KEY_TITLE, describeDemoSecrets, seedDemoWhenEmpty } from '../domain/seed/demo.ts';
-import { CommandFailure, parseExpiry, parseOptions, parseScopes, UsageError } from './options.ts';
+import { advanceCredentialsGeneration } from '../state/credentialsGeneration.ts';
+import {
+  CommandFailure,
+  describeExpiry,
+  parseExpiry,
+  parseOptions,
+  parseScopes,
+  UsageError,
+} from './options.ts';
 import { createProgress, followPhases } from './progress.ts';
 import { sandboxRoleCommand } from './sandboxRole.ts';
 
@@ -196,7 +203,10 @@ const apiKeyCommand: Command = {
       const { id, key } = await issueApiKey(db, { title, scopes, expiresAt });
       // The key alone on stdout, so a script can capture it; the explanation goes to stderr.
       out(key);
-      const expiry = expiresAt ? `, expires ${formatDateTime(expiresAt)}` : ', never expires';
+      const expiry =
+        expiresAt && values.expires !== undefined
+          ? `, ${describeExpiry(values.expires, expiresAt)}`
+          : ', never expires';
       err(`API key ${id} "${title}" created with scopes ${scopes.join(', ')}${expiry}.`);
       err('Store the key now: it cannot be shown again (only its digest is kept).');
       return 0;
@@ -233,6 +243,34 @@ const seedDemoCommand: Command = {
 
 const ACCOUNT_KINDS = ['user', 'administrator'] as const;
 
+/**
+ * Runs a change that ends credentials (a password reset ends every token of the account) and then
+ * tells every node, as the API operations do: with Redis, the service's workers keep credentials
+ * that authenticated lately until the credentials generation advances (src/http/credentialCache.ts).
+ * Redis must answer before anything changes, so the change is never made without the advance.
+ */
+export async function endingCredentials(config: Config, change: () => Promise<void>): Promise<void> {
+  if (config.redisUrl === undefined) return change();
+  // Loaded only when Redis is configured, as the service does.
+  const { connectRedis } = await import('../db/redis.ts');
+  const { RedisSharedState } = await import('../state/redis.ts');
+  const redis = await connectRedis(config.redisUrl).catch(() => {
+    throw new CommandFailure('REDIS_URL is set but Redis does not answer there; nothing was changed');
+  });
+  try {
+    // The store itself, without the service's fail policy: a failure must be seen, not skipped.
+    const state = new RedisSharedState(redis, config.redisKeyPrefix);
+    await change();
+    await advanceCredentialsGeneration(state).catch(() => {
+      throw new CommandFailure(
+        `the change is made, but Redis stopped answering before the service's nodes were told: tokens may keep working there for up to CREDENTIAL_CACHE_SECONDS (${config.credentialCacheSeconds} s)`,
+      );
+    });
+  } finally {
+    redis.disconnect();
+  }
+}
+
 const passwordCommand: Command = {
   name: 'password',
   usage: 'cms password user|administrator USERNAME   (the new password on stdin)',
@@ -248,17 +286,24 @@ const passwordCommand: Command = {
     return async ({ db, config, readLine, out }) => {
       if (!readLine) throw new CommandFailure('no stdin to read the password from');
       const plain = (await readLine()).replace(/\r$/, '');
+      if (plain === '')
+        throw new CommandFailure(
+          'nothing was read from standard input; give the new password on its first line, e.g. ' +
+            `printf '%s\\n' "$NEW_PASSWORD" | npm run cms -- password ${kind} ${userName}`,
+        );
       const problem = passwordProblem(plain, config.accounts.passwordRule);
       if (problem) throw new CommandFailure(`the password ${problem}; nothing was changed`);
       const stored = await hashPlainPassword(plain);
       // A new password ends a lockout and every token issued before, as a password change does.
       const data = passwordReset(stored);
-      const changed =
-        kind === 'user'
-          ? await db.user.updateMany({ where: { userName }, data })
-          : await db.administrator.updateMany({ where: { userName }, data });
-      if (changed.count === 0)
-        throw new CommandFailure(`no ${kind} named '${userName}'; nothing was changed`);
+      await endingCredentials(config, async () => {
+        const changed =
+          kind === 'user'
+            ? await db.user.updateMany({ where: { userName }, data })
+            : await db.administrator.updateMany({ where: { userName }, data });
+        if (changed.count === 0)
+          throw new CommandFailure(`no ${kind} named '${userName}'; nothing was changed`);
+      });
       out(`New password set for ${kind} '${userName}'.`);
       return 0;
     };

@@ -20,8 +20,41 @@ export class CommandFailure extends Error {
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean' }>;
 
+/** Edit distance between two option names (insertions, deletions, substitutions). */
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++)
+      current[j] = Math.min(
+        (previous[j] ?? 0) + 1,
+        (current[j - 1] ?? 0) + 1,
+        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/** "unknown option '--titel'; did you mean --title? Options: --title, --scopes, --expires". */
+function unknownOptionMessage(given: string, options: OptionSpec): string {
+  const known = Object.keys(options).map((name) => `--${name}`);
+  const name = given.replace(/=.*$/, '');
+  const close = known.filter((option) => distance(option, name) <= 2);
+  const hint = close.length > 0 ? `; did you mean ${close.join(' or ')}?` : '.';
+  const list = known.length > 0 ? ` Options: ${known.join(', ')}.` : ' This command takes no options.';
+  return `unknown option '${name}'${hint}${list}`;
+}
+
 /** node:util parseArgs, strict, with its errors turned into usage errors. */
 export function parseOptions<O extends OptionSpec>(args: string[], options: O, positionals = 0) {
+  args.forEach((arg, index) => {
+    const previous = (args[index - 1] ?? '').replace(/^--/, '');
+    const isValue = index > 0 && !args[index - 1]?.includes('=') && options[previous]?.type === 'string';
+    const name = arg.replace(/^--?/, '').replace(/=.*$/, '');
+    if (arg.startsWith('-') && arg !== '--' && !isValue && !Object.hasOwn(options, name))
+      throw new UsageError(unknownOptionMessage(arg, options));
+  });
   try {
     const parsed = parseArgs({ args, options, strict: true, allowPositionals: positionals > 0 });
     if (parsed.positionals.length > positionals) {
@@ -64,4 +97,16 @@ export function parseExpiry(text: string, now = new Date()): Date {
   if (expiresAt <= now)
     throw new UsageError(`--expires must lie in the future (got ${formatDateTime(date)})`);
   return expiresAt;
+}
+
+/**
+ * The expiry as the operator meant it, in the service's time zone (TZ, else the machine's): a date
+ * alone is "the end of" that day, not the next midnight it is stored as.
+ */
+export function describeExpiry(text: string, expiresAt: Date): string {
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const day = text.trim();
+  return /^\d{4}-\d{2}-\d{2}$/.test(day)
+    ? `expires at the end of ${day} (${zone})`
+    : `expires ${formatDateTime(expiresAt)} (${zone})`;
 }

@@ -1,5 +1,6 @@
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { createDb } from '../db/client.ts';
+import { assertPostgresDatabaseExists, connectionFailureSentence } from '../db/connectionFailure.ts';
 import { applyMigrations, MigrationError } from '../db/migrate/index.ts';
 import { DomainError } from '../domain/errors.ts';
 import { type Action, type CliIo, COMMANDS, type StandaloneAction } from './commands.ts';
@@ -85,10 +86,17 @@ export async function runCli(
   }
 
   try {
+    // The tool never creates a database: a mistyped name is refused, not migrated into existence.
+    await assertPostgresDatabaseExists(config.databaseUrl);
     const { applied } = await applyMigrations(config.databaseUrl);
     for (const migration of applied) io.err(`Applied migration ${migration}`);
   } catch (error) {
     // Said in one sentence; the engine's own dump helps nobody at a terminal.
+    const unreachable = connectionFailureSentence(error, config.databaseUrl);
+    if (unreachable !== undefined) {
+      io.err(`cms ${name}: ${unreachable}`);
+      return EXIT_FAILED;
+    }
     if (!(error instanceof MigrationError)) throw error;
     io.err(`cms ${name}: cannot prepare the database: ${error.message}`);
     return EXIT_FAILED;
@@ -100,6 +108,11 @@ export async function runCli(
     // A lock another process keeps (seed-demo waits for migrations and other seeders) is one sentence too.
     if (error instanceof MigrationError || error instanceof CommandFailure) {
       io.err(`cms ${name}: ${error.message}`);
+      return EXIT_FAILED;
+    }
+    const unreachable = connectionFailureSentence(error, config.databaseUrl);
+    if (unreachable !== undefined) {
+      io.err(`cms ${name}: ${unreachable}`);
       return EXIT_FAILED;
     }
     if (!(error instanceof DomainError)) throw error;

@@ -1,12 +1,27 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import type { PrismaClient as PostgresClient } from '../generated/prisma/postgresql/client.ts';
 import type { PrismaClient as SqliteClient } from '../generated/prisma/sqlite/client.ts';
+import type { Same } from './models.ts';
 import type { PointReads } from './pointReads.ts';
 
 /**
- * The application-facing database type. Both generated clients come from one model, so their
- * query APIs are the same; the SQLite client's type stands for both.
+ * The database client as the service uses it, whichever the provider: the model's delegates, raw
+ * queries and transactions. `npm run gen` renders one model for both providers, and the build
+ * checks that the renders agree — every model, field and field type (models.ts), every member of
+ * the client (below). What it cannot check is the generic types of the delegates' methods: they are
+ * two generated copies TypeScript does not relate to each other, so they are written once, as the
+ * SQLite render has them, and a client of either provider becomes a Db through toDb only.
  */
 export type Db = SqliteClient;
+
+// A member (a model's delegate, a $ method) one render's client has and the other's lacks fails the build.
+const clientsAgree: Same<keyof SqliteClient, keyof PostgresClient> = true;
+void clientsAgree;
+
+/** Either provider's client as the one Db type (see Db for what makes that sound). */
+function toDb(client: SqliteClient | PostgresClient): Db {
+  return client as unknown as Db;
+}
 
 export type DbProvider = 'sqlite' | 'postgresql';
 
@@ -90,7 +105,15 @@ async function loadSqlite() {
   const { PrismaClient: SqliteClient } = await import('../generated/prisma/sqlite/client.ts');
   const { withTimeLimit } = await import('./sqliteTimeLimit.ts');
   const { sqlitePointReads } = await import('./pointReads.ts');
-  return { PrismaBetterSqlite3, SqliteClient, withTimeLimit, sqlitePointReads };
+  const { SqliteCostlyReads, registerCostlyReads } = await import('./costlyReads.ts');
+  return {
+    PrismaBetterSqlite3,
+    SqliteClient,
+    withTimeLimit,
+    sqlitePointReads,
+    SqliteCostlyReads,
+    registerCostlyReads,
+  };
 }
 
 async function loadPostgres() {
@@ -116,21 +139,27 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
   let reads: PointReads;
   if (provider === 'sqlite') {
     sqliteModules ??= loadSqlite();
-    const { PrismaBetterSqlite3, SqliteClient, withTimeLimit, sqlitePointReads } = await sqliteModules;
+    const { PrismaBetterSqlite3, SqliteClient, withTimeLimit, sqlitePointReads, ...costly } =
+      await sqliteModules;
     let connection: BetterSqlite3.Database | undefined;
+    const file = sqliteFilePath(databaseUrl);
+    const limitMs = options.sqliteQueryTimeoutMs ?? DEFAULT_SQLITE_QUERY_TIMEOUT_MS;
+    const costlyReads = new costly.SqliteCostlyReads(
+      { file, limitMs, cacheKib: options.sqliteCacheKib },
+      options.onQuery,
+    );
     const adapter = withTimeLimit(
-      new PrismaBetterSqlite3(
-        { url: sqliteFilePath(databaseUrl) },
-        { timestampFormat: SQLITE_TIMESTAMP_FORMAT },
-      ),
-      options.sqliteQueryTimeoutMs ?? DEFAULT_SQLITE_QUERY_TIMEOUT_MS,
+      new PrismaBetterSqlite3({ url: file }, { timestampFormat: SQLITE_TIMESTAMP_FORMAT }),
+      limitMs,
       (opened) => {
         // A negative cache_size is a size in KiB (SQLite's convention), not a number of pages.
         if (options.sqliteCacheKib !== undefined) opened.pragma(`cache_size = -${options.sqliteCacheKib}`);
         connection = opened;
       },
+      () => costlyReads.close(),
     );
-    const client = new SqliteClient({ adapter, log }) as unknown as Db;
+    const client = toDb(new SqliteClient({ adapter, log }));
+    costly.registerCostlyReads(client, costlyReads);
     db = client;
     reads = sqlitePointReads(async () => {
       // The adapter opens its connection on the client's first query.
@@ -155,7 +184,7 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
     const adapter = new PrismaPg(pool as unknown as ConstructorParameters<typeof PrismaPg>[0], {
       disposeExternalPool: true,
     });
-    db = new PostgresClient({ adapter, log }) as unknown as Db;
+    db = toDb(new PostgresClient({ adapter, log }));
     reads = postgresPointReads(pool, pg.types, options.onQuery);
   }
   pointReadsByClient.set(db, reads);

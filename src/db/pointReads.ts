@@ -1,7 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type pg from 'pg';
-import { Prisma } from '../generated/prisma/sqlite/client.ts';
-import type { ApiKey, Content } from './models.ts';
+import { type ApiKey, type Content, MODEL_FIELDS } from './models.ts';
 
 /*
  * The reads every request of the hot paths makes (a content by its path, an API key by digest),
@@ -44,8 +43,8 @@ function select(dialect: Dialect, table: string, fields: readonly string[], wher
   return `SELECT ${columns} FROM "${table}" WHERE ${conditions.join(' AND ')} LIMIT 1`;
 }
 
-const CONTENT_FIELDS = Object.values(Prisma.ContentScalarFieldEnum);
-const API_KEY_FIELDS = Object.values(Prisma.ApiKeyScalarFieldEnum);
+const CONTENT_FIELDS = MODEL_FIELDS.Content;
+const API_KEY_FIELDS = MODEL_FIELDS.ApiKey;
 
 function statements(dialect: Dialect) {
   const notRecycled = dialect === 'sqlite' ? '"recycled" = 0' : '"recycled" = false';

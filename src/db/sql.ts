@@ -1,4 +1,4 @@
-import { Prisma } from '../generated/prisma/sqlite/client.ts';
+import { empty, join, raw, type Sql, sqltag } from '@prisma/client/runtime/client';
 
 /*
  * Tagged SQL fragments for raw queries. Values interpolated with `sql` are always bound as
@@ -6,17 +6,18 @@ import { Prisma } from '../generated/prisma/sqlite/client.ts';
  * SQLite and PostgreSQL. Identifiers come only from fixed catalogues (never from input) and are
  * double-quoted, which both databases accept.
  */
-export type Sql = Prisma.Sql;
-export const sql = Prisma.sql;
-export const joinSql = Prisma.join;
-export const emptySql = Prisma.empty;
+export type { Sql };
+// Prisma's runtime, which every provider's client uses: no provider's client is loaded for these.
+export const sql = sqltag;
+export const joinSql = join;
+export const emptySql = empty;
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** A quoted identifier. Throws on anything that is not a plain name: callers pass catalogue names only. */
 export function identifier(name: string): Sql {
   if (!IDENTIFIER.test(name)) throw new Error(`not a plain identifier: ${name}`);
-  return Prisma.raw(`"${name}"`);
+  return raw(`"${name}"`);
 }
 
 const KEYWORDS = new Set([
@@ -35,5 +36,5 @@ const KEYWORDS = new Set([
 /** A fixed SQL keyword or operator from a closed list. */
 export function keyword(text: string): Sql {
   if (!KEYWORDS.has(text)) throw new Error(`not an allowed SQL keyword: ${text}`);
-  return Prisma.raw(text);
+  return raw(text);
 }

@@ -26,6 +26,8 @@ export const DOMAIN_ERROR_CODES = [
   'precondition-failed',
   /** Too many attempts of a limited action, e.g. captcha checks per address (429); see RateLimited. */
   'rate-limited',
+  /** Something the service needs does not answer, e.g. a readiness probe's database (503, Retry-After). */
+  'unavailable',
 ] as const;
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];
 
@@ -84,3 +86,4 @@ export const conflict = (message: string, fields: readonly FieldProblem[] = []) 
 export const notFound = (message: string) => new DomainError('not-found', message);
 export const unauthenticated = (message: string) => new DomainError('unauthenticated', message);
 export const forbidden = (message: string) => new DomainError('forbidden', message);
+export const unavailable = (message: string) => new DomainError('unavailable', message);

@@ -1,6 +1,11 @@
+import { pathSegmentProblem, urlProblem } from './safeText.ts';
+
 /*
  * Navigation URLs, site-relative, from the file-path rules (channel rule, else the site's, else the
- * defaults of the original system). A record's own linkUrl, when set, wins.
+ * defaults of the original system). A record's own linkUrl, when set, wins. Every input is checked
+ * when written, but a row written before those checks (or by hand) must not make a derived URL
+ * unsafe either: each result passes the one URL rule (src/domain/safeText.ts) or the default rule's
+ * address is answered instead.
  */
 
 export const DEFAULT_CHANNEL_FILE_PATH_RULE = '/channels/{@channelId}.html';
@@ -21,7 +26,9 @@ export function expandFilePathRule(rule: string, tokens: PathTokens): string {
       case 'channelid':
         return String(tokens.channelId);
       case 'channelindex':
-        return tokens.channelIndex || String(tokens.channelId);
+        return tokens.channelIndex && pathSegmentProblem(tokens.channelIndex) === undefined
+          ? tokens.channelIndex
+          : String(tokens.channelId);
       case 'contentid':
         return tokens.contentId === undefined ? whole : String(tokens.contentId);
       case 'year':
@@ -39,6 +46,15 @@ export function expandFilePathRule(rule: string, tokens: PathTokens): string {
 const firstSet = (...candidates: (string | null | undefined)[]) =>
   candidates.find((candidate): candidate is string => !!candidate && candidate.trim() !== '');
 
+/** The first candidate that is set and safe as a link; `fallback()` when none is. */
+function firstSafe(candidates: (string | null | undefined)[], fallback: () => string): string {
+  const safe = candidates.find(
+    (candidate): candidate is string =>
+      !!candidate && candidate.trim() !== '' && urlProblem(candidate, 'link') === undefined,
+  );
+  return safe ?? fallback();
+}
+
 export function channelNavigationUrl(
   channel: {
     id: number;
@@ -49,10 +65,11 @@ export function channelNavigationUrl(
   },
   siteChannelRule: string,
 ): string {
-  const linked = firstSet(channel.linkUrl, channel.filePath);
-  if (linked) return linked;
   const rule = firstSet(channel.channelFilePathRule, siteChannelRule) ?? DEFAULT_CHANNEL_FILE_PATH_RULE;
-  return expandFilePathRule(rule, { channelId: channel.id, channelIndex: channel.indexName });
+  const tokens = { channelId: channel.id, channelIndex: channel.indexName };
+  return firstSafe([channel.linkUrl, channel.filePath, expandFilePathRule(rule, tokens)], () =>
+    expandFilePathRule(DEFAULT_CHANNEL_FILE_PATH_RULE, tokens),
+  );
 }
 
 export function contentNavigationUrl(
@@ -60,13 +77,14 @@ export function contentNavigationUrl(
   channel: { indexName: string | null; contentFilePathRule: string },
   siteContentRule: string,
 ): string {
-  const linked = firstSet(content.linkUrl);
-  if (linked) return linked;
   const rule = firstSet(channel.contentFilePathRule, siteContentRule) ?? DEFAULT_CONTENT_FILE_PATH_RULE;
-  return expandFilePathRule(rule, {
+  const tokens = {
     channelId: content.channelId,
     channelIndex: channel.indexName,
     contentId: content.id,
     addDate: content.addDate,
-  });
+  };
+  return firstSafe([content.linkUrl, expandFilePathRule(rule, tokens)], () =>
+    expandFilePathRule(DEFAULT_CONTENT_FILE_PATH_RULE, tokens),
+  );
 }

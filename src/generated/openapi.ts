@@ -55,10 +55,12 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description Answers 200 when this node can serve requests: the database answers a trivial query
-         *     (and Redis, when `REDIS_URL` is set, answers a ping). Otherwise 503 with a problem body, so
-         *     a load balancer takes the node out of rotation. Needs no credentials and is never
-         *     rate-limited.
+         * @description Answers 200 when this node can serve requests: the database answers a trivial query.
+         *     Otherwise 503 with a problem body, so a load balancer takes the node out of rotation.
+         *     Redis (when `REDIS_URL` is set) is probed too, but the service serves without it by
+         *     design (its counters fail open), so a Redis that does not answer makes the answer
+         *     `degraded`, still 200, naming what the node cannot do meanwhile: a load balancer must
+         *     not take every node out for it. Needs no credentials and is never rate-limited.
          */
         get: operations["readyz"];
         put?: never;
@@ -844,6 +846,10 @@ export interface paths {
          *     ignored. 400 when the user name breaks the rules, when the password is too weak (default
          *     rule: at least 6 characters with a letter and a digit), or when the user name, e-mail or
          *     mobile number is already used by another account.
+         *
+         *     A new user has a password, so its creator must already hold every scope a user's token
+         *     carries: `Contents` and `Channels` (a member's reads) and those of `USER_TOKEN_SCOPES`
+         *     — 403 otherwise.
          */
         post: operations["createUser"];
         delete?: never;
@@ -867,11 +873,24 @@ export interface paths {
          *     (the lower-case hex MD5 of the password), or with `openId` alone, and answers the user,
          *     a signed access token (`Authorization: Bearer <accessToken>`) and its expiry.
          *
+         *     `openId` login is for a trusted caller: an openId is no secret, so it is accepted only
+         *     with an API key holding `Users` (a back end that verified the messaging platform's
+         *     identity) or when the operator turned password-less login on (`PASSWORDLESS_LOGIN`);
+         *     otherwise it is the 401 of any failed login. Credentials are optional here; credentials
+         *     presented that are not good are a 401.
+         *
+         *     The token is a site member's: it reads approved contents and channels and its own
+         *     account, and carries the scopes the operator grants users (`USER_TOKEN_SCOPES`, none by
+         *     default), never write access otherwise.
+         *
          *     Every failure — unknown account, wrong password, account not approved (`checked` false),
-         *     locked account, lockout — is the same 401 problem, so it reveals nothing. Every fifth
-         *     failed login in a row locks the account for 15 minutes. A success resets
-         *     `countOfFailedLogin`, counts the login and sets `lastActivityDate`. More than 10 attempts
-         *     a minute for one account, or from one address, are a 429 with `Retry-After`.
+         *     locked account, lockout — is the same 401 problem, so it reveals nothing. Five failed
+         *     logins of an account from one address lock that account for that address (only) for 15
+         *     minutes; failures from other addresses never lock the owner out of theirs. Only failures
+         *     are counted: more than 10 failures a minute from one address, or an address that has
+         *     failed on an account that has seen more than 20 failures in 15 minutes, are a 429 with
+         *     `Retry-After` (docs/security/credentials.md; every figure is a setting). A success resets
+         *     `countOfFailedLogin`, counts the login and sets `lastActivityDate`.
          */
         post: operations["loginUser"];
         delete?: never;
@@ -944,8 +963,9 @@ export interface paths {
         /**
          * Get a user's avatar address
          * @description Public. The address of the user's avatar image, wrapped in `value`: the user's
-         *     `avatarUrl` as stored (an absolute URL or a path on the site), or, when the user has none,
-         *     the service's default avatar `/assets/images/default-avatar.png`. 404 when no user has
+         *     `avatarUrl` as stored (an http(s) URL or a path on the site), or, when the user has none
+         *     (or holds one stored before the URL rule that breaks it), the service's default avatar
+         *     `/assets/images/default-avatar.png`. 404 when no user has
          *     this id (locked or unapproved users still have an avatar); 400 when the id is not a
          *     positive 32-bit integer. Nothing else about the user is revealed.
          */
@@ -1005,6 +1025,11 @@ export interface paths {
          *     lockout after failed logins and resets `countOfFailedLogin`. 400 when the user name
          *     breaks the rules or the user name, e-mail or mobile number is used by another
          *     administrator; 404 when the administrator does not exist.
+         *
+         *     No credential may lead to one with more power than itself: setting a `password` or
+         *     unlocking (`isLockedOut: "false"`) needs a caller that already holds every scope an
+         *     administrator's token carries — an administrator's own token or a key with every scope.
+         *     With the `Administrators` scope alone it is a 403.
          */
         post: operations["updateAdministrator"];
         delete?: never;
@@ -1109,7 +1134,9 @@ export interface paths {
          * @description Issues a new random key and answers it **once**, with its record: only its SHA-256 digest
          *     is stored, so it cannot be shown again (reset it if it is lost). An API key may grant only
          *     scopes it carries itself (403 otherwise); an administrator's token may grant any.
-         *     400 when `expiresAt` is not in the future.
+         *     A key it creates is never looser than itself: an `expiresAt` later than its own, or a
+         *     `rateLimitPerMinute` higher than its own (`null` included, when it has one), is a 403;
+         *     left out, they are the calling key's own. 400 when `expiresAt` is not in the future.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -1138,8 +1165,10 @@ export interface paths {
          * @description Partial update of a key's title, scopes, expiry and rate limit: only the fields present
          *     change; `null` removes the expiry or the rate limit (unlimited). Answers the record; the
          *     key itself does not change (see reset). An API key may change only keys whose scopes it
-         *     carries itself, and grant only those (403 otherwise). 400 when `expiresAt` is not in the
-         *     future; 404 when the key does not exist.
+         *     carries itself, and grant only those (403 otherwise). The key as changed is never looser
+         *     than the calling key (expiry no later, rate limit no higher; 403 otherwise), so no key
+         *     loosens its own limits. 400 when `expiresAt` is not in the future; 404 when the key does
+         *     not exist.
          */
         post: operations["updateApiKey"];
         delete?: never;
@@ -1195,8 +1224,8 @@ export interface paths {
          * Reset API key
          * @description Gives the key a new random secret and answers it **once**, with the record (title, scopes,
          *     expiry and rate limit stay). The old secret stops working at once, on every node. An API
-         *     key may reset only keys whose scopes it carries itself (403 otherwise); 404 when the key
-         *     does not exist.
+         *     key may reset only keys whose scopes it carries itself and that are no looser than itself
+         *     (expiry no later, rate limit no higher): 403 otherwise; 404 when the key does not exist.
          */
         post: operations["resetApiKey"];
         delete?: never;
@@ -1354,6 +1383,21 @@ export interface components {
         HealthStatus: {
             /** @constant */
             status: "ok";
+        };
+        /** @description Answer of the readiness probe. */
+        ReadinessStatus: {
+            /**
+             * @description `degraded`: ready, but a dependency the node can serve without does not answer.
+             * @enum {string}
+             */
+            status: "ok" | "degraded";
+            /**
+             * @description What does not answer and what the node cannot do meanwhile (only when `degraded`).
+             * @example [
+             *       "Redis is not reachable: rate limits are not counted, single-use marks are refused (503), restart signals do not reach other nodes"
+             *     ]
+             */
+            degraded?: string[];
         };
         /**
          * @description A boolean sent as a string (`"true"`/`"false"`, matched case-insensitively) or as a JSON
@@ -1933,11 +1977,14 @@ export interface components {
             tagNames?: components["schemas"]["NameList"];
             isChecked?: components["schemas"]["BooleanWord"];
             title?: string;
-            /** @description External address the content links to; `""` or null removes it. */
+            /** @description Address the content links to; `""` or null removes it. The URL rule of `imageUrl`, where `mailto:` and `tel:` links are also accepted. */
             linkUrl?: string | null;
             subTitle?: string;
+            /** @description Title image. A path on the site (`/…`, `x/…`, `@/…`) or an http(s) URL (`""` = none); judged as written and percent-decoded: script-bearing schemes (`javascript:`, `data:`, `vbscript:`, `file:` …) however spelt, `//host`, backslashes, control characters, character references and `..` segments are a 400 (docs/security/urls-and-captcha.md). */
             imageUrl?: string;
+            /** @description Video. The URL rule of `imageUrl`. */
             videoUrl?: string;
+            /** @description Attached file. The URL rule of `imageUrl`. */
             fileUrl?: string;
             /** @description The content's text (HTML). */
             body?: string;
@@ -2213,7 +2260,9 @@ export interface components {
             /** @example News and press */
             channelName?: string;
             /**
-             * @description Index name, unique within the site (400 on a clash); `""` removes it.
+             * @description Index name, unique within the site (400 on a clash); `""` removes it. It is one path
+             *     segment (`{@channelIndex}` in file-path rules): letters, digits, marks, `-`, `_`, `.` and
+             *     `~` only, not `.` or `..` (400 otherwise).
              * @example news
              */
             indexName?: string;
@@ -2229,6 +2278,7 @@ export interface components {
             /** @description Relative path rule for the channel's content pages. */
             contentFilePathRule?: string;
             groupNames?: components["schemas"]["NameList"];
+            /** @description Image of the channel. A path on the site (`/…`, `x/…`, `@/…`) or an http(s) URL (`""` = none); judged as written and percent-decoded: script-bearing schemes (`javascript:`, `data:`, `vbscript:`, `file:` …) however spelt, `//host`, backslashes, control characters, character references and `..` segments are a 400 (docs/security/urls-and-captcha.md). */
             imageUrl?: string;
             /** @description The channel's own text (HTML). */
             content?: string;
@@ -2238,7 +2288,7 @@ export interface components {
              */
             keywords?: string;
             description?: string;
-            /** @description External address the channel links to ("" = none). */
+            /** @description Address the channel links to; the URL rule of `imageUrl`, where `mailto:` and `tel:` links are also accepted. */
             linkUrl?: string;
             /** @example None */
             linkType?: string;
@@ -3014,7 +3064,10 @@ export interface components {
              * @example lisa@example.com
              */
             email?: string;
-            /** @example /upload/avatars/12.png */
+            /**
+             * @description Address of the avatar image. A path on the site (`/…`, `x/…`, `@/…`) or an http(s) URL (`""` = none); judged as written and percent-decoded: script-bearing schemes (`javascript:`, `data:`, `vbscript:`, `file:` …) however spelt, `//host`, backslashes, control characters, character references and `..` segments are a 400 (docs/security/urls-and-captcha.md).
+             * @example /upload/avatars/12.png
+             */
             avatarUrl?: string;
             /** @description Messaging-platform user identifier ("" = none); unique across users. */
             openId?: string;
@@ -3561,8 +3614,9 @@ export interface components {
         StlIsColor: boolean;
         /**
          * @description Only contents added within this period before now — a number followed by `h` (hours),
-         *     `d` (days), `w` (weeks), `m` (months) or `y` (years) — or on or after this date
-         *     (`yyyy-MM-dd`).
+         *     `d` (days), `w` (weeks), `m` (months) or `y` (years, at most 1000) — or on or after this
+         *     date (`yyyy-MM-dd`, from 1000-01-01). The bounds keep the instant within what both
+         *     databases compute (PostgreSQL's timestamps begin in 4713 BC and have no year 0).
          * @example 7d
          */
         StlSince: string;
@@ -3682,7 +3736,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The node is ready. */
+            /** @description The node is ready, fully (`ok`) or without a dependency it can serve without (`degraded`). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3693,7 +3747,7 @@ export interface operations {
                      *       "status": "ok"
                      *     }
                      */
-                    "application/json": components["schemas"]["HealthStatus"];
+                    "application/json": components["schemas"]["ReadinessStatus"];
                 };
             };
             503: components["responses"]["ServiceUnavailable"];
@@ -4618,8 +4672,9 @@ export interface operations {
                 isColor?: components["parameters"]["StlIsColor"];
                 /**
                  * @description Only contents added within this period before now — a number followed by `h` (hours),
-                 *     `d` (days), `w` (weeks), `m` (months) or `y` (years) — or on or after this date
-                 *     (`yyyy-MM-dd`).
+                 *     `d` (days), `w` (weeks), `m` (months) or `y` (years, at most 1000) — or on or after this
+                 *     date (`yyyy-MM-dd`, from 1000-01-01). The bounds keep the instant within what both
+                 *     databases compute (PostgreSQL's timestamps begin in 4713 BC and have no year 0).
                  * @example 7d
                  */
                 since?: components["parameters"]["StlSince"];

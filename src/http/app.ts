@@ -19,7 +19,7 @@ import { strictIntegerParameters } from './integerParameters.ts';
 import { requestLogging, safeLogger } from './logging.ts';
 import type { ServiceMetrics } from './metrics.ts';
 import { rejectNulCharacters } from './nulCharacters.ts';
-import { rateLimiting } from './rateLimit.ts';
+import { exemptRequests, rateLimiting } from './rateLimit.ts';
 import { operationRoutes } from './routes.ts';
 import { SERVICE_PATHS, serviceRoutes } from './serviceRoutes.ts';
 import { deferSpecValidator } from './specCheck.ts';
@@ -101,11 +101,14 @@ export function createApp(options: AppOptions): express.Express {
     secret: tokenSecretOf(config),
     known,
     cache,
+    userTokenScopes: config.accounts.userTokenScopes,
   });
 
   const app = express();
   backgroundTasks.set(app, background);
   app.disable('x-powered-by');
+  // The client's address (`req.ip`) every per-address decision and the logs use: TRUST_PROXY.
+  app.set('trust proxy', config.trustProxy);
 
   // The pipeline, in order; each stage is one module.
   if (options.metrics) app.use(options.metrics.requests(contract));
@@ -120,6 +123,7 @@ export function createApp(options: AppOptions): express.Express {
       state,
       logger,
       known,
+      exempt: exemptRequests(contract.operations),
     }),
   );
   // Without the document check (production), the validator must not compile the OpenAPI meta-schema.

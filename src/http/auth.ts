@@ -5,7 +5,7 @@ import type { Db } from '../db/client.ts';
 import { assertMayCall } from '../domain/access.ts';
 import { principalOfAccessToken } from '../domain/accessTokens.ts';
 import { DomainError, unauthenticated } from '../domain/errors.ts';
-import type { Principal } from '../domain/principal.ts';
+import type { Principal, Scope } from '../domain/principal.ts';
 import type { ApiKeyAuthenticator } from './apiKeys.ts';
 import type { CachedCredential, CredentialCache } from './credentialCache.ts';
 
@@ -139,6 +139,11 @@ export interface AuthenticatorOptions {
   known: KnownCredentials;
   /** Skips the lookup of credentials that authenticated lately (only with Redis; see credentialCache.ts). */
   cache?: CredentialCache | undefined;
+  /**
+   * What a user's token may carry now (USER_TOKEN_SCOPES): a token issued under a wider setting
+   * loses what the operator has taken back, at once.
+   */
+  userTokenScopes?: readonly Scope[] | undefined;
 }
 
 /** Resolves the principal of a request from whatever credentials it carries. */
@@ -175,7 +180,12 @@ export class Authenticator {
   private async lookUp(credentials: Credentials, fingerprint: string): Promise<CachedCredential> {
     const { apiKeys, db, secret } = this.options;
     if (credentials.kind === 'bearer') {
-      const { principal, expiresAt } = await principalOfAccessToken(db, credentials.token, secret);
+      const { principal: claimed, expiresAt } = await principalOfAccessToken(db, credentials.token, secret);
+      const allowed = this.options.userTokenScopes ?? [];
+      const principal: Principal =
+        claimed.kind === 'user'
+          ? { ...claimed, scopes: new Set(allowed.filter((scope) => claimed.scopes.has(scope))) }
+          : claimed;
       return { principal, budget: { limitPerMinute: null, counter: `token:${fingerprint}` }, expiresAt };
     }
     // An API key's fingerprint is its stored digest: the key is hashed once per request.
@@ -196,6 +206,20 @@ export class Authenticator {
  */
 export function authorize(operation: ContractOperation, authenticator: Authenticator): RequestHandler {
   const access = operation.access;
+  if (access === 'public' && operation.acceptsCredentials) {
+    // Anyone may call it; credentials presented are checked, and the handler sees whose they are.
+    return async (req: Request, res: Response, next: NextFunction) => {
+      try {
+        res.locals.principal =
+          presentedCredentialsOf(req) === undefined
+            ? { kind: 'anonymous' as const }
+            : await authenticator.authenticate(req);
+        next();
+      } catch (error) {
+        next(error);
+      }
+    };
+  }
   if (access === 'public') {
     // assertMayCall lets anyone call a public operation: nothing to check per request.
     return (_req, res, next) => {
@@ -206,7 +230,7 @@ export function authorize(operation: ContractOperation, authenticator: Authentic
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
       const principal = await authenticator.authenticate(req);
-      assertMayCall(access, principal);
+      assertMayCall(access, principal, operation.operationId);
       res.locals.principal = principal;
       next();
     } catch (error) {

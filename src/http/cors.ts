@@ -1,5 +1,6 @@
 import cors, { type CorsOptions } from 'cors';
 import { type RequestHandler, Router } from 'express';
+import type { CorsOrigins } from '../config.ts';
 import type { Contract } from '../contract.ts';
 import { toExpressPath } from './expressPaths.ts';
 
@@ -10,9 +11,6 @@ import { toExpressPath } from './expressPaths.ts';
  * included, carries the origin and the response headers a client needs to read. Without it, no CORS
  * header is ever sent. Either way, OPTIONS on a path the service serves is a 204 with `Allow`.
  */
-
-/** `*`, or the exact origins (`https://app.example.com`) allowed to call the API from a browser. */
-export type CorsOrigins = '*' | readonly string[];
 
 /** The request headers the API reads: what a preflight allows. */
 export const CORS_ALLOWED_HEADERS = [

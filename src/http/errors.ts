@@ -20,6 +20,7 @@ import {
   ProblemError,
   type ProblemKind,
   problem,
+  RETRY_AFTER_SECONDS,
   sendProblem,
   serviceUnavailable,
 } from './problem.ts';
@@ -48,6 +49,7 @@ const DOMAIN_PROBLEMS: Record<DomainErrorCode, { status: number; kind: ProblemKi
   'not-found': { status: 404, kind: 'not-found' },
   'precondition-failed': { status: 412, kind: 'precondition-failed' },
   'rate-limited': { status: 429, kind: 'rate-limited' },
+  unavailable: { status: 503, kind: 'service-unavailable' },
 };
 
 /**
@@ -71,6 +73,7 @@ function fromDomain(error: DomainError, operation: ContractOperation | undefined
   if (error instanceof RateLimited)
     return { body, headers: { 'Retry-After': String(error.retryAfterSeconds) } };
   if (error instanceof PreconditionFailed) return { body, headers: { ETag: error.currentETag } };
+  if (error.code === 'unavailable') return { body, headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) } };
   return { body };
 }
 

@@ -5,6 +5,10 @@ import type { RequestHandler } from 'express';
 import type { Level, Logger } from 'pino';
 // Its declarations type `req.log` and `req.id`, which requestLogging below sets.
 import type {} from 'pino-http';
+import { describeError, JWT_LIKE, KEY_LIKE, REDACTED } from '../errorSummary.ts';
+
+// Below the HTTP layer (the shared state logs errors too); exported here as well for the pipeline.
+export { describeError, type ErrorSummary, REDACTED, sanitizeMessage } from '../errorSummary.ts';
 
 /*
  * Request logging that can never leak a credential: requests are serialised by hand from an
@@ -15,8 +19,6 @@ import type {} from 'pino-http';
  * logged URL and header (docs/security/requests.md). Errors are reduced to name, code and one
  * sanitised line.
  */
-
-export const REDACTED = '[REDACTED]';
 
 /**
  * Header names that say they carry a credential, whichever service they were meant for:
@@ -84,11 +86,6 @@ function redactHeaders(headers: IncomingMessage['headers'] | ReturnType<ServerRe
   return copy;
 }
 
-/** The service's API keys (src/domain/crypto/apiKeys.ts), even glued to other text. */
-const KEY_LIKE = /cms_[A-Za-z0-9_-]{8,}/g;
-const BEARER_LIKE = /\b(Bearer\s+)\S+/gi;
-/** Access tokens (compact JWTs, src/domain/crypto/tokens.ts), and anyone else's JWT. */
-const JWT_LIKE = /eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
 /** The captcha cookie's signed token (src/domain/captcha/token.ts): `v1.<claims>.<signature>`. */
 const CAPTCHA_LIKE = /v1\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/g;
 const SECRET_SHAPES = [KEY_LIKE, JWT_LIKE, CAPTCHA_LIKE];
@@ -120,51 +117,9 @@ export function redactSecretShapes(text: string): string {
     )
     .join('');
 }
-// SQL is cut from its first statement keyword on: error texts of drivers echo the statement.
-const SQL_TAIL = /\b(SELECT|INSERT|UPDATE|DELETE|WITH|CREATE|ALTER|DROP|PRAGMA)\b[\s\S]*/;
-const MAX_MESSAGE_LENGTH = 200;
-
-/** One line, no statement text, no key- or token-shaped strings, bounded length. */
-export function sanitizeMessage(text: string): string {
-  const line =
-    text
-      .split('\n')
-      .map((part) => part.trim())
-      // Prisma puts "Invalid `prisma.x.y()` invocation:" and a code frame first, the cause last.
-      .filter(
-        (part) => part !== '' && !/^Invalid `.*` invocation/.test(part) && !/^(→|\d+\s|at\s)/.test(part),
-      )
-      .at(-1) ?? '';
-  const cleaned = line
-    .replace(KEY_LIKE, REDACTED)
-    .replace(BEARER_LIKE, `$1${REDACTED}`)
-    .replace(JWT_LIKE, REDACTED)
-    .replace(SQL_TAIL, '[SQL omitted]');
-  return cleaned.length > MAX_MESSAGE_LENGTH ? `${cleaned.slice(0, MAX_MESSAGE_LENGTH)}…` : cleaned;
-}
-
-export interface ErrorSummary {
-  name: string;
-  code?: string;
-  message: string;
-}
-
-/** What a log line may say about an error: never its stack, query text or parameters. */
-export function describeError(error: unknown): ErrorSummary {
-  if (typeof error !== 'object' || error === null)
-    return { name: typeof error, message: sanitizeMessage(String(error)) };
-  const { name, code, message } = error as { name?: unknown; code?: unknown; message?: unknown };
-  const summary: ErrorSummary = {
-    name: typeof name === 'string' ? name : (error.constructor?.name ?? 'Object'),
-    message: typeof message === 'string' ? sanitizeMessage(message) : '',
-  };
-  if (typeof code === 'string' || typeof code === 'number') summary.code = String(code);
-  return summary;
-}
-
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
-type Request = IncomingMessage & { originalUrl?: string; id?: unknown };
+type Request = IncomingMessage & { originalUrl?: string; id?: unknown; ip?: string };
 
 function loggedUrl(req: Request): string {
   return redactUrl(req.originalUrl ?? req.url ?? '');
@@ -176,7 +131,8 @@ function serializeRequest(req: Request) {
     method: req.method,
     url: loggedUrl(req),
     headers: redactHeaders(req.headers),
-    remoteAddress: req.socket?.remoteAddress,
+    // The client's address as TRUST_PROXY resolves it (express's req.ip), the peer's without express.
+    remoteAddress: req.ip ?? req.socket?.remoteAddress,
   };
 }
 

@@ -34,17 +34,6 @@ export interface Services {
   credentialsChanged?: (() => Promise<void>) | undefined;
 }
 
-/**
- * Operations of these tags that are not reads may change a key or an account's ability to sign in
- * (delete, reset, revoke, logout, password change or reset, lock, login failures that lock): each
- * one advances the credentials generation before it answers, whatever its outcome.
- */
-const CREDENTIAL_TAGS = new Set(['apiKeys', 'users', 'administrators']);
-
-export function mayChangeCredentials(operation: ContractOperation): boolean {
-  return operation.method !== 'get' && operation.tags.some((tag) => CREDENTIAL_TAGS.has(tag));
-}
-
 /*
  * The one dispatcher. By the time a route runs, the authorization stage has resolved the principal
  * and express-openapi-validator has checked parameters and body against the contract, so the input
@@ -96,10 +85,9 @@ function inputOf(req: ValidatedRequest, res: Response, operation: ContractOperat
   return { ...input, body: operation.hasBody ? req.body : undefined, principal: principalOf(res) };
 }
 
-/** The status and media type a plain body is sent with: the operation's first declared success. */
+/** The status and media type a plain body is sent with: the contract's success status (src/contract.ts). */
 function defaultSuccess(operation: ContractOperation): { status: number; mediaType: string | undefined } {
-  const statuses = [...operation.responses.keys()].filter((status) => status >= 200 && status < 300).sort();
-  const status = statuses[0] ?? 200;
+  const status = operation.successStatus;
   return { status, mediaType: operation.responses.get(status)?.[0] };
 }
 
@@ -282,7 +270,7 @@ function dispatch(
   const checked = services.config.nodeEnv !== 'production';
   // Compiled serialisers replace JSON.stringify where responses are not validated (production).
   const serializerOf = checked ? undefined : operationSerializers(contract, operation.path, operation.method);
-  const changed = mayChangeCredentials(operation) ? services.credentialsChanged : undefined;
+  const changed = operation.changesCredentials ? services.credentialsChanged : undefined;
   // Decided by the contract: once per operation, not per request.
   const success = defaultSuccess(operation);
   return async (req, res) => {

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.ts';
-import { describeError } from '../http/logging.ts';
+import { describeError } from '../errorSummary.ts';
 import type { CounterState, SharedState, SignalListener, Unsubscribe } from './port.ts';
 
 /*

@@ -50,6 +50,13 @@ export interface SharedState {
   broadcast(channel: string, message: string): Promise<void>;
   /** Calls `listener` with every message broadcast on `channel` from now on, until unsubscribed. */
   subscribe(channel: string, listener: SignalListener): Promise<Unsubscribe>;
+  /**
+   * Calls `listener` with false whenever this node's connection to the store is lost, and with true
+   * when it is back (Redis only; the database store has no connection of its own to lose). Caches
+   * that trust the store's signals drop themselves when it goes, since signals sent meanwhile never
+   * reach them.
+   */
+  onConnectionChange?(listener: (connected: boolean) => void): void;
   /** Rejects when the store does not answer (readiness). */
   ping(): Promise<void>;
   /** Releases what the implementation opened itself (subscriber connections, timers). */

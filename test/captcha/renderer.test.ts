@@ -3,19 +3,9 @@ import { PNG } from 'pngjs';
 import { newCaptchaCode, normaliseAnswer } from '../../src/domain/captcha/code.ts';
 import { CODE_ALPHABET, GLYPH_HEIGHT, GLYPH_WIDTH, glyphCell } from '../../src/domain/captcha/glyphs.ts';
 import { renderCaptcha } from '../../src/domain/captcha/image.ts';
+import { seeded } from './seeded.ts';
 
 /* The code, the font and the drawing, without HTTP. */
-
-/** A reproducible source of numbers in [0, 1) (mulberry32), so that two drawings can be compared. */
-function seeded(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 0x1_0000_0000;
-  };
-}
 
 function bitmap(character: string): string {
   let cells = '';

@@ -135,6 +135,13 @@ describe('POST /api/v1/contents: wheres', () => {
     expect(await ids(where('title', 'Like', 'Tech_notes'))).toEqual([4]);
     expect(await ids(where('title', 'Like', '%100\\%'))).toEqual([3]);
     expect(await ids(where('title', 'Like', 'Tech\\_%'))).toEqual([4]);
+    // Patterns longer than 16 characters: PostgreSQL runs them as regular expressions (the signs of
+    // which are literal here), with the same answers.
+    expect(await ids(where('title', 'Like', `TECH_notes${'%'.repeat(10)}`))).toEqual([4]);
+    expect(await ids(where('title', 'Like', `%100\\%${'%'.repeat(12)}`))).toEqual([3]);
+    expect(await ids(where('title', 'NotLike', `%.*(e)[?]$^|+{}${'%'.repeat(4)}`))).toEqual(
+      DEFAULT_ORDER_IDS,
+    );
   });
 
   test('dates, booleans, nullable text and list columns', async () => {
@@ -202,6 +209,11 @@ describe('POST /api/v1/contents: wheres', () => {
     [
       'a Like pattern of 1,001 characters',
       { wheres: [rule('title', 'Like', `%${'a'.repeat(999)}%`)] },
+      '/body/wheres/0',
+    ],
+    [
+      'a Like pattern that ends in a lone escape character',
+      { wheres: [rule('title', 'Like', 'tech\\')] },
       '/body/wheres/0',
     ],
     [

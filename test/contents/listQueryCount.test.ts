@@ -5,8 +5,10 @@ import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { loadFixture } from '../support/fixtures.ts';
 
 /*
- * The list answers from at most two content queries (the page, and the count when the page alone
- * cannot tell it) plus the site and channel lookups, whatever the filters: no per-row queries.
+ * The list answers from at most three content queries (the page's ids, its rows by id, and the
+ * count when the page alone cannot tell it) plus the site and channel lookups, whatever the
+ * filters: no per-row queries. On SQLite the ids and the count run in the read thread
+ * (src/db/costlyReads.ts), which reports its statements as the client does.
  */
 
 let database: TestDatabase;
@@ -49,13 +51,13 @@ async function countQueries(request: ListContentsRequest) {
 }
 
 test.each([
-  ['a partial first page (count from the page)', { ...everyFilter, perPage: 50 }, 1],
-  ['a full page (page and count)', { siteId: 1, perPage: 2 }, 2],
-  ['an empty page past the end (page and count)', { siteId: 1, page: 50, perPage: 2 }, 2],
+  ['a partial first page (count from the page)', { ...everyFilter, groupNames: undefined, perPage: 50 }, 2],
+  ['a full page (page and count)', { siteId: 1, perPage: 2 }, 3],
+  ['an empty page past the end (ids, no rows, and count)', { siteId: 1, page: 50, perPage: 2 }, 2],
   [
     'every filter on a full page',
     { ...everyFilter, channelId: undefined, checked: undefined, top: undefined, perPage: 1 },
-    2,
+    3,
   ],
 ])('%s', async (_name, request, expectedContentQueries) => {
   const { page, contentQueries, allQueries } = await countQueries(request);
@@ -79,8 +81,8 @@ test('asked again with no write in between, such a total is not counted again', 
   };
   const first = await countQueries(request);
   const again = await countQueries(request);
-  expect(first.contentQueries).toBe(2);
-  expect(again.contentQueries).toBe(1);
+  expect(first.contentQueries).toBe(3);
+  expect(again.contentQueries).toBe(2);
   expect(again.page.totalCount).toBe(first.page.totalCount);
 });
 
@@ -93,7 +95,7 @@ test('the page and the count agree with the data', async () => {
 test('emptying the table by another connection (PostgreSQL: TRUNCATE) makes stored totals unusable', async () => {
   const request = { ...everyFilter, channelId: undefined, checked: undefined, top: undefined, perPage: 1 };
   expect((await countQueries(request)).page.totalCount).toBeGreaterThan(0);
-  expect((await countQueries(request)).contentQueries).toBe(1); // stored
+  expect((await countQueries(request)).contentQueries).toBe(2); // the page; the total is stored
   const other = await createDb(database.url);
   try {
     // TRUNCATE names no rows (PostgreSQL has a statement trigger for it); SQLite has no TRUNCATE,

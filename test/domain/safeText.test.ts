@@ -1,6 +1,8 @@
 import { describe, expect, test } from '@jest/globals';
 import { filePathProblem } from '../../src/domain/channels/paths.ts';
-import { linkUrlProblem, readAsServed } from '../../src/domain/safeText.ts';
+import { pathSegmentProblem, readAsServed, urlProblem } from '../../src/domain/safeText.ts';
+import { channelNavigationUrl, contentNavigationUrl } from '../../src/domain/urls.ts';
+import { ACCEPTED_URLS, REFUSED_URLS } from '../support/urls.ts';
 
 describe('readAsServed', () => {
   test.each([
@@ -37,32 +39,102 @@ describe('filePathProblem', () => {
   });
 });
 
-describe('linkUrlProblem', () => {
-  test.each([
-    'javascript:alert(1)',
-    ' JAVASCRIPT:alert(1)',
-    'java\nscript:alert(1)',
-    'javascript%3Aalert(1)',
-    'data:text/html,x',
-    'vbscript:x',
-    '&#106;avascript:alert(1)',
-    'file:///etc/passwd',
-    '\uFF4Aavascript:alert(1)',
-  ])('%j is refused', (url) => {
-    expect(linkUrlProblem(url)).toBeDefined();
+describe('urlProblem: the one rule for URL-valued fields', () => {
+  test.each(REFUSED_URLS)('%j is refused (%s)', (url) => {
+    expect(urlProblem(url)).toEqual(expect.any(String));
+    expect(urlProblem(url, 'link')).toEqual(expect.any(String));
+  });
+
+  test.each(ACCEPTED_URLS)('%j is accepted', (url) => {
+    expect(urlProblem(url)).toBeUndefined();
+    expect(urlProblem(url, 'link')).toBeUndefined();
+  });
+
+  test.each(['mailto:news@example.org', 'tel:+33100000000', 'MAILTO:a@b.c'])(
+    '%j is a link, not an image, video, file or avatar',
+    (url) => {
+      expect(urlProblem(url, 'link')).toBeUndefined();
+      expect(urlProblem(url)).toBe('must be a path on the site or an http(s) URL');
+    },
+  );
+
+  test('the messages say what is wrong', () => {
+    expect(urlProblem('javascript:x')).toBe('must be a path on the site or an http(s) URL');
+    expect(urlProblem('javascript:x', 'link')).toBe(
+      'must be a path on the site or an http, https, mailto or tel link',
+    );
+    expect(urlProblem('//evil')).toBe('must not be a protocol-relative URL (//host)');
+    expect(urlProblem('a\\b')).toBe('must not contain backslashes');
+    expect(urlProblem('../x')).toBe("must not contain '..' segments");
+    expect(urlProblem('java\nscript:x')).toBe('must not contain control characters');
+    expect(urlProblem('&#106;avascript:x')).toBe('must not contain HTML character references');
+    expect(urlProblem('%zz')).toBe('must not contain broken percent-encoding');
+  });
+});
+
+describe('pathSegmentProblem: what an index name may hold', () => {
+  test.each(['news', 'news-tech', 'a_b.c~d', '新闻', 'café', '2024'])('%j is one segment', (name) => {
+    expect(pathSegmentProblem(name)).toBeUndefined();
   });
 
   test.each([
-    'https://a.example/x?y=1#z',
-    'HTTP://A.EXAMPLE',
-    '/x',
-    'x.html',
-    '#top',
-    '?q=a:b',
-    'mailto:a@b.c',
-    'tel:+1',
+    'javascript:alert(1)',
+    'a/b',
+    '..',
+    '.',
+    'a\\b',
+    'a b',
+    'a?b',
+    'a#b',
+    'a%2fb',
+    'a\nb',
     '',
-  ])('%j is accepted', (url) => {
-    expect(linkUrlProblem(url)).toBeUndefined();
+    'x'.repeat(256),
+  ])('%j is not', (name) => {
+    expect(pathSegmentProblem(name)).toEqual(expect.any(String));
+  });
+});
+
+describe('derived navigation URLs', () => {
+  const channel = (indexName: string | null, extra: { linkUrl?: string; filePath?: string } = {}) => ({
+    id: 7,
+    indexName,
+    linkUrl: extra.linkUrl ?? '',
+    filePath: extra.filePath ?? '',
+    channelFilePathRule: '',
+  });
+
+  test('{@channelIndex} expands to a safe index name', () => {
+    expect(channelNavigationUrl(channel('news'), '/{@channelIndex}/index.html')).toBe('/news/index.html');
+  });
+
+  test.each([
+    ['javascript:alert(1)//', '{@channelIndex}'],
+    ['..', '/{@channelIndex}/../x.html'],
+    ['/evil.example', '/{@channelIndex}'],
+    ['a/../..', '/{@channelIndex}/index.html'],
+  ])('a stored index name %j cannot make %j unsafe: the channel id stands in', (indexName, rule) => {
+    const url = channelNavigationUrl(channel(indexName), rule);
+    expect(urlProblem(url, 'link')).toBeUndefined();
+    expect(url).not.toContain(indexName);
+  });
+
+  test('stored links and paths that break the rule are never answered', () => {
+    expect(channelNavigationUrl(channel(null, { linkUrl: 'javascript:alert(1)' }), '')).toBe(
+      '/channels/7.html',
+    );
+    expect(channelNavigationUrl(channel(null, { filePath: '//evil.example' }), '')).toBe('/channels/7.html');
+    expect(channelNavigationUrl(channel(null), '//evil.example/{@channelId}')).toBe('/channels/7.html');
+    const content = { id: 3, channelId: 7, linkUrl: 'data:text/html,x', addDate: new Date(2024, 0, 2) };
+    expect(contentNavigationUrl(content, { indexName: 'news', contentFilePathRule: '' }, '')).toBe(
+      '/contents/7/3.html',
+    );
+    expect(
+      contentNavigationUrl(
+        { ...content, linkUrl: null },
+        { indexName: 'javascript:x', contentFilePathRule: '{@channelIndex}/{@contentId}' },
+        '',
+      ),
+    ).toBe('7/3');
   });
 });

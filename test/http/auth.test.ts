@@ -158,7 +158,7 @@ async function waitFor(condition: () => Promise<boolean>, timeoutMs = 5000): Pro
 }
 
 describe('bearer access tokens', () => {
-  test("a user's token with the scope is accepted", async () => {
+  test("a user's token reads contents (a member's read)", async () => {
     const response = await list().set(
       'Authorization',
       `Bearer ${await token({ id: userId, kind: 'user', scopes: ['Contents'] })}`,
@@ -174,14 +174,14 @@ describe('bearer access tokens', () => {
     expectOk(response);
   });
 
-  test("a user's token without the scope is a 403 naming it (not a 401 about a missing key)", async () => {
-    const response = await list().set(
-      'Authorization',
-      `Bearer ${await token({ id: userId, kind: 'user', scopes: ['Channels'] })}`,
-    );
+  test("a user's token beyond a member's reads is a 403 naming the scope (not a 401 about a missing key)", async () => {
+    // Even claiming STL: the operator grants users no scope by default (USER_TOKEN_SCOPES).
+    const response = await app.request
+      .get('/api/v1/stl/sites')
+      .set('Authorization', `Bearer ${await token({ id: userId, kind: 'user', scopes: ['STL'] })}`);
     expect(response.status).toBe(403);
     expect(response.body.detail).toBe(
-      "The credentials do not carry the 'Contents' scope this operation needs",
+      "A user's access token cannot reach this operation: it needs 'STL', which a site member's token does not carry",
     );
   });
 

@@ -23,6 +23,7 @@ describe('loadConfig', () => {
       nodeEnv: 'development',
       maxPerPage: 1000,
       rateLimitPerMinute: 600,
+      trustProxy: false,
       redisUrl: undefined,
       redisKeyPrefix: 'cms:',
       seedDemo: true,
@@ -30,9 +31,14 @@ describe('loadConfig', () => {
       accounts: {
         lockoutFailures: 5,
         lockoutMinutes: 15,
+        throttleFailures: 20,
+        addressFailuresPerMinute: 10,
+        userTokenScopes: [],
+        passwordlessLogin: false,
         passwordRule: { minLength: 6, letter: true, digit: true },
       },
       credentialCacheSeconds: 30,
+      stlSqlMaxBytes: 4 * 1024 * 1024,
       stlSqlMaxRows: 1000,
       stlSqlTimeoutMs: 2000,
       sqliteQueryTimeoutMs: 2000,
@@ -51,6 +57,7 @@ describe('loadConfig', () => {
         NODE_ENV: 'production',
         MAX_PER_PAGE: '500',
         RATE_LIMIT_PER_MINUTE: '0',
+        TRUST_PROXY: '1',
         REDIS_URL: 'redis://:pw@cache:6379/2',
         REDIS_KEY_PREFIX: 'cms-staging:',
         SEED_DEMO: 'true',
@@ -58,6 +65,10 @@ describe('loadConfig', () => {
         LOCKOUT_FAILURES: '3',
         LOCKOUT_MINUTES: '60',
         PASSWORD_MIN_LENGTH: '12',
+        LOGIN_THROTTLE_FAILURES: '40',
+        LOGIN_ADDRESS_FAILURES_PER_MINUTE: '200',
+        USER_TOKEN_SCOPES: 'Contents, STL,Contents',
+        PASSWORDLESS_LOGIN: 'true',
         CREDENTIAL_CACHE_SECONDS: '0',
         STL_SQL_MAX_ROWS: '50',
         STL_SQL_TIMEOUT_MS: '500',
@@ -72,6 +83,7 @@ describe('loadConfig', () => {
       nodeEnv: 'production',
       maxPerPage: 500,
       rateLimitPerMinute: 0,
+      trustProxy: 1,
       redisUrl: 'redis://:pw@cache:6379/2',
       redisKeyPrefix: 'cms-staging:',
       seedDemo: true,
@@ -79,9 +91,14 @@ describe('loadConfig', () => {
       accounts: {
         lockoutFailures: 3,
         lockoutMinutes: 60,
+        throttleFailures: 40,
+        addressFailuresPerMinute: 200,
+        userTokenScopes: ['Contents', 'STL'],
+        passwordlessLogin: true,
         passwordRule: { minLength: 12, letter: true, digit: true },
       },
       credentialCacheSeconds: 0,
+      stlSqlMaxBytes: 4 * 1024 * 1024,
       stlSqlMaxRows: 50,
       stlSqlTimeoutMs: 500,
       sqliteQueryTimeoutMs: 750,
@@ -106,6 +123,19 @@ describe('loadConfig', () => {
     expect(loadConfig({ WORKERS: '1' }).workers).toBe(1);
     expect(loadConfig({ WORKERS: '64' }).workers).toBe(64);
     expect(loadConfig({ WORKERS: '' }).workers).toBe(2);
+  });
+
+  test('TRUST_PROXY: off by default, a hop count, or a list of addresses, ranges and named ranges', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '0' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8,fd00::/8, 192.168.1.7' }).trustProxy).toEqual([
+      'loopback',
+      '10.0.0.0/8',
+      'fd00::/8',
+      '192.168.1.7',
+    ]);
   });
 
   test('an empty variable counts as unset', () => {
@@ -139,11 +169,36 @@ describe('loadConfig', () => {
       { RATE_LIMIT_PER_MINUTE: 'many' },
       "RATE_LIMIT_PER_MINUTE must be an integer from 0 to 1000000 (got 'many')",
     ],
+    [
+      { TRUST_PROXY: 'true' },
+      "TRUST_PROXY must be a hop count from 1 to 32, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal (got 'true')",
+    ],
+    [
+      { TRUST_PROXY: '10.0.0.0/33' },
+      "TRUST_PROXY must be a hop count from 1 to 32, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal (got '10.0.0.0/33')",
+    ],
+    [
+      { TRUST_PROXY: '99' },
+      "TRUST_PROXY must be a hop count from 1 to 32, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal (got '99')",
+    ],
     [{ REDIS_URL: 'http://:secret@cache' }, 'REDIS_URL must start with redis:// or rediss://'],
     [{ WORKERS: '65' }, "WORKERS must be an integer from 0 to 64 (got '65')"],
     [{ LOCKOUT_FAILURES: '0' }, "LOCKOUT_FAILURES must be an integer from 1 to 1000 (got '0')"],
     [{ LOCKOUT_MINUTES: 'soon' }, "LOCKOUT_MINUTES must be an integer from 1 to 10080 (got 'soon')"],
     [{ PASSWORD_MIN_LENGTH: '4' }, "PASSWORD_MIN_LENGTH must be an integer from 6 to 128 (got '4')"],
+    [
+      { LOGIN_THROTTLE_FAILURES: '0' },
+      "LOGIN_THROTTLE_FAILURES must be an integer from 1 to 100000 (got '0')",
+    ],
+    [
+      { LOGIN_ADDRESS_FAILURES_PER_MINUTE: 'lots' },
+      "LOGIN_ADDRESS_FAILURES_PER_MINUTE must be an integer from 1 to 100000 (got 'lots')",
+    ],
+    [
+      { USER_TOKEN_SCOPES: 'Contents,Users' },
+      'USER_TOKEN_SCOPES must be a comma-separated list of Contents, Channels, STL',
+    ],
+    [{ PASSWORDLESS_LOGIN: 'yes' }, "PASSWORDLESS_LOGIN must be true or false (got 'yes')"],
     [{ WORKERS: '-1' }, "WORKERS must be an integer from 0 to 64 (got '-1')"],
     [{ WORKERS: 'auto' }, "WORKERS must be an integer from 0 to 64 (got 'auto')"],
     [{ STL_SQL_MAX_ROWS: '0' }, "STL_SQL_MAX_ROWS must be an integer from 1 to 100000 (got '0')"],

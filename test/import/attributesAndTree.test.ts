@@ -29,7 +29,7 @@ function specAttributes(): Map<string, string> {
 }
 
 const KIND_OF_SPEC_TYPE: Record<string, string[]> = {
-  string: ['string'],
+  string: ['string', 'url', 'path'],
   'string holding a boolean word or a number': ['booleanWord', 'numberWord'],
   integer: ['integer'],
   boolean: ['boolean'],

@@ -94,6 +94,24 @@ describe('importDocument refuses a bad file as a whole', () => {
     ]);
   });
 
+  test('a text longer than the contract allows for its field is refused, as the API refuses it', async () => {
+    const errors = await failingImport(db, {
+      channels: [{ id: 12, siteId: 1, parentId: 1, channelName: 'c'.repeat(256) }],
+      contents: [
+        { id: 4, channelId: 10, title: 't'.repeat(256), body: 'b'.repeat(5_000_001) },
+        { id: 5, channelId: 10, title: '中'.repeat(255), tagNames: ['ok', 'x'.repeat(256)] },
+      ],
+      users: [{ userName: 'longmail', password: 'Secret123', email: `${'m'.repeat(250)}@example.org` }],
+    });
+    expect(errors).toEqual([
+      "channels[0] (id 12): field 'channelName' must be at most 255 characters",
+      "contents[0] (id 4): field 'title' must be at most 255 characters",
+      "contents[0] (id 4): field 'body' must be at most 5000000 characters",
+      "contents[1] (id 5): field 'tagNames[1]' must be at most 255 characters",
+      "users[0]: field 'email' must be at most 255 characters",
+    ]);
+  });
+
   test('references must exist, and belong to the same site', async () => {
     const errors = await failingImport(db, {
       channels: [

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import type { SqlExecutor } from '../../src/db/sandbox/executor.ts';
 import { closeSandboxes, sandboxFor } from '../../src/db/sandbox/index.ts';
 import { DomainError } from '../../src/domain/errors.ts';
-import type { SqlExecutor } from '../../src/domain/stl/sql/executor.ts';
 import { runSqlContents, type SandboxLimits, type SandboxWalls } from '../../src/domain/stl/sql/sandbox.ts';
 import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/database.ts';
 import { loadStlFixture } from './fixture.ts';

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { operations, Problem } from '../../client/src/index.ts';
 import { contract } from '../../src/contract.ts';
+import { sinceInstant } from '../../src/domain/stl/contents.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { startClient, type TypedClient } from '../support/client.ts';
 import { loadStlFixture } from './fixture.ts';
@@ -277,6 +278,11 @@ describe('stl/contents', () => {
     [{ since: '1w' }, [110]],
     [{ since: '2024-04-01' }, [106, 110, 105]],
     [{ since: '100y' }, [106, 101, 110, 102, 108, 105, 104]],
+    // The widest the contract allows, answered alike by both databases.
+    [{ since: '1000y' }, [106, 101, 110, 102, 108, 105, 104]],
+    [{ since: '9999m' }, [106, 101, 110, 102, 108, 105, 104]],
+    [{ since: '1000-01-01' }, [106, 101, 110, 102, 108, 105, 104]],
+    [{ since: '9999-12-31' }, []],
   ])('tag attributes %j (scope All)', async (query, expected) => {
     const response = await contents({ scope: 'All', ...query });
     expect(response.status).toBe(200);
@@ -317,7 +323,7 @@ describe('stl/contents', () => {
     [
       { since: '2024-02-30' },
       '/query/since',
-      "since '2024-02-30' is not a period (7d) or a date (yyyy-MM-dd)",
+      "since '2024-02-30' is not a period (7d, at most 1000y) or a date from 1000-01-01 (yyyy-MM-dd)",
     ],
     [{ totalNum: 1001 }, '/query/totalNum', 'totalNum must be at most 1000 (0 = all, up to 1000)'],
   ])('%j is a 400 naming the parameter', async (query, location, detail) => {
@@ -337,6 +343,11 @@ describe('stl/contents', () => {
     [{ totalNum: -1 }, 'totalNum'],
     [{ isTop: 'maybe' }, 'isTop'],
     [{ since: '7days' }, 'since'],
+    // Past what PostgreSQL's timestamps hold (it answered 500 for 9999y).
+    [{ since: '9999y' }, 'since'],
+    [{ since: '1001y' }, 'since'],
+    [{ since: '0999-12-31' }, 'since'],
+    [{ since: '0000-01-01' }, 'since'],
     [{ channelId: 'news' }, 'channelId'],
   ])('the contract refuses %j with a 400 naming %s', async (query, name) => {
     const response = await untyped('contents', query);
@@ -348,6 +359,15 @@ describe('stl/contents', () => {
     expect((await contents({ siteId: 9 })).status).toBe(404);
     expect((await contents({ channelIndex: 'nope' })).status).toBe(404);
   });
+});
+
+test('since names no instant before 1000 AD, whatever the caller (the contract refuses it first)', () => {
+  const now = new Date(2026, 5, 1);
+  expect(sinceInstant('1000y', now)?.getFullYear()).toBe(1026);
+  expect(sinceInstant('1001y', now)).toBeUndefined();
+  expect(sinceInstant('9999y', now)).toBeUndefined();
+  expect(sinceInstant('0999-12-31', now)).toBeUndefined();
+  expect(sinceInstant('1000-01-01', now)?.getFullYear()).toBe(1000);
 });
 
 describe('stl/content', () => {

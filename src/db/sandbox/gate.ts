@@ -1,5 +1,3 @@
-import { RateLimited } from '../../domain/errors.ts';
-
 /*
  * Fair sharing of a sandbox (docs/security/sql-sandbox.md, "Fair sharing"): at most `capacity`
  * queries run at once (the one SQLite process, the PostgreSQL pool's connections), at most
@@ -20,10 +18,16 @@ export interface GateLimits {
   perCaller: number;
 }
 
-/** The sandbox is busy: a 429 with Retry-After (src/http maps every RateLimited so). */
-export class SandboxBusy extends RateLimited {
-  constructor(message: string, retryAfterSeconds: number) {
-    super(message, retryAfterSeconds);
+/**
+ * The sandbox is busy; the client may retry after `retryAfterSeconds`. The domain words it as its
+ * RateLimited (a 429 with Retry-After): the data layer knows nothing of the domain's errors.
+ */
+export class SandboxBusy extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
     this.name = 'SandboxBusy';
   }
 }

@@ -1,5 +1,5 @@
-import type { SqlExecutor } from '../../domain/stl/sql/executor.ts';
 import { providerOf, sqliteFilePath } from '../client.ts';
+import type { SqlExecutor } from './executor.ts';
 import type { SandboxGate } from './gate.ts';
 import { PostgresSandbox } from './postgres.ts';
 import { SqliteSandbox } from './sqlite.ts';

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import type { ExecuteOptions, ExecuteOutcome, SqlExecutor } from '../../domain/stl/sql/executor.ts';
 import { SandboxUnavailable } from './errors.ts';
+import type { ExecuteOptions, ExecuteOutcome, SqlExecutor } from './executor.ts';
 import { SandboxGate } from './gate.ts';
 
 /*

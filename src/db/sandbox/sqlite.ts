@@ -2,8 +2,8 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { ExecuteOptions, ExecuteOutcome, SqlExecutor } from '../../domain/stl/sql/executor.ts';
 import { SandboxUnavailable } from './errors.ts';
+import type { ExecuteOptions, ExecuteOutcome, SqlExecutor } from './executor.ts';
 import { SandboxGate } from './gate.ts';
 import type { SandboxMessage, SandboxRequest } from './sqliteProtocol.ts';
 

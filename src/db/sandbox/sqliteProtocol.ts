@@ -1,4 +1,4 @@
-import type { ExecuteOutcome } from '../../domain/stl/sql/executor.ts';
+import type { ExecuteOutcome } from './executor.ts';
 
 /* Messages between the service and its SQLite sandbox process (sqlite.ts ⇄ sqliteChild.ts). */
 

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
-import { PUBLIC_VIEW_NAMES } from '../../domain/stl/sql/catalog.ts';
-import type { ExecuteOutcome } from '../../domain/stl/sql/executor.ts';
+import { PUBLIC_VIEW_NAMES } from './catalog.ts';
+import type { ExecuteOutcome } from './executor.ts';
 
 /*
  * The database wall of stl/sqlContents on SQLite, run inside the sandbox process on its read-only

@@ -1,7 +1,6 @@
 import type { Db } from '../../db/client.ts';
 import type { components } from '../../generated/openapi.ts';
 import { administratorAccounts } from '../logins/accounts.ts';
-import type { AccountPolicy } from '../logins/policy.ts';
 import { loginWithPassword } from '../logins/session.ts';
 import { SCOPES } from '../principal.ts';
 import { toAdministrator } from './view.ts';
@@ -14,11 +13,10 @@ export async function loginAdministrator(
   db: Db,
   request: LoginAdministratorRequest,
   secret: string,
-  policy: AccountPolicy,
   now: Date = new Date(),
 ): Promise<LoginAdministratorResponse> {
   const issued = await loginWithPassword(
-    administratorAccounts(db, policy),
+    administratorAccounts(db),
     request,
     { kind: 'administrator', scopes: SCOPES, secret },
     now,

@@ -13,6 +13,6 @@ export async function resetAdministratorPassword(
   request: ResetAdministratorPasswordRequest,
   policy: AccountPolicy,
 ): Promise<ResetAdministratorPasswordResponse> {
-  const row = await changePassword(administratorAccounts(db, policy), request, policy.passwordRule);
+  const row = await changePassword(administratorAccounts(db), request, policy.passwordRule);
   return { value: toAdministrator(row) };
 }

@@ -1,11 +1,13 @@
 import type { Db } from '../../db/client.ts';
+import type { Prisma } from '../../db/models.ts';
 import type { components } from '../../generated/openapi.ts';
-import type { Prisma } from '../../generated/prisma/sqlite/client.ts';
+import { assertMayGrantAccount } from '../access.ts';
 import { hashPlainPassword } from '../accounts/passwords.ts';
 import { accountProblems, identifier, type PasswordRule } from '../accounts/rules.ts';
 import { assertAccountUnique } from '../accounts/unique.ts';
 import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
+import type { Principal } from '../principal.ts';
 import { toAdministrator } from './view.ts';
 
 type UpdateAdministratorRequest = components['schemas']['UpdateAdministratorRequest'];
@@ -21,19 +23,29 @@ function date(field: string, text: string | undefined, problems: FieldProblem[])
 /**
  * Partial update: only the fields present change. A non-empty password is hashed (`""` leaves it
  * alone, so a record read from the list can be sent back). Locking, and a new password, end every
- * access token of the administrator; unlocking also ends a temporary lockout.
+ * access token of the administrator; unlocking also ends a temporary lockout. Setting a password
+ * or unlocking needs a caller that holds every scope (access.ts): an administrator's token carries
+ * them all, so otherwise the `Administrators` scope would be a way to every other.
  */
 export async function updateAdministrator(
   db: Db,
+  principal: Principal,
   id: number,
   given: UpdateAdministratorRequest | undefined,
   rule: PasswordRule,
 ): Promise<UpdateAdministratorResponse> {
   const request = given ?? {};
-  const existing = await db.administrator.findUnique({ where: { id }, select: { id: true } });
-  if (existing === null) throw notFound(`Administrator ${id} does not exist`);
+  const lock =
+    request.isLockedOut === undefined ? undefined : String(request.isLockedOut).toLowerCase() === 'true';
   const newPassword =
     request.password === undefined || request.password === '' ? undefined : request.password;
+  if (newPassword !== undefined || lock === false) {
+    const what =
+      newPassword === undefined ? 'Unlocking an administrator' : "Setting an administrator's password";
+    assertMayGrantAccount(principal, { kind: 'administrator' }, what);
+  }
+  const existing = await db.administrator.findUnique({ where: { id }, select: { id: true } });
+  if (existing === null) throw notFound(`Administrator ${id} does not exist`);
   const problems = accountProblems({ userName: request.userName, password: newPassword }, rule);
   const creationDate = date('creationDate', request.creationDate, problems);
   const lastActivityDate = date('lastActivityDate', request.lastActivityDate, problems);
@@ -43,8 +55,6 @@ export async function updateAdministrator(
   const mobile = request.mobile === undefined ? undefined : identifier(request.mobile);
   await assertAccountUnique(db, 'administrators', { userName: request.userName, email, mobile }, id);
 
-  const lock =
-    request.isLockedOut === undefined ? undefined : String(request.isLockedOut).toLowerCase() === 'true';
   const data: Prisma.AdministratorUpdateManyMutationInput = {
     userName: request.userName,
     displayName: request.displayName,

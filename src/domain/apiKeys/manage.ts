@@ -17,6 +17,9 @@ import { joinScopes, parseScopes } from './scopes.ts';
  * The `ApiKeys` scope must not be a way to more power: an API key may create or grant only scopes
  * it carries itself, and may change, delete or reset only keys whose scopes it carries (resetting
  * a stronger key would hand its caller that key). An administrator's token carries every scope.
+ * Nor may it be a way to looser limits: a key it creates or changes is never looser than itself
+ * (expiry no later, rate limit no higher), so it never loosens its own either, and it resets only
+ * keys no looser than itself. A limit left out of a key it creates is its own.
  */
 
 export type ApiKeyRecord = components['schemas']['ApiKey'];
@@ -64,6 +67,46 @@ function assertCarries(principal: Principal, scopes: Iterable<Scope>, what: stri
   if (missing.length === 0) return;
   const names = missing.map((scope) => `'${scope}'`).join(', ');
   throw forbidden(`${what} needs the ${names} scope, which these credentials do not carry`);
+}
+
+/** A key's limits: when it stops working and its requests a minute (null: never, unlimited). */
+interface Limits {
+  expiresAt: Date | null;
+  rateLimitPerMinute: number | null;
+}
+
+/** The limits of the calling key; null for a caller without any (an administrator's token). */
+async function callerLimits(db: Db, principal: Principal): Promise<Limits | null> {
+  if (principal.kind !== 'apiKey') return null;
+  const row = await db.apiKey.findUnique({
+    where: { id: principal.apiKeyId },
+    select: { expiresAt: true, rateLimitPerMinute: true },
+  });
+  // Deleted since it authenticated: it may not act at all.
+  if (row === null) throw forbidden('The calling API key no longer exists');
+  return row;
+}
+
+/** Throws `forbidden` when `limits` are looser than the caller's own. */
+function assertNoLooser(caller: Limits | null, limits: Limits, what: string): void {
+  if (caller === null) return;
+  const problems: string[] = [];
+  if (
+    caller.expiresAt !== null &&
+    (limits.expiresAt === null || limits.expiresAt.getTime() > caller.expiresAt.getTime())
+  ) {
+    problems.push(`expire no later than ${formatDateTime(caller.expiresAt)}`);
+  }
+  if (
+    caller.rateLimitPerMinute !== null &&
+    (limits.rateLimitPerMinute === null || limits.rateLimitPerMinute > caller.rateLimitPerMinute)
+  ) {
+    problems.push(`allow no more than ${caller.rateLimitPerMinute} requests a minute`);
+  }
+  if (problems.length === 0) return;
+  throw forbidden(
+    `${what} must ${problems.join(' and ')}, as the calling key does: a key is never looser than its maker`,
+  );
 }
 
 /** The expiry of a request: undefined when absent, null to remove, else a date in the future. */
@@ -116,13 +159,17 @@ export async function createApiKey(
   now = new Date(),
 ): Promise<IssuedApiKeyRecord> {
   assertCarries(principal, request.scopes, 'Granting these scopes');
-  const expiresAt = expiryOf(request.expiresAt, now);
-  const { id, key } = await issueApiKey(db, {
-    title: request.title,
-    scopes: request.scopes,
-    expiresAt,
-    rateLimitPerMinute: request.rateLimitPerMinute,
-  });
+  const caller = await callerLimits(db, principal);
+  const limits: Limits = {
+    expiresAt:
+      expiryOf(request.expiresAt, now) ?? (request.expiresAt === null ? null : (caller?.expiresAt ?? null)),
+    rateLimitPerMinute:
+      request.rateLimitPerMinute === undefined
+        ? (caller?.rateLimitPerMinute ?? null)
+        : request.rateLimitPerMinute,
+  };
+  assertNoLooser(caller, limits, 'The new key');
+  const { id, key } = await issueApiKey(db, { title: request.title, scopes: request.scopes, ...limits });
   return { key, apiKey: toRecord(await existing(db, id)) };
 }
 
@@ -137,6 +184,15 @@ export async function updateApiKey(
   assertCarries(principal, parseScopes(current.scopes), `Changing API key ${id}`);
   if (request.scopes !== undefined) assertCarries(principal, request.scopes, 'Granting these scopes');
   const expiresAt = expiryOf(request.expiresAt, now);
+  assertNoLooser(
+    await callerLimits(db, principal),
+    {
+      expiresAt: expiresAt === undefined ? current.expiresAt : expiresAt,
+      rateLimitPerMinute:
+        request.rateLimitPerMinute === undefined ? current.rateLimitPerMinute : request.rateLimitPerMinute,
+    },
+    `API key ${id}`,
+  );
   await writeChecked(db, current, {
     title: request.title,
     scopes: request.scopes === undefined ? undefined : joinScopes(request.scopes),
@@ -161,6 +217,8 @@ export async function deleteApiKey(db: Db, principal: Principal, id: number): Pr
 export async function resetApiKey(db: Db, principal: Principal, id: number): Promise<IssuedApiKeyRecord> {
   const current = await existing(db, id);
   assertCarries(principal, parseScopes(current.scopes), `Resetting API key ${id}`);
+  // A new secret of a looser key would be a looser key in the caller's hands.
+  assertNoLooser(await callerLimits(db, principal), current, `API key ${id}, to be reset,`);
   const key = generateApiKey();
   await writeChecked(db, current, { digest: digestApiKey(key) });
   return { key, apiKey: toRecord(current) };

@@ -1,7 +1,9 @@
 /*
  * The captcha's own 5×7 bitmap font: one glyph per character a code may use. Each row is five
  * cells, `#` drawn and `.` blank. The alphabet leaves out the characters a person confuses once
- * they are distorted: O and 0, 1, I and L are absent.
+ * they are distorted: O and 0, 1, I and L are absent. The renderer draws strokes between the
+ * cells' centres, so V narrows from its third row: drawn as strokes, a V that stays wide to the
+ * fifth row reads as a U.
  */
 
 export const GLYPH_WIDTH = 5;
@@ -26,7 +28,7 @@ const FONT = {
   S: ['.####', '#....', '#....', '.###.', '....#', '....#', '####.'],
   T: ['#####', '..#..', '..#..', '..#..', '..#..', '..#..', '..#..'],
   U: ['#...#', '#...#', '#...#', '#...#', '#...#', '#...#', '.###.'],
-  V: ['#...#', '#...#', '#...#', '#...#', '#...#', '.#.#.', '..#..'],
+  V: ['#...#', '#...#', '.#.#.', '.#.#.', '.#.#.', '..#..', '..#..'],
   W: ['#...#', '#...#', '#...#', '#.#.#', '#.#.#', '#.#.#', '.#.#.'],
   X: ['#...#', '#...#', '.#.#.', '..#..', '.#.#.', '#...#', '#...#'],
   Y: ['#...#', '#...#', '.#.#.', '..#..', '..#..', '..#..', '..#..'],

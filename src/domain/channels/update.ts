@@ -5,7 +5,7 @@ import { resolveAlias } from '../aliases.ts';
 import { assertNoProblems, conflict, type FieldProblem, notFound } from '../errors.ts';
 import { joinList } from '../lists.ts';
 import { requireSite } from '../records.ts';
-import { linkUrlProblem } from '../safeText.ts';
+import { pathSegmentProblem, urlProblem } from '../safeText.ts';
 import { type Precondition, refuseUnlessMissing, versionFilter } from '../versions.ts';
 import type { ChannelFormA } from './forms.ts';
 import { filePathProblem } from './paths.ts';
@@ -13,8 +13,12 @@ import { channelWithChildren } from './read.ts';
 
 export type UpdateChannelRequest = components['schemas']['UpdateChannelRequest'];
 
-const TEXT_FIELDS = ['imageUrl', 'content', 'linkType', 'description'] as const;
+const TEXT_FIELDS = ['content', 'linkType', 'description'] as const;
 const PATH_FIELDS = ['filePath', 'channelFilePathRule', 'contentFilePathRule'] as const;
+const URL_FIELDS = [
+  ['imageUrl', 'resource'],
+  ['linkUrl', 'link'],
+] as const;
 const TEMPLATE_FIELDS = ['channelTemplateId', 'contentTemplateId'] as const;
 
 /** The column changes an update asks for; a create (./create.ts) reads its body by the same rules. */
@@ -30,7 +34,13 @@ export function channelChanges(body: UpdateChannelRequest): Partial<Channel> {
     { field: 'channelIndex', value: body.channelIndex },
     problems,
   );
-  if (indexName !== undefined) changes.indexName = indexName.trim() === '' ? null : indexName.trim();
+  if (indexName !== undefined) {
+    const trimmed = indexName.trim();
+    const problem = trimmed === '' ? undefined : pathSegmentProblem(trimmed);
+    if (problem)
+      problems.push({ field: body.indexName === undefined ? 'channelIndex' : 'indexName', message: problem });
+    else changes.indexName = trimmed === '' ? null : trimmed;
+  }
   for (const field of PATH_FIELDS) {
     const value = body[field];
     if (value === undefined) continue;
@@ -39,10 +49,12 @@ export function channelChanges(body: UpdateChannelRequest): Partial<Channel> {
     else changes[field] = value;
   }
   for (const field of TEXT_FIELDS) if (body[field] !== undefined) changes[field] = body[field];
-  if (body.linkUrl !== undefined) {
-    const problem = linkUrlProblem(body.linkUrl);
-    if (problem) problems.push({ field: 'linkUrl', message: problem });
-    else changes.linkUrl = body.linkUrl;
+  for (const [field, kind] of URL_FIELDS) {
+    const value = body[field];
+    if (value === undefined) continue;
+    const problem = urlProblem(value, kind);
+    if (problem) problems.push({ field, message: problem });
+    else changes[field] = value;
   }
   if (body.keywords !== undefined) changes.keywords = joinList(body.keywords);
   if (body.groupNames !== undefined) changes.groupNames = joinList(body.groupNames);

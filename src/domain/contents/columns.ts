@@ -1,5 +1,4 @@
-import type { Content } from '../../db/models.ts';
-import { Prisma } from '../../generated/prisma/sqlite/client.ts';
+import { type Content, MODEL_FIELDS } from '../../db/models.ts';
 import { type FieldKind, fieldKind, schemaProperties } from '../contractSchemas.ts';
 
 /*
@@ -34,7 +33,7 @@ type Unlisted = Exclude<NullableColumn, (typeof NULLABLE_COLUMNS)[number]>;
 const everyNullableListed: [Unlisted] extends [never] ? true : Unlisted = true;
 void everyNullableListed;
 
-const MODEL_COLUMNS = new Set<string>(Object.values(Prisma.ContentScalarFieldEnum));
+const MODEL_COLUMNS = new Set<string>(MODEL_FIELDS.Content);
 
 function buildCatalogue(): ReadonlyMap<string, ContentColumn> {
   const catalogue = new Map<string, ContentColumn>();

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../../db/client.ts';
+import { readCostly } from '../../db/costlyReads.ts';
 import { identifier, joinSql, keyword, type Sql, sql } from '../../db/sql.ts';
 import type { OrderKey } from './query.ts';
 
@@ -56,7 +57,8 @@ export async function cachedCount(
   if (stored) return Number(stored.count);
 
   // The generation and the count in one statement: both from the same snapshot.
-  const [counted] = await db.$queryRaw<{ generation: number | bigint; total: number | bigint }[]>(
+  const [counted] = await readCostly<{ generation: number | bigint; total: number | bigint }>(
+    db,
     sql`SELECT ${currentGeneration(siteId)} AS "generation", (SELECT COUNT(*) FROM "Content" ${where}) AS "total"`,
   );
   const generation = BigInt(counted?.generation ?? 0);
@@ -138,7 +140,8 @@ export async function pageMarks(
   // One pass: the generation, the total and the marks from one snapshot (the first row carries the
   // total even when there are fewer matches than one mark).
   const columns = keys.map((orderKey, index) => sql`${orderKey.column} AS ${identifier(`k${index}`)}`);
-  const rows = await db.$queryRaw<Record<string, unknown>[]>(
+  const rows = await readCostly<Record<string, unknown>>(
+    db,
     sql`SELECT ${currentGeneration(siteId)} AS "generation", m.* FROM (
       SELECT COUNT(*) OVER () AS "total", ROW_NUMBER() OVER (${orderBy}) AS "n", ${joinSql(columns)}
       FROM "Content" ${where}) AS m

@@ -1,6 +1,7 @@
 import type { Db, DbProvider } from '../../db/client.ts';
+import { readCostly } from '../../db/costlyReads.ts';
 import type { Content } from '../../db/models.ts';
-import { type Sql, sql } from '../../db/sql.ts';
+import { joinSql, type Sql, sql } from '../../db/sql.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
 import { requireSite } from '../records.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
@@ -55,10 +56,35 @@ function pageWindow(request: ListContentsRequest, sitePageSize: number, maxPerPa
   return { perPage, offset: (page - 1) * perPage };
 }
 
-/** A page's rows: its ids picked first (from index entries, see listContents), then the rows. */
-function pageRows(db: Db, where: Sql, orderBy: Sql, perPage: number, offset: number): Promise<Content[]> {
-  return db.$queryRaw<Content[]>(
-    sql`SELECT * FROM "Content" WHERE "id" IN (SELECT "id" FROM "Content" ${where} ${orderBy} LIMIT ${perPage} OFFSET ${offset}) ${orderBy}`,
+/**
+ * The rows of these contents, in this order (ids of contents deleted since they were picked are
+ * left out). Reading whole rows by id is cheap, and stays on the client's own connection.
+ */
+export async function contentsInOrder(db: Db, ids: readonly number[]): Promise<Content[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.$queryRaw<Content[]>(sql`SELECT * FROM "Content" WHERE "id" IN (${joinSql(ids)})`);
+  const byId = new Map(rows.map((row) => [Number(row.id), row]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
+/**
+ * A page's rows: its ids picked first, from index entries (see listContents) — the costly part,
+ * which runs as a costly read (src/db/costlyReads.ts) — then the rows.
+ */
+async function pageRows(
+  db: Db,
+  where: Sql,
+  orderBy: Sql,
+  perPage: number,
+  offset: number,
+): Promise<Content[]> {
+  const picked = await readCostly<{ id: number | bigint }>(
+    db,
+    sql`SELECT "id" FROM "Content" ${where} ${orderBy} LIMIT ${perPage} OFFSET ${offset}`,
+  );
+  return contentsInOrder(
+    db,
+    picked.map((row) => Number(row.id)),
   );
 }
 

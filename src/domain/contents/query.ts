@@ -1,6 +1,7 @@
 import type { DbProvider } from '../../db/client.ts';
+import { likeTokens, likeToRegex } from '../../db/likePatterns.ts';
 import { identifier, joinSql, keyword, type Sql, sql } from '../../db/sql.ts';
-import { timeLimitCondition } from '../../db/sqliteTimeLimit.ts';
+import { likeCondition, timeLimitCondition } from '../../db/sqliteLimitedSql.ts';
 import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, DomainError, type FieldProblem, invalid } from '../errors.ts';
 import { CONTENT_COLUMN_NAMES, type ContentColumn, contentColumn } from './columns.ts';
@@ -105,21 +106,35 @@ function escapeLike(text: string): string {
 }
 
 /**
+ * PostgreSQL's LIKE is kept for patterns up to this many characters: one call on a 5 MB text then
+ * stays well under a second past statement_timeout (bench/HOSTILE.md); longer ones run as regular
+ * expressions, which the statement timeout interrupts (src/db/likePatterns.ts).
+ */
+const POSTGRES_LIKE_MAX_PATTERN = 16;
+
+/**
  * Case-insensitive LIKE with `\\` as the escape character on both databases. SQLite's LIKE already
  * ignores (ASCII) case. On PostgreSQL, `lower(x) LIKE lower(p)` is what ILIKE itself computes in a
  * multi-byte (UTF-8) database — same answers — but it lowers the pattern once per query rather
  * than once per row (a 1,000-character pattern made that the whole cost), and the trigram index
- * on lower("title") serves it.
+ * on lower("title") serves it, as it serves the regular expression of a long pattern (lowered the
+ * same way: lower() leaves the expression's own signs as they are).
  */
-function likeSql(expression: Sql, pattern: string, provider: DbProvider): Sql {
-  return provider === 'postgresql'
-    ? sql`lower(${expression}) LIKE lower(${pattern}) ESCAPE '\\'`
-    : sql`${expression} LIKE ${pattern} ESCAPE '\\'`;
+function likeSql(expression: Sql, pattern: string, provider: DbProvider, issuedAt: IssuedAt): Sql {
+  if (provider === 'postgresql') {
+    const regex = pattern.length > POSTGRES_LIKE_MAX_PATTERN ? likeToRegex(pattern) : undefined;
+    return regex === undefined
+      ? sql`lower(${expression}) LIKE lower(${pattern}) ESCAPE '\\'`
+      : sql`lower(${expression}) ~ lower(${regex})`;
+  }
+  return issuedAt === undefined
+    ? sql`${expression} LIKE ${pattern} ESCAPE '\\'`
+    : likeCondition(expression, pattern, issuedAt);
 }
 
 /** True when the comma-joined list column holds `name` (case-insensitively). */
-function listHas(column: Sql, name: string, provider: DbProvider): Sql {
-  return likeSql(sql`(',' || ${column} || ',')`, `%,${escapeLike(name.trim())},%`, provider);
+function listHas(column: Sql, name: string, provider: DbProvider, issuedAt: IssuedAt): Sql {
+  return likeSql(sql`(',' || ${column} || ',')`, `%,${escapeLike(name.trim())},%`, provider, issuedAt);
 }
 
 /** The list columns whose items the ContentLabel table holds, with the kind it files them under. */
@@ -170,7 +185,14 @@ function readValue(value: WhereRule['value'], column: ContentColumn, name: strin
   }
 }
 
-function compileWhere(rule: WhereRule, siteId: number, provider: DbProvider): Sql {
+/**
+ * SQLite: when the query whose conditions are compiled was issued, for the time limit its LIKE
+ * tests carry (src/db/sqliteTimeLimit.ts); undefined for the conditions as a plain filter (what a
+ * stored count is filed under) and on PostgreSQL, where statement_timeout bounds the statement.
+ */
+type IssuedAt = number | undefined;
+
+function compileWhere(rule: WhereRule, siteId: number, provider: DbProvider, issuedAt: IssuedAt): Sql {
   const column = contentColumn(rule.column);
   if (!column)
     throw invalid(`unknown column '${rule.column}'; allowed columns: ${CONTENT_COLUMN_NAMES.join(', ')}`);
@@ -191,11 +213,16 @@ function compileWhere(rule: WhereRule, siteId: number, provider: DbProvider): Sq
     // A long pattern costs time on every row it is tried against (and blocks SQLite's one thread).
     if (String(rule.value).length > MAX_PATTERN_LENGTH)
       throw invalid(`a ${rule.operator} pattern must be at most ${MAX_PATTERN_LENGTH} characters`);
+    // PostgreSQL fails such a statement; SQLite's LIKE matches nothing. Both: a client mistake.
+    if (likeTokens(String(rule.value)) === undefined)
+      throw invalid(
+        `a ${rule.operator} pattern must not end with a lone '\\' (write '\\\\' for a backslash)`,
+      );
     // SQLite: the title is tested as lower("title"), which a SQLite-only index holds beside the
     // narrow list columns (migration content_count_cache), so a title pattern is tested on index
     // entries, not on whole rows. Same answer: SQLite's LIKE and its lower() both fold ASCII only.
     const subject = provider === 'sqlite' && column.column === 'title' ? sql`lower(${raw})` : expression;
-    const match = likeSql(subject, String(rule.value), provider);
+    const match = likeSql(subject, String(rule.value), provider, issuedAt);
     return operator === 'like' ? match : sql`NOT (${match})`;
   }
 
@@ -209,7 +236,7 @@ function compileWhere(rule: WhereRule, siteId: number, provider: DbProvider): Sq
       const names = items.filter((item) => item !== '');
       const kind = LABEL_KINDS[column.column];
       if (kind === undefined || names.length === 0) {
-        const has = anyOf(names.map((item) => listHas(raw, item, provider)));
+        const has = anyOf(names.map((item) => listHas(raw, item, provider, issuedAt)));
         return operator === 'in' ? has : sql`NOT ${has}`;
       }
       const has = labelled(siteId, kind, names);
@@ -227,7 +254,9 @@ function compileWhere(rule: WhereRule, siteId: number, provider: DbProvider): Sq
     const kind = LABEL_KINDS[column.column];
     // An empty name matches an empty item (',,' in the joined text), which ContentLabel does not hold.
     const has =
-      kind === undefined || item === '' ? listHas(raw, item, provider) : labelled(siteId, kind, [item]);
+      kind === undefined || item === ''
+        ? listHas(raw, item, provider, issuedAt)
+        : labelled(siteId, kind, [item]);
     return operator === '=' ? has : sql`NOT (${has})`;
   }
   if (column.kind === 'boolean' && operator !== '=' && operator !== '!=')
@@ -314,18 +343,23 @@ function channelCondition(
  */
 export function compileContentQuery(filter: ContentFilter, provider: DbProvider): CompiledContentQuery {
   const problems: FieldProblem[] = [];
+  const issuedAt = provider === 'sqlite' ? Date.now() : undefined;
   const site = sql`"siteId" = ${filter.siteId}`;
   const conditions: Sql[] = [site, sql`"recycled" = ${false}`];
+  // The same conditions as the statement runs them: LIKE tests under SQLite's time limit.
+  const limited: Sql[] = [...conditions];
   const tallied: Sql[] = [site];
   let narrowed = false;
-  const narrow = (condition: Sql) => {
+  const narrow = (condition: Sql, asRun = condition) => {
     conditions.push(condition);
+    limited.push(asRun);
     narrowed = true;
   };
 
   if (filter.channels !== undefined) {
     const channels = channelCondition(filter.siteId, filter.channels);
     conditions.push(channels);
+    limited.push(channels);
     tallied.push(channels);
   }
   for (const flag of ['checked', 'top', 'recommend', 'hot', 'color'] as const) {
@@ -334,6 +368,7 @@ export function compileContentQuery(filter: ContentFilter, provider: DbProvider)
     const condition = sql`${identifier(flag)} = ${value}`;
     if (flag === 'checked') {
       conditions.push(condition);
+      limited.push(condition);
       tallied.push(condition);
     } else narrow(condition);
   }
@@ -350,7 +385,11 @@ export function compileContentQuery(filter: ContentFilter, provider: DbProvider)
   if (filter.addedSince !== undefined) narrow(sql`"addDate" >= ${filter.addedSince}`);
   (filter.wheres ?? []).forEach((rule, index) => {
     try {
-      narrow(compileWhere(rule, filter.siteId, provider));
+      const condition = compileWhere(rule, filter.siteId, provider, undefined);
+      narrow(
+        condition,
+        issuedAt === undefined ? condition : compileWhere(rule, filter.siteId, provider, issuedAt),
+      );
     } catch (error) {
       // A rule's own problem is reported at that rule's place in the filter.
       if (!(error instanceof DomainError)) throw error;
@@ -362,7 +401,7 @@ export function compileContentQuery(filter: ContentFilter, provider: DbProvider)
   assertNoProblems(problems);
   // SQLite: first among the row tests, the time limit that keeps a costly filter from holding the
   // process's one thread (src/db/sqliteTimeLimit.ts); PostgreSQL has statement_timeout.
-  const limited = provider === 'sqlite' ? [timeLimitCondition(), ...conditions] : conditions;
+  if (issuedAt !== undefined) limited.unshift(timeLimitCondition(issuedAt));
   return {
     where: sql`WHERE ${joinSql(limited, ' AND ')}`,
     matchWhere: sql`WHERE ${joinSql(conditions, ' AND ')}`,

@@ -6,7 +6,7 @@ import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
 import { joinList } from '../lists.ts';
 import { requireSite } from '../records.ts';
-import { linkUrlProblem } from '../safeText.ts';
+import { urlProblem } from '../safeText.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
 import { type Precondition, refuseUnlessMissing, versionFilter } from '../versions.ts';
 import { type ContentFormA, toContentFormA } from './forms.ts';
@@ -20,14 +20,13 @@ const TEXT_FIELDS = [
   'writingUserName',
   'title',
   'subTitle',
-  'imageUrl',
-  'videoUrl',
-  'fileUrl',
   'summary',
   'author',
   'source',
   'linkType',
 ] as const;
+/** URL-valued fields, each under the one URL rule (src/domain/safeText.ts). */
+const URL_FIELDS = ['imageUrl', 'videoUrl', 'fileUrl'] as const;
 const INTEGER_FIELDS = ['taxis', 'sourceId', 'referenceId', 'templateId'] as const;
 const COUNT_FIELDS = ['hits', 'hitsByDay', 'hitsByWeek', 'hitsByMonth'] as const;
 const FLAG_FIELDS = ['top', 'recommend', 'hot', 'color'] as const;
@@ -40,6 +39,7 @@ const DATE_FIELDS = ['addDate', 'lastEditDate', 'lastHitsDate'] as const;
  */
 export const HANDLED_UPDATE_FIELDS = [
   ...TEXT_FIELDS,
+  ...URL_FIELDS,
   ...INTEGER_FIELDS,
   ...COUNT_FIELDS,
   ...FLAG_FIELDS,
@@ -87,8 +87,15 @@ export function contentChanges(body: UpdateContentRequest, siteLevel: number): P
     problems,
   );
   if (text !== undefined) set('body', text);
+  for (const field of URL_FIELDS) {
+    const value = body[field];
+    if (value === undefined) continue;
+    const problem = urlProblem(value);
+    if (problem) problems.push({ field, message: problem });
+    else set(field, value);
+  }
   if (body.linkUrl !== undefined) {
-    const problem = body.linkUrl === null ? undefined : linkUrlProblem(body.linkUrl);
+    const problem = body.linkUrl === null ? undefined : urlProblem(body.linkUrl, 'link');
     if (problem) problems.push({ field: 'linkUrl', message: problem });
     else set('linkUrl', body.linkUrl);
   }

@@ -1,12 +1,5 @@
 import type { z } from 'zod';
-import type {
-  Administrator,
-  ApiKey,
-  Channel,
-  Content,
-  Site,
-  User,
-} from '../../generated/prisma/sqlite/client.ts';
+import type { Administrator, ApiKey, Channel, Content, Site, User } from '../../db/models.ts';
 import { parseScopes } from '../apiKeys/scopes.ts';
 import type {
   administratorFileSchema,

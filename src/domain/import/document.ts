@@ -1,4 +1,5 @@
 import type { ZodType, z } from 'zod';
+import { contractSchema, type JsonSchema, refName, schemaProperties } from '../contractSchemas.ts';
 import { type SiteAttributes, validateSiteAttributes } from '../sites/attributes.ts';
 import { describeIssues, type ImportProblems, idOf, type RecordRef } from './fields.ts';
 import {
@@ -131,6 +132,71 @@ interface RecordTypes {
 type RecordParser<T> = (raw: unknown, ref: RecordRef, problems: ImportProblems) => T | undefined;
 
 /**
+ * The contract's schema whose `maxLength`s bound each table's stored texts: an import stores no
+ * value the API would refuse for being too long (docs/security/time-limits.md lists the limits).
+ */
+const LENGTH_SCHEMAS: Readonly<Record<Table, string>> = {
+  sites: 'Site',
+  channels: 'UpdateChannelRequest',
+  contents: 'UpdateContentRequest',
+  users: 'CreateUserRequest',
+  administrators: 'UpdateAdministratorRequest',
+  apiKeys: 'CreateApiKeyRequest',
+};
+
+const resolved = (schema: JsonSchema): JsonSchema => {
+  const name = refName(schema);
+  return name === undefined ? schema : resolved(contractSchema(name));
+};
+
+/** Each field's longest text, and its items' (lists), as the contract bounds them. */
+function lengthLimits(table: Table): Map<string, { max?: number; itemMax?: number }> {
+  const limits = new Map<string, { max?: number; itemMax?: number }>();
+  const numberOf = (value: unknown) => (typeof value === 'number' ? value : undefined);
+  for (const [field, property] of schemaProperties(LENGTH_SCHEMAS[table])) {
+    // A field may be one schema or a choice of them (a name list: a joined string or an array).
+    const choices = [resolved(property)].flatMap((schema) => [schema, ...(schema.anyOf ?? []).map(resolved)]);
+    let max: number | undefined;
+    let itemMax: number | undefined;
+    for (const schema of choices) {
+      max ??= numberOf(schema.maxLength);
+      if (schema.items !== undefined) itemMax ??= numberOf(resolved(schema.items).maxLength);
+    }
+    if (max !== undefined || itemMax !== undefined) limits.set(field, { max, itemMax });
+  }
+  return limits;
+}
+
+const LENGTH_LIMITS = new Map<Table, ReturnType<typeof lengthLimits>>();
+
+/** JSON Schema's maxLength counts characters (code points), not UTF-16 units. */
+const characters = (text: string) => {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+};
+
+function lengthProblems(table: Table, raw: Record<string, unknown>): string[] {
+  let limits = LENGTH_LIMITS.get(table);
+  if (limits === undefined) {
+    limits = lengthLimits(table);
+    LENGTH_LIMITS.set(table, limits);
+  }
+  const problems: string[] = [];
+  for (const [field, { max, itemMax }] of limits) {
+    const value = raw[field];
+    if (typeof value === 'string' && max !== undefined && characters(value) > max)
+      problems.push(`field '${field}' must be at most ${max} characters`);
+    if (Array.isArray(value) && itemMax !== undefined)
+      value.forEach((item, index) => {
+        if (typeof item === 'string' && characters(item) > itemMax)
+          problems.push(`field '${field}[${index}]' must be at most ${itemMax} characters`);
+      });
+  }
+  return problems;
+}
+
+/**
  * Parses one record. `finish` completes a record whose fields passed (checks that need the whole
  * record, reshaping); it reports its own problems and returns undefined on failure.
  */
@@ -151,7 +217,11 @@ function recordParser<S extends ZodType, T = z.output<S>>(
     }
     const { input, problems: fieldProblems } = schemaInput(table, raw);
     const result = schema.safeParse(input);
-    const messages = [...(result.success ? [] : describeIssues(result.error.issues, raw)), ...fieldProblems];
+    const messages = [
+      ...(result.success ? [] : describeIssues(result.error.issues, raw)),
+      ...fieldProblems,
+      ...lengthProblems(table, raw),
+    ];
     for (const message of messages) problems.add(ref, message);
     return result.success && messages.length === 0 ? finish(result.data, raw, ref, problems) : undefined;
   };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Prisma } from '../../generated/prisma/sqlite/client.ts';
+import type { Prisma } from '../../db/models.ts';
 import type { StoredPassword } from '../accounts/passwords.ts';
 import { type AccountKind, UNIQUE_ACCOUNT_FIELDS, type UniqueAccountField } from '../accounts/rules.ts';
 import { type ReviewState, reviewStateOfDecision, reviewStateOfLevel } from '../contents/review.ts';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Prisma } from '../../generated/prisma/sqlite/client.ts';
+import type { Prisma } from '../../db/models.ts';
 import {
   type ChannelLink,
   computeChannelTree,

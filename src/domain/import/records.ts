@@ -5,7 +5,7 @@ import { filePathProblem } from '../channels/paths.ts';
 import { isValidCheckedLevel } from '../contents/review.ts';
 import { digestApiKey } from '../crypto/apiKeys.ts';
 import { SCOPES } from '../principal.ts';
-import { linkUrlProblem } from '../safeText.ts';
+import { pathSegmentProblem, type UrlKind, urlProblem } from '../safeText.ts';
 import {
   count,
   dateTime,
@@ -35,11 +35,12 @@ const filePath = text
     if (problem) context.addIssue({ code: 'custom', message: problem });
   })
   .default('');
-/** A link: relative, or http(s), mailto or tel; never a script-bearing scheme (as the API requires). */
-const checkLink = (value: string | null, context: z.RefinementCtx) => {
-  const problem = value === null ? undefined : linkUrlProblem(value);
+/** A URL-valued field under the one URL rule the API applies (src/domain/safeText.ts). */
+const checkUrl = (kind: UrlKind) => (value: string | null, context: z.RefinementCtx) => {
+  const problem = value === null ? undefined : urlProblem(value, kind);
   if (problem) context.addIssue({ code: 'custom', message: problem });
 };
+const resourceUrl = text.superRefine(checkUrl('resource')).default('');
 /** E-mail, mobile and openId: "" means none, kept as NULL so uniqueness applies to real values only. */
 const optionalUnique = text.optional().transform(identifier);
 
@@ -86,6 +87,10 @@ export const channelSchema = recordSchema({
   channelName: requiredText,
   indexName: text
     .trim()
+    .superRefine((value, context) => {
+      const problem = value === '' ? undefined : pathSegmentProblem(value);
+      if (problem) context.addIssue({ code: 'custom', message: problem });
+    })
     .optional()
     .transform((value) => (value ? value : null)),
   groupNames: nameList.default(''),
@@ -93,12 +98,12 @@ export const channelSchema = recordSchema({
   addDate: dateTime.optional(),
   createdDate: dateTime.optional(),
   lastModifiedDate: dateTime.optional(),
-  imageUrl: optionalText(),
+  imageUrl: resourceUrl,
   content: optionalText(),
   filePath,
   channelFilePathRule: filePath,
   contentFilePathRule: filePath,
-  linkUrl: text.superRefine(checkLink).default(''),
+  linkUrl: text.superRefine(checkUrl('link')).default(''),
   keywords: optionalText(),
   description: optionalText(),
   contentModelPluginId: optionalText(),
@@ -150,9 +155,9 @@ export const contentSchema = recordSchema({
   body: text.optional(),
   title: optionalText(),
   subTitle: optionalText(),
-  imageUrl: optionalText(),
-  videoUrl: optionalText(),
-  fileUrl: optionalText(),
+  imageUrl: resourceUrl,
+  videoUrl: resourceUrl,
+  fileUrl: resourceUrl,
   summary: optionalText(),
   author: optionalText(),
   source: optionalText(),
@@ -161,7 +166,7 @@ export const contentSchema = recordSchema({
   hot: flag.default(false),
   color: flag.default(false),
   linkType: optionalText('None'),
-  linkUrl: nullableText.superRefine(checkLink).default(null),
+  linkUrl: nullableText.superRefine(checkUrl('link')).default(null),
   addUserName: optionalText(),
   lastEditUserName: optionalText(),
   writingUserName: optionalText(),
@@ -193,7 +198,7 @@ export const userSchema = recordSchema({
   email: optionalUnique,
   mobile: optionalUnique,
   openId: optionalUnique,
-  avatarUrl: optionalText(),
+  avatarUrl: resourceUrl,
   groupId: optionalCount,
   createDate: dateTime.optional(),
   lastResetPasswordDate: dateTime.optional(),

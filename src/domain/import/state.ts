@@ -1,5 +1,5 @@
+import type { Prisma } from '../../db/models.ts';
 import { identifier, joinSql, sql } from '../../db/sql.ts';
-import type { Prisma } from '../../generated/prisma/sqlite/client.ts';
 import { type AccountKind, UNIQUE_ACCOUNT_FIELDS, type UniqueAccountField } from '../accounts/rules.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
 import type { ParsedDocument, Table } from './document.ts';

@@ -2,12 +2,12 @@ import type { Db } from '../../db/client.ts';
 import type { Administrator, User } from '../../db/models.ts';
 import type { StoredPassword } from '../accounts/passwords.ts';
 import type { AccountKind } from '../accounts/rules.ts';
-import { type AccountPolicy, DEFAULT_ACCOUNT_POLICY } from './policy.ts';
 
 /*
  * What logging in and changing a password need of an account table, for users and administrators
- * alike. Counters change with atomic increments, so concurrent failures on several nodes are all
- * counted, and the lockout lives in the database: it holds across nodes and restarts.
+ * alike. The failure count kept on the account is a record for its administrators (atomic
+ * increments, so concurrent failures on several nodes are all counted); the lockout and throttles
+ * that act on failures live in the shared state, per account and address (attempts.ts).
  */
 
 export interface AccountStore<R extends { id: number } & StoredPassword> {
@@ -17,8 +17,8 @@ export interface AccountStore<R extends { id: number } & StoredPassword> {
   /** An administrator's or the account's own lock (not the temporary lockout); unapproved users too. */
   blocked(row: R): boolean;
   lockedUntil(row: R): Date | null;
-  /** Counts a failed login; every `lockoutFailures`-th in a row starts a lockout. */
-  failed(id: number, now: Date): Promise<void>;
+  /** Records a failed login on the account (never a lock: see attempts.ts). */
+  failed(id: number): Promise<void>;
   /** Resets the failures, counts the login and records the activity. */
   succeeded(id: number, now: Date): Promise<R>;
   /** Sets a new password; every access token issued before stops working. */
@@ -48,10 +48,6 @@ const byAnyName = (account: string) => ({
  * unify), so the data of each write is made once here and each store only sends it.
  */
 const countFailure = { countOfFailedLogin: { increment: 1 } };
-const lockout = (failures: number, now: Date, policy: AccountPolicy) =>
-  failures % policy.lockoutFailures === 0
-    ? { lockedUntil: new Date(now.getTime() + policy.lockoutMinutes * 60_000) }
-    : undefined;
 const loginSucceeded = (now: Date) => ({
   countOfFailedLogin: 0,
   lockedUntil: null,
@@ -74,20 +70,14 @@ const passwordChanged = (stored: StoredPassword, now: Date) => ({
 });
 const tokensRevoked = { tokenVersion: { increment: 1 } };
 
-export function userAccounts(db: Db, policy: AccountPolicy = DEFAULT_ACCOUNT_POLICY): AccountStore<User> {
+export function userAccounts(db: Db): AccountStore<User> {
   return {
     kind: 'users',
     find: async (account) => pick(await db.user.findMany({ where: byAnyName(account) }), account),
     blocked: (row) => row.locked || !row.checked,
     lockedUntil: (row) => row.lockedUntil,
-    async failed(id, now) {
-      const row = await db.user.update({
-        where: { id },
-        data: countFailure,
-        select: { countOfFailedLogin: true },
-      });
-      const locked = lockout(row.countOfFailedLogin, now, policy);
-      if (locked) await db.user.update({ where: { id }, data: locked });
+    async failed(id) {
+      await db.user.updateMany({ where: { id }, data: countFailure });
     },
     succeeded: (id, now) => db.user.update({ where: { id }, data: loginSucceeded(now) }),
     changePassword: (id, stored, now) =>
@@ -101,23 +91,14 @@ export function userAccounts(db: Db, policy: AccountPolicy = DEFAULT_ACCOUNT_POL
   };
 }
 
-export function administratorAccounts(
-  db: Db,
-  policy: AccountPolicy = DEFAULT_ACCOUNT_POLICY,
-): AccountStore<Administrator> {
+export function administratorAccounts(db: Db): AccountStore<Administrator> {
   return {
     kind: 'administrators',
     find: async (account) => pick(await db.administrator.findMany({ where: byAnyName(account) }), account),
     blocked: (row) => row.isLockedOut,
     lockedUntil: (row) => row.lockedUntil,
-    async failed(id, now) {
-      const row = await db.administrator.update({
-        where: { id },
-        data: countFailure,
-        select: { countOfFailedLogin: true },
-      });
-      const locked = lockout(row.countOfFailedLogin, now, policy);
-      if (locked) await db.administrator.update({ where: { id }, data: locked });
+    async failed(id) {
+      await db.administrator.updateMany({ where: { id }, data: countFailure });
     },
     succeeded: (id, now) => db.administrator.update({ where: { id }, data: loginSucceeded(now) }),
     changePassword: (id, stored, now) =>

@@ -1,14 +1,24 @@
 import { createHash } from 'node:crypto';
 import type { SharedState } from '../../state/port.ts';
 import type { AccountKind } from '../accounts/rules.ts';
-import { RateLimited, secondsUntil } from '../errors.ts';
-import { ATTEMPT_WINDOW_MS, ATTEMPTS_PER_WINDOW } from './policy.ts';
+import { DomainError, RateLimited, secondsUntil } from '../errors.ts';
+import { loginFailed } from './authenticate.ts';
+import { type AccountPolicy, ADDRESS_WINDOW_MS } from './policy.ts';
 
 /*
- * Rate limits of logins and password changes, on top of the lockout: a guesser is slowed per
- * account (whatever address it uses) and per address (whatever account it tries). The counters live
- * in the shared state, so every node counts together. Keys hold a digest of the account, never the
- * name itself.
+ * Brute-force protection of logins and password changes (docs/security/credentials.md "Lockout and
+ * throttles"). Only failures count, so a site's back end signing many members in from one address
+ * is never slowed; and the hard lockout is keyed to the account AND the address, so failures from
+ * elsewhere never lock the owner out of their own address:
+ * - lockout: `lockoutFailures` failures of one account from one address refuse that address on that
+ *   account (even with the right password) for `lockoutMinutes`;
+ * - account-wide throttle: past `throttleFailures` failures of the account from every address in
+ *   that window, an address that has itself failed on the account is answered 429 until the window
+ *   ends (an address without failures, such as the owner's, still gets through);
+ * - address ceiling: `addressFailuresPerMinute` failures from one address, whatever the accounts,
+ *   answer 429 until the minute ends.
+ * The counters live in the shared state, so every node counts together. Keys hold a digest of the
+ * account, never the name itself.
  */
 
 export interface Attempt {
@@ -23,29 +33,83 @@ function digest(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
-/** The shared-state counters an attempt counts against: its account's and its address's. */
-export function attemptKeys(attempt: Attempt): string[] {
-  return [
-    `login:account:${attempt.kind}:${digest(attempt.account.trim().toLowerCase())}`,
-    `login:address:${attempt.address}`,
-  ];
+/** The shared-state counters an attempt is judged by. */
+export function attemptKeys(attempt: Attempt) {
+  const account = `${attempt.kind}:${digest(attempt.account.trim().toLowerCase())}`;
+  return {
+    /** Failures from the address, whatever the accounts (a one-minute window). */
+    address: `login:address:${attempt.address}`,
+    /** Failures of the account from every address (the throttle's window). */
+    account: `login:account:${account}`,
+    /** Failures (and attempts under way) of the account from this address, since its last success. */
+    pair: `login:pair:${account}:${attempt.address}`,
+    /** Present while this address is locked out of this account. */
+    lock: `login:lock:${account}:${attempt.address}`,
+  };
 }
 
-/**
- * Counts one attempt against its account and its address. Over either limit it throws RateLimited
- * (429, with the seconds until the fuller window ends), before any password is checked.
- */
-export async function limitAttempt(
-  state: SharedState,
-  attempt: Attempt,
-  now: Date = new Date(),
-): Promise<void> {
-  const counters = await Promise.all(
-    attemptKeys(attempt).map((key) => state.increment(key, ATTEMPT_WINDOW_MS)),
-  );
-  const over = counters.filter((counter) => counter.count > ATTEMPTS_PER_WINDOW);
-  if (over.length === 0) return;
-  const resetAt = new Date(Math.max(...over.map((counter) => counter.resetAt.getTime())));
+function tooMany(resetAt: Date, now: Date): RateLimited {
   const retryAfter = secondsUntil(resetAt, now.getTime());
-  throw new RateLimited(`Too many login or password attempts; retry in ${retryAfter} seconds`, retryAfter);
+  return new RateLimited(
+    `Too many failed login or password attempts; retry in ${retryAfter} seconds`,
+    retryAfter,
+  );
+}
+
+const isLoginFailure = (error: unknown) => error instanceof DomainError && error.code === 'login-failed';
+
+/**
+ * Runs one login or password change (`check`, which throws the `login-failed` DomainError when the
+ * account or password is wrong) under the protection above: refused before `check` runs when a
+ * limit holds, its failure counted, its success clearing the account's failures.
+ */
+export async function guardAttempt<T>(
+  state: SharedState,
+  policy: AccountPolicy,
+  attempt: Attempt,
+  check: () => Promise<T>,
+  now: Date = new Date(),
+): Promise<T> {
+  const keys = attemptKeys(attempt);
+  const lockoutMs = policy.lockoutMinutes * 60_000;
+  const [address, lock, account] = await Promise.all([
+    state.get(keys.address),
+    state.get(keys.lock),
+    state.get(keys.account),
+  ]);
+  if (address !== undefined && address.count >= policy.addressFailuresPerMinute) {
+    throw tooMany(address.resetAt, now);
+  }
+  // A locked-out address gets the answer of any failed login: it learns nothing about the password.
+  if (lock !== undefined && lock.count > 0) throw loginFailed();
+  // Counted before the check, so that attempts made at once from one address cannot pass the lockout.
+  const pair = await state.increment(keys.pair, lockoutMs);
+  const failedBefore = pair.count > 1;
+  if (account !== undefined && account.count >= policy.throttleFailures && failedBefore) {
+    await state.decrement(keys.pair);
+    throw tooMany(account.resetAt, now);
+  }
+  if (pair.count > policy.lockoutFailures) {
+    await state.decrement(keys.pair);
+    throw loginFailed();
+  }
+  let result: T;
+  try {
+    result = await check();
+  } catch (error) {
+    if (!isLoginFailure(error)) {
+      await state.decrement(keys.pair);
+      throw error;
+    }
+    await Promise.all([
+      state.increment(keys.address, ADDRESS_WINDOW_MS),
+      state.increment(keys.account, lockoutMs),
+      pair.count === policy.lockoutFailures
+        ? state.increment(keys.lock, lockoutMs).then(() => state.reset(keys.pair))
+        : undefined,
+    ]);
+    throw error;
+  }
+  await Promise.all([state.reset(keys.pair), state.reset(keys.account)]);
+  return result;
 }

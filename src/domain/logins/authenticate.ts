@@ -25,7 +25,7 @@ function dummyPassword(): Promise<StoredPassword> {
 
 /**
  * The account, when it exists, may log in now and `md5Password` is its password. A wrong password
- * counts toward the lockout; refusals of a blocked or locked-out account do not need to.
+ * is recorded on the account; the lockout counts every refusal (attempts.ts).
  */
 export async function authenticate<R extends { id: number } & StoredPassword>(
   store: AccountStore<R>,
@@ -37,7 +37,7 @@ export async function authenticate<R extends { id: number } & StoredPassword>(
   const matches = await verifyMd5Password(md5Password, row ?? (await dummyPassword()));
   if (row === null) throw loginFailed();
   if (!matches) {
-    await store.failed(row.id, now);
+    await store.failed(row.id);
     throw loginFailed();
   }
   if (store.blocked(row) || isLockedOut(store.lockedUntil(row), now)) throw loginFailed();

@@ -1,5 +1,7 @@
+import { filePathProblem } from '../channels/paths.ts';
 import { formatDateTime, parseDateTime } from '../dates.ts';
 import { readJsonObject } from '../jsonObject.ts';
+import { urlProblem } from '../safeText.ts';
 import { DEFAULT_CHANNEL_FILE_PATH_RULE, DEFAULT_CONTENT_FILE_PATH_RULE } from '../urls.ts';
 
 /*
@@ -10,6 +12,10 @@ import { DEFAULT_CHANNEL_FILE_PATH_RULE, DEFAULT_CONTENT_FILE_PATH_RULE } from '
 
 type Kind =
   | 'string'
+  /** An address: a path on the site or an http(s) URL (the one URL rule, src/domain/safeText.ts). */
+  | 'url'
+  /** A path relative to the site, or a file-path rule (src/domain/channels/paths.ts). */
+  | 'path'
   /** A string holding a boolean word ("True"/"False"), as the original system stores it. */
   | 'booleanWord'
   /** A string holding a whole number ("" = not set, as the original system allows). */
@@ -27,21 +33,21 @@ const KINDS = {
   charset: 'string',
   waterMarkFormatString: 'string',
   waterMarkFontName: 'string',
-  waterMarkImagePath: 'string',
-  separatedWebUrl: 'string',
-  webUrl: 'string',
-  separatedAssetsUrl: 'string',
-  assetsDir: 'string',
-  assetsUrl: 'string',
-  channelFilePathRule: 'string',
-  contentFilePathRule: 'string',
+  waterMarkImagePath: 'path',
+  separatedWebUrl: 'url',
+  webUrl: 'url',
+  separatedAssetsUrl: 'url',
+  assetsDir: 'path',
+  assetsUrl: 'url',
+  channelFilePathRule: 'path',
+  contentFilePathRule: 'path',
   configExportType: 'string',
   configExportPeriods: 'string',
   configExportDisplayAttributes: 'string',
   configExportIsChecked: 'string',
-  configSelectImageCurrentUrl: 'string',
-  configSelectVideoCurrentUrl: 'string',
-  configSelectFileCurrentUrl: 'string',
+  configSelectImageCurrentUrl: 'url',
+  configSelectVideoCurrentUrl: 'url',
+  configSelectFileCurrentUrl: 'url',
   siteSettingsCollection: 'string',
   imageUploadDirectoryName: 'string',
   imageUploadDateFormatString: 'string',
@@ -247,6 +253,10 @@ function problemOf(name: SiteAttributeName, value: unknown): string | undefined 
   }
   if (typeof value !== 'string') return 'must be a string';
   switch (kind) {
+    case 'url':
+      return urlProblem(value);
+    case 'path':
+      return filePathProblem(value);
     case 'booleanWord':
       return BOOLEAN_WORD.test(value) ? undefined : 'must be a string holding "True" or "False"';
     case 'numberWord':

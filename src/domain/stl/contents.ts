@@ -1,7 +1,8 @@
 import type { Db, DbProvider } from '../../db/client.ts';
-import type { Content } from '../../db/models.ts';
+import { readCostly } from '../../db/costlyReads.ts';
 import { sql } from '../../db/sql.ts';
 import { type ContentFormB, toContentFormB } from '../contents/forms.ts';
+import { contentsInOrder } from '../contents/list.ts';
 import { type ContentFilter, compileContentQuery, type OrderRule } from '../contents/query.ts';
 import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, invalidFields, notFound } from '../errors.ts';
@@ -78,6 +79,12 @@ const ORDERS: Record<StlOrder, readonly OrderRule[] | 'random'> = {
 };
 
 const PERIOD = /^(\d{1,4})([hdwmy])$/;
+/**
+ * The longest period in years, and the first year of a date: the instant stays one both databases
+ * compute (PostgreSQL's timestamps have no year 0 and begin in 4713 BC; the contract says the same).
+ */
+const MAX_SINCE_YEARS = 1000;
+const SINCE_DATE = /^[1-9]\d{3}-\d{2}-\d{2}$/;
 
 /**
  * The instant `since` names: a period before `now` (`12h`, `7d`, `2w`, `3m`, `1y`; months and years
@@ -87,6 +94,7 @@ export function sinceInstant(since: string, now: Date): Date | undefined {
   const period = PERIOD.exec(since);
   if (period) {
     const amount = Number(period[1]);
+    if (period[2] === 'y' && amount > MAX_SINCE_YEARS) return undefined;
     const start = new Date(now);
     switch (period[2]) {
       case 'h':
@@ -106,7 +114,7 @@ export function sinceInstant(since: string, now: Date): Date | undefined {
     }
     return start;
   }
-  return /^\d{4}-\d{2}-\d{2}$/.test(since) ? parseDateTime(since) : undefined;
+  return SINCE_DATE.test(since) ? parseDateTime(since) : undefined;
 }
 
 function filterOf(
@@ -122,7 +130,7 @@ function filterOf(
   if (request.since !== undefined && addedSince === undefined)
     problems.push({
       field: 'since',
-      message: `'${request.since}' is not a period (7d) or a date (yyyy-MM-dd)`,
+      message: `'${request.since}' is not a period (7d, at most ${MAX_SINCE_YEARS}y) or a date from 1000-01-01 (yyyy-MM-dd)`,
     });
   assertNoProblems(problems);
   return {
@@ -163,8 +171,14 @@ export async function listStlContents(
   const scope = request.scope ?? 'Self';
   const channels = scope === 'All' ? undefined : { channelId: channel.id, scope };
   const { where, orderBy } = compileContentQuery(filterOf(request, site.id, channels, now), provider);
-  const rows = await db.$queryRaw<Content[]>(
-    sql`SELECT * FROM "Content" ${where} ${orderBy} LIMIT ${limit} OFFSET ${offset}`,
+  // The ids as a costly read (src/db/costlyReads.ts), then the rows.
+  const picked = await readCostly<{ id: number | bigint }>(
+    db,
+    sql`SELECT "id" FROM "Content" ${where} ${orderBy} LIMIT ${limit} OFFSET ${offset}`,
+  );
+  const rows = await contentsInOrder(
+    db,
+    picked.map((row) => Number(row.id)),
   );
   return rows.map(toContentFormB);
 }

@@ -1,9 +1,13 @@
 import type { Db } from '../../db/client.ts';
 import type { components } from '../../generated/openapi.ts';
+import { assertMayGrantAccount } from '../access.ts';
 import { hashPlainPassword } from '../accounts/passwords.ts';
 import { accountProblems, identifier, type PasswordRule } from '../accounts/rules.ts';
 import { assertAccountUnique } from '../accounts/unique.ts';
 import { assertNoProblems, type FieldProblem } from '../errors.ts';
+import type { AccountPolicy } from '../logins/policy.ts';
+import type { Principal } from '../principal.ts';
+import { urlProblem } from '../safeText.ts';
 import { toUser, type User } from './view.ts';
 
 type CreateUserRequest = components['schemas']['CreateUserRequest'];
@@ -19,9 +23,21 @@ function wordIsTrue(word: string | boolean | undefined, fallback: boolean): bool
 /**
  * Registers a user. The rules (user name, password, e-mail) are all reported at once; then the
  * user name, e-mail, mobile and openId must be free. A race between two creations of the same name
- * ends in the database's unique index, which the HTTP layer answers as the same conflict.
+ * ends in the database's unique index, which the HTTP layer answers as the same conflict. A new
+ * user comes with a password, so its creator must hold what the user's token will carry (access.ts).
  */
-export async function createUser(db: Db, request: CreateUserRequest, rule: PasswordRule): Promise<User> {
+export async function createUser(
+  db: Db,
+  principal: Principal,
+  request: CreateUserRequest,
+  policy: Pick<AccountPolicy, 'passwordRule' | 'userTokenScopes'>,
+): Promise<User> {
+  assertMayGrantAccount(
+    principal,
+    { kind: 'user', userTokenScopes: policy.userTokenScopes },
+    'Creating a user with a password',
+  );
+  const rule: PasswordRule = policy.passwordRule;
   const email = identifier(request.email);
   const problems: FieldProblem[] = accountProblems(
     { userName: request.userName, password: request.password },
@@ -29,6 +45,8 @@ export async function createUser(db: Db, request: CreateUserRequest, rule: Passw
   );
   if (email !== null && !EMAIL.test(email))
     problems.push({ field: 'email', message: 'must be an e-mail address' });
+  const avatarProblem = request.avatarUrl === undefined ? undefined : urlProblem(request.avatarUrl);
+  if (avatarProblem) problems.push({ field: 'avatarUrl', message: avatarProblem });
   assertNoProblems(problems);
   const candidate = {
     userName: request.userName,

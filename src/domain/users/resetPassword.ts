@@ -12,5 +12,5 @@ export async function resetUserPassword(
   request: ResetUserPasswordRequest,
   policy: AccountPolicy,
 ): Promise<User> {
-  return toUser(await changePassword(userAccounts(db, policy), request, policy.passwordRule));
+  return toUser(await changePassword(userAccounts(db), request, policy.passwordRule));
 }

@@ -1,15 +1,9 @@
 import { resetAdministratorPassword as reset } from '../../domain/administrators/resetPassword.ts';
-import { limitAttempt } from '../../domain/logins/attempts.ts';
+import { guardAttempt } from '../../domain/logins/attempts.ts';
 import type { Handler } from '../types.ts';
 
-export const resetAdministratorPassword: Handler<'resetAdministratorPassword'> = async (
-  { body },
-  context,
-) => {
-  await limitAttempt(context.state, {
-    kind: 'administrators',
-    account: body.account,
-    address: context.clientAddress,
-  });
-  return reset(context.db, body, context.config.accounts);
+export const resetAdministratorPassword: Handler<'resetAdministratorPassword'> = ({ body }, context) => {
+  const policy = context.config.accounts;
+  const attempt = { kind: 'administrators' as const, account: body.account, address: context.clientAddress };
+  return guardAttempt(context.state, policy, attempt, () => reset(context.db, body, policy));
 };

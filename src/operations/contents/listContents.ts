@@ -1,5 +1,12 @@
+import { readsAsMember } from '../../domain/access.ts';
 import { listContents as listSiteContents } from '../../domain/contents/list.ts';
 import type { Handler } from '../types.ts';
 
-export const listContents: Handler<'listContents'> = ({ body }, { db, provider, config }) =>
-  listSiteContents(db, provider, body, config.maxPerPage);
+// A site member's token lists approved contents only, whatever the filter asks.
+export const listContents: Handler<'listContents'> = ({ body, principal }, { db, provider, config }) =>
+  listSiteContents(
+    db,
+    provider,
+    readsAsMember(principal) ? { ...body, checked: true } : body,
+    config.maxPerPage,
+  );

@@ -1,4 +1,4 @@
-import type { SqlDialect } from './executor.ts';
+import type { SqlDialect } from '../../../db/sandbox/executor.ts';
 
 /*
  * Functions a sandboxed query may call: string, math, date and aggregate functions, nothing that

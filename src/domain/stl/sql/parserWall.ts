@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type sqliteBuild from 'node-sql-parser/build/sqlite.js';
-import { ALLOWED_RELATIONS, PUBLIC_VIEWS } from './catalog.ts';
-import type { SqlDialect } from './executor.ts';
+import { ALLOWED_RELATIONS, PUBLIC_VIEWS } from '../../../db/sandbox/catalog.ts';
+import type { SqlDialect } from '../../../db/sandbox/executor.ts';
 import {
   checkFunctionArguments,
   isAllowedCastType,

@@ -1,5 +1,5 @@
-import { rowKey } from './catalog.ts';
-import type { RawResult } from './executor.ts';
+import { rowKey } from '../../../db/sandbox/catalog.ts';
+import type { RawResult } from '../../../db/sandbox/executor.ts';
 
 /*
  * Rows as the contract shows them, the same whatever the database: keys through rowKey (camelCase

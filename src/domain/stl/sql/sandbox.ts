@@ -1,5 +1,7 @@
-import { invalidFields } from '../../errors.ts';
-import type { SqlExecutor } from './executor.ts';
+import type { ExecuteOptions, ExecuteOutcome, SqlExecutor } from '../../../db/sandbox/executor.ts';
+import { SandboxBusy } from '../../../db/sandbox/gate.ts';
+import { sandboxFor } from '../../../db/sandbox/index.ts';
+import { invalidFields, RateLimited } from '../../errors.ts';
 import { checkWithParser } from './parserWall.ts';
 import { normaliseRows, type SqlRow } from './rows.ts';
 
@@ -50,7 +52,7 @@ export async function runSqlContents(
   }
   // One statement: a final semicolon is dropped so that the executor may wrap the text.
   const sql = queryString.trim().replace(/;+$/, '');
-  const outcome = await executor.execute(sql, {
+  const outcome = await executeOrBusy(executor, sql, {
     maxRows: walls.limits ? limits.maxRows : undefined,
     maxBytes: walls.limits ? limits.maxBytes : undefined,
     timeoutMs: walls.limits ? limits.timeoutMs : undefined,
@@ -71,4 +73,28 @@ export async function runSqlContents(
     case 'failed':
       throw refuse(`failed in the database: ${outcome.reason}`);
   }
+}
+
+/** The executor's outcome; a busy sandbox is the client's 429 (RateLimited), with its Retry-After. */
+async function executeOrBusy(
+  executor: SqlExecutor,
+  sql: string,
+  options: ExecuteOptions,
+): Promise<ExecuteOutcome> {
+  try {
+    return await executor.execute(sql, options);
+  } catch (error) {
+    if (error instanceof SandboxBusy) throw new RateLimited(error.message, error.retryAfterSeconds);
+    throw error;
+  }
+}
+
+/** stl/sqlContents on the service's own database, through its sandbox (src/db/sandbox). */
+export function runSqlContentsOn(
+  databaseUrl: string,
+  queryString: string,
+  limits: SandboxLimits,
+  caller: string,
+) {
+  return runSqlContents(sandboxFor(databaseUrl), queryString, limits, caller);
 }

@@ -1,6 +1,7 @@
 /*
- * The port between the sandbox's rules (here, in the domain) and the database that runs a query
- * (src/db/sandbox). An executor owns the database wall (read-only connection or transaction, the
+ * What the sandbox's rules (src/domain/stl/sql) ask of the database that runs a query: the data
+ * layer's sandboxes (./index.ts) implement it, and the domain drives them through it without
+ * knowing which database it is. An executor owns the database wall (read-only connection or transaction, the
  * restricted role on PostgreSQL, the bytecode check on SQLite) and enforces the limits it is given;
  * it reports how a query ended instead of throwing, so that the domain words every refusal.
  */

@@ -1,0 +1,165 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createDb } from '../src/db/client.ts';
+import { applyMigrations } from '../src/db/migrate/index.ts';
+import {
+  createDatabase,
+  dropDatabase,
+  uniqueDatabaseName,
+  withDatabase,
+} from '../src/db/migrate/postgres.ts';
+import { importDocument } from '../src/domain/import/index.ts';
+import { WORST_CASE_WHERES, worstCaseTexts } from '../test/support/worstCase.ts';
+import { freePort, startProcess, stopProcess, waitForAnswer } from './processes.ts';
+
+/*
+ * `npx tsx bench/timeLimits.ts [sqlite|postgresql]`: how fast ping and a get-by-id are answered
+ * while hostile content filters run (docs/security/time-limits.md). The service runs as users
+ * start it (the default two workers, tsx); three contents hold every text column long (a 4 MB
+ * body, 200 KB elsewhere) and HOSTILE_SENDERS clients (default 4: two per worker) send, one
+ * after the other for HOSTILE_SECONDS (default 10), the list filter of 20 long Like/NotLike
+ * patterns over every text column (test/support/worstCase.ts, which the tests use too). A
+ * prober meanwhile asks ping and a get-by-id every 20 ms. PostgreSQL: BENCH_POSTGRES_URL (default
+ * postgresql://postgres@127.0.0.1:5432/postgres). Figures go to bench/HOSTILE.md.
+ */
+
+const provider = process.argv[2] === 'postgresql' ? 'postgresql' : 'sqlite';
+const SENDERS = Number(process.env.HOSTILE_SENDERS ?? 4);
+const SECONDS = Number(process.env.HOSTILE_SECONDS ?? 10);
+const ROOT = process.cwd();
+const work = join(ROOT, '.tmp', `timelimits-${process.pid}`);
+const apiKey = randomBytes(24).toString('hex');
+
+const HOSTILE_FILTER = { siteId: 1, wheres: WORST_CASE_WHERES };
+
+async function prepare(): Promise<{ url: string; drop: () => Promise<void> }> {
+  let url: string;
+  let drop: () => Promise<void>;
+  if (provider === 'sqlite') {
+    url = `file:${join(work, 'timelimits.db')}`;
+    drop = async () => {};
+  } else {
+    const server = process.env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+    const name = uniqueDatabaseName('bench_timelimits');
+    await createDatabase(server, name);
+    url = withDatabase(server, name);
+    drop = () => dropDatabase(server, name);
+  }
+  await applyMigrations(url);
+  const { db } = await createDb(url);
+  try {
+    await importDocument(db, {
+      sites: [{ id: 1, siteDir: 'hostile', siteName: 'Hostile', isRoot: true }],
+      channels: [{ id: 2, siteId: 1, parentId: 1, channelName: 'News' }],
+      contents: [1, 2, 3, 4].map((id) => ({ id, channelId: 2, title: `Content ${id}`, checkedLevel: 1 })),
+      apiKeys: [{ title: 'bench', key: apiKey, scopes: ['Contents'] }],
+    });
+    // Past the contract's limits, as data written by other means can be.
+    for (const id of [1, 2, 3]) await db.content.update({ where: { id }, data: worstCaseTexts() });
+  } finally {
+    await db.$disconnect();
+  }
+  return { url, drop };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+const summary = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return `${values.length} | ${percentile(sorted, 50).toFixed(1)} | ${percentile(sorted, 99).toFixed(1)} | ${(sorted.at(-1) ?? Number.NaN).toFixed(1)}`;
+};
+
+async function timed(url: string, init?: RequestInit): Promise<{ ms: number; status: number }> {
+  const start = performance.now();
+  const response = await fetch(url, init);
+  await response.arrayBuffer();
+  return { ms: performance.now() - start, status: response.status };
+}
+
+/** Ping and get-by-id latencies, every 20 ms, until `until` resolves. */
+async function probe(base: string, until: Promise<unknown>) {
+  let done = false;
+  void until.then(() => {
+    done = true;
+  });
+  const ping: number[] = [];
+  const get: number[] = [];
+  const failures: number[] = [];
+  while (!done) {
+    const [a, b] = await Promise.all([
+      timed(`${base}/api/v1/ping`),
+      timed(`${base}/api/v1/contents/1/2/4`, { headers: { 'x-ss-api-key': apiKey } }),
+    ]);
+    ping.push(a.ms);
+    get.push(b.ms);
+    if (a.status !== 200) failures.push(a.status);
+    if (b.status !== 200) failures.push(b.status);
+    await sleep(20);
+  }
+  return { ping, get, failures };
+}
+
+async function main() {
+  mkdirSync(work, { recursive: true });
+  const { url, drop } = await prepare();
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const started = startProcess(
+    join(ROOT, 'node_modules/.bin/tsx'),
+    ['src/main.ts'],
+    {
+      ...process.env,
+      PORT: String(port),
+      DATABASE_URL: url,
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MINUTE: '0',
+      CMS_SECRET: 'bench-secret-that-is-at-least-32-characters',
+      REDIS_URL: '',
+    },
+    ROOT,
+  );
+  try {
+    await waitForAnswer(`${base}/api/v1/ping`, started, performance.now());
+    const quiet = await probe(base, sleep(3000));
+
+    const statuses = new Map<number, number>();
+    const hostileMs: number[] = [];
+    const deadline = performance.now() + SECONDS * 1000;
+    const senders = Array.from({ length: SENDERS }, async () => {
+      while (performance.now() < deadline) {
+        const { ms, status } = await timed(`${base}/api/v1/contents`, {
+          method: 'POST',
+          headers: { 'x-ss-api-key': apiKey, 'content-type': 'application/json' },
+          body: JSON.stringify(HOSTILE_FILTER),
+        });
+        hostileMs.push(ms);
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      }
+    });
+    const loaded = await probe(base, Promise.all(senders));
+
+    console.log(`### ${provider}: ${SENDERS} hostile senders for ${SECONDS} s (two workers)\n`);
+    console.log('| requests | n | p50 ms | p99 ms | max ms |');
+    console.log('|---|---|---|---|---|');
+    console.log(`| ping, quiet | ${summary(quiet.ping)} |`);
+    console.log(`| get-by-id, quiet | ${summary(quiet.get)} |`);
+    console.log(`| ping, under hostile filters | ${summary(loaded.ping)} |`);
+    console.log(`| get-by-id, under hostile filters | ${summary(loaded.get)} |`);
+    console.log(`| the hostile filter itself | ${summary(hostileMs)} |`);
+    console.log(
+      `\nhostile answers: ${[...statuses].map(([status, n]) => `${n} × ${status}`).join(', ')}; probe failures: ${loaded.failures.length + quiet.failures.length}`,
+    );
+  } finally {
+    await stopProcess(started);
+    await drop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,198 @@
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Db } from './client.ts';
+import type { Sql } from './sql.ts';
+
+/*
+ * Reads whose cost depends on the data — the content filters of the list and of stl/contents
+ * (counts, page marks, the ids of a page) — run, on SQLite, in a thread of their own
+ * (costlyReadsThread.ts). better-sqlite3 runs a statement on the calling thread; on the worker's
+ * event loop even a statement its time limit ends (src/db/sqliteTimeLimit.ts) would hold every
+ * other request — ping, a get-by-id — until then. In the thread it holds only the content filters
+ * queued behind it, and the time limit, counted from when the request compiled its filter, bounds
+ * their wait too. On PostgreSQL, and for a client createDb did not make, they are ordinary queries.
+ */
+
+export interface CostlyReadsSetup {
+  file: string;
+  limitMs: number;
+  /** The page cache of the thread's connection, in KiB, as the client's (unset: the build default). */
+  cacheKib?: number | undefined;
+}
+
+export interface CostlyReadRequest {
+  id: number;
+  sql: string;
+  params: unknown[];
+}
+
+export type CostlyReadReply =
+  | { id: number; rows: Record<string, unknown>[] }
+  | { id: number; error: { code: string; message: string } };
+
+/** A failure of the thread's statement, with SQLite's (or the time limit's) code for the HTTP layer. */
+class CostlyReadError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The thread ended (or never started): answered like any unreachable database (503). */
+class CostlyReadsUnavailable extends Error {
+  readonly kind = 'ConnectionClosed';
+}
+
+/**
+ * The thread runs the way the service itself runs: compiled JavaScript under dist/, or TypeScript
+ * through tsx (a worker thread's entry is not loaded through `--import tsx`, so a two-line
+ * JavaScript entry registers tsx and then imports the thread's file).
+ */
+const COMPILED = import.meta.url.endsWith('.js');
+const THREAD_URL = new URL(COMPILED ? './costlyReadsThread.js' : './costlyReadsThread.ts', import.meta.url);
+const THREAD: string | URL = COMPILED
+  ? THREAD_URL
+  : new URL(
+      `data:text/javascript,${encodeURIComponent(
+        `const { register } = await import(${JSON.stringify(
+          // The package's ESM entry of `tsx/esm/api` (its exports map); resolve() would give the CommonJS one.
+          pathToFileURL(
+            join(
+              dirname(createRequire(import.meta.url).resolve('tsx/package.json')),
+              'dist/esm/api/index.mjs',
+            ),
+          ).href,
+        )}); register(); await import(${JSON.stringify(THREAD_URL.href)});`,
+      )}`,
+    );
+
+/** Values as Prisma's SQLite adapter binds them: booleans as 0/1, dates as epoch milliseconds. */
+function bindable(value: unknown): unknown {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (value instanceof Date) return value.getTime();
+  return value;
+}
+
+export class SqliteCostlyReads {
+  private worker: Worker | undefined;
+  private readonly pending = new Map<
+    number,
+    { resolve: (rows: Record<string, unknown>[]) => void; reject: (error: Error) => void }
+  >();
+  private nextId = 1;
+
+  /** `onQuery` is told each statement and its time, queue included, as createDb's option is. */
+  constructor(
+    private readonly setup: CostlyReadsSetup,
+    private readonly onQuery?: (sqlText: string, durationMs: number) => void,
+  ) {}
+
+  all<T>(statement: Sql): Promise<T[]> {
+    const worker = this.start();
+    const id = this.nextId++;
+    const started = performance.now();
+    const observed = () => this.onQuery?.(statement.sql, performance.now() - started);
+    return new Promise<T[]>((resolve, reject) => {
+      this.pending.set(id, {
+        resolve: (rows) => {
+          observed();
+          resolve(rows as T[]);
+        },
+        reject: (error) => {
+          observed();
+          reject(error);
+        },
+      });
+      // Only while a read is pending does the thread keep the process alive.
+      worker.ref();
+      const request: CostlyReadRequest = { id, sql: statement.sql, params: statement.values.map(bindable) };
+      worker.postMessage(request);
+    });
+  }
+
+  private start(): Worker {
+    if (this.worker !== undefined) return this.worker;
+    const worker = new Worker(THREAD, { workerData: this.setup });
+    worker.unref();
+    worker.on('message', (reply: CostlyReadReply) => {
+      const waiting = this.pending.get(reply.id);
+      if (waiting === undefined) return;
+      this.pending.delete(reply.id);
+      if (this.pending.size === 0) worker.unref();
+      if ('rows' in reply) waiting.resolve(reply.rows);
+      else waiting.reject(new CostlyReadError(reply.error.code, reply.error.message));
+    });
+    const ended = () => {
+      if (this.worker === worker) this.worker = undefined;
+      for (const waiting of this.pending.values())
+        waiting.reject(new CostlyReadsUnavailable('The SQLite read thread ended'));
+      this.pending.clear();
+    };
+    // A thread that fails to open the database, or dies, fails what waits on it; the next read starts another.
+    worker.on('error', ended);
+    worker.on('exit', ended);
+    this.worker = worker;
+    return worker;
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    if (worker !== undefined) await worker.terminate();
+  }
+}
+
+const costlyReadsByClient = new WeakMap<Db, SqliteCostlyReads>();
+
+export function registerCostlyReads(db: Db, reads: SqliteCostlyReads): void {
+  costlyReadsByClient.set(db, reads);
+}
+
+/**
+ * PostgreSQL: at most this many costly reads of one client hold pool connections at once (pg's pool
+ * has 10), so that point reads, writes and the cheap queries of every request always find a
+ * connection, however many costly filters arrive; the others wait their turn in the process, each
+ * holder being bounded by statement_timeout.
+ */
+export const COSTLY_READS_AT_ONCE = 8;
+
+class Turns {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.running >= COSTLY_READS_AT_ONCE) await new Promise<void>((go) => this.waiting.push(go));
+    else this.running++;
+    try {
+      return await work();
+    } finally {
+      // The turn passes straight to the next waiter, if any.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
+  }
+}
+
+const turnsByClient = new WeakMap<Db, Turns>();
+
+/** Runs a read whose cost depends on the data: in SQLite's read thread when the client has one. */
+export function readCostly<T>(db: Db, statement: Sql): Promise<T[]> {
+  const reads = costlyReadsByClient.get(db);
+  if (reads !== undefined) return reads.all<T>(statement);
+  let turns = turnsByClient.get(db);
+  if (turns === undefined) {
+    turns = new Turns();
+    turnsByClient.set(db, turns);
+  }
+  return turns.run(() => db.$queryRaw<T[]>(statement));
+}
+
+/** Whether the client's costly reads run apart from its own connection (SQLite's read thread). */
+export function hasReadThread(db: Db): boolean {
+  return costlyReadsByClient.has(db);
+}
