@@ -1,6 +1,7 @@
 import { updateChannel as applyChannelUpdate } from '../../domain/channels/update.ts';
-import { parseIfMatch, strongETag } from '../../domain/versions.ts';
+import { parseIfMatch } from '../../domain/versions.ts';
 import type { Handler } from '../types.ts';
+import { withETag } from '../versioned.ts';
 
 /** A request without a body changes nothing but the modification date, like an empty object. */
 export const updateChannel: Handler<'updateChannel'> = async ({ path, body, header }, { db, reply }) => {
@@ -10,10 +11,5 @@ export const updateChannel: Handler<'updateChannel'> = async ({ path, body, head
     body ?? {},
     parseIfMatch(header['If-Match']),
   );
-  return reply({
-    status: 200,
-    headers: { ETag: strongETag(version) },
-    mediaType: 'application/json',
-    body: channel,
-  });
+  return reply(withETag(channel, version));
 };

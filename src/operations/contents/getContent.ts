@@ -2,8 +2,8 @@ import { readsAsMember } from '../../domain/access.ts';
 import { toContentFormA } from '../../domain/contents/forms.ts';
 import { notFound } from '../../domain/errors.ts';
 import { requireContent } from '../../domain/records.ts';
-import { strongETag } from '../../domain/versions.ts';
 import type { Handler } from '../types.ts';
+import { withETag } from '../versioned.ts';
 
 /** The record's strong ETag; If-None-Match is answered 304 by the dispatcher (src/http/routes.ts). */
 export const getContent: Handler<'getContent'> = async ({ path, principal }, { db, reply }) => {
@@ -12,10 +12,5 @@ export const getContent: Handler<'getContent'> = async ({ path, principal }, { d
   if (!content.checked && readsAsMember(principal)) {
     throw notFound(`Content ${path.id} does not exist in channel ${path.channelId} of site ${path.siteId}`);
   }
-  return reply({
-    status: 200,
-    headers: { ETag: strongETag(content.version) },
-    mediaType: 'application/json',
-    body: toContentFormA(content),
-  });
+  return reply(withETag(toContentFormA(content), content.version));
 };

@@ -1,6 +1,7 @@
 import { updateContent as applyContentUpdate } from '../../domain/contents/update.ts';
-import { parseIfMatch, strongETag } from '../../domain/versions.ts';
+import { parseIfMatch } from '../../domain/versions.ts';
 import type { Handler } from '../types.ts';
+import { withETag } from '../versioned.ts';
 
 /** A request without a body changes nothing but the modification dates, like an empty object. */
 export const updateContent: Handler<'updateContent'> = async ({ path, body, header }, { db, reply }) => {
@@ -10,10 +11,5 @@ export const updateContent: Handler<'updateContent'> = async ({ path, body, head
     body ?? {},
     parseIfMatch(header['If-Match']),
   );
-  return reply({
-    status: 200,
-    headers: { ETag: strongETag(version) },
-    mediaType: 'application/json',
-    body: content,
-  });
+  return reply(withETag(content, version));
 };
