@@ -22,7 +22,7 @@ beforeAll(async () => {
   first = await startClient(app, key);
   // Another node: its own connection to the same database, its own listening server.
   secondHandle = await createDb(app.config.databaseUrl);
-  otherNode = startSecondApp(app, { db: secondHandle });
+  otherNode = await startSecondApp(app, { db: secondHandle });
   second = await startClient(otherNode, key);
 }, 60_000);
 afterAll(async () => {
