@@ -8,7 +8,7 @@
 export const DOMAIN_ERROR_CODES = [
   /** The input breaks a rule (400). */
   'validation',
-  /** The input clashes with a record that exists, e.g. a unique name (400). */
+  /** The input clashes with a record that exists, e.g. a unique name (409). */
   'conflict',
   /** No credentials, or credentials that are not (or no longer) valid (401). */
   'unauthenticated',
@@ -22,6 +22,8 @@ export const DOMAIN_ERROR_CODES = [
   'forbidden',
   /** A record the input names does not exist (404). */
   'not-found',
+  /** An If-Match the record's current version does not satisfy (412); see PreconditionFailed. */
+  'precondition-failed',
   /** Too many attempts of a limited action, e.g. captcha checks per address (429); see RateLimited. */
   'rate-limited',
   /** Something the service needs does not answer, e.g. a readiness probe's database (503, Retry-After). */

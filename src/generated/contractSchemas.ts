@@ -462,7 +462,7 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
           },
           {
             "const": "https://cms.example/problems/conflict",
-            "description": "The request clashes with a record that exists, e.g. a name that must be unique (400)."
+            "description": "The request clashes with a record that exists, e.g. a name that must be unique (409)."
           },
           {
             "const": "https://cms.example/problems/captcha-invalid",
@@ -487,6 +487,10 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
           {
             "const": "https://cms.example/problems/not-found",
             "description": "The path or a parameter names a record that does not exist, or an operation this version does not implement (404)."
+          },
+          {
+            "const": "https://cms.example/problems/precondition-failed",
+            "description": "If-Match names no current version of the record: nothing was written; the `ETag` header carries the current one (412)."
           },
           {
             "const": "https://cms.example/problems/method-not-allowed",

@@ -10,6 +10,7 @@ import {
   isWriteConflict,
 } from '../db/databaseErrors.ts';
 import { DomainError, type DomainErrorCode, type FieldProblem, RateLimited } from '../domain/errors.ts';
+import { PreconditionFailed } from '../domain/versions.ts';
 import { SharedStateUnavailable } from '../state/port.ts';
 import { WWW_AUTHENTICATE } from './auth.ts';
 import { unsupportedMediaType } from './bodies.ts';
@@ -40,13 +41,14 @@ interface Mapped {
 
 const DOMAIN_PROBLEMS: Record<DomainErrorCode, { status: number; kind: ProblemKind }> = {
   validation: { status: 400, kind: 'validation' },
-  conflict: { status: 400, kind: 'conflict' },
+  conflict: { status: 409, kind: 'conflict' },
   'captcha-invalid': { status: 400, kind: 'captcha-invalid' },
   unauthenticated: { status: 401, kind: 'unauthorized' },
   'login-failed': { status: 401, kind: 'login-failed' },
   'locked-out': { status: 401, kind: 'locked-out' },
   forbidden: { status: 403, kind: 'forbidden' },
   'not-found': { status: 404, kind: 'not-found' },
+  'precondition-failed': { status: 412, kind: 'precondition-failed' },
   'rate-limited': { status: 429, kind: 'rate-limited' },
   unavailable: { status: 503, kind: 'service-unavailable' },
 };
@@ -71,6 +73,7 @@ function fromDomain(error: DomainError, operation: ContractOperation | undefined
   const body = problem(status, error.message, { kind, errors });
   if (error instanceof RateLimited)
     return { body, headers: { 'Retry-After': String(error.retryAfterSeconds) } };
+  if (error instanceof PreconditionFailed) return { body, headers: { ETag: error.currentETag } };
   if (error.code === 'unavailable') return { body, headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) } };
   return { body };
 }
@@ -172,7 +175,7 @@ export function mapError(error: unknown, req: Request, nodeEnv: string, contract
   const parsing = fromBodyParser(error);
   if (parsing !== undefined) return parsing;
   if (isUniqueViolation(error)) {
-    return { body: problem(400, 'A record with the same unique value already exists', { kind: 'conflict' }) };
+    return { body: problem(409, 'A record with the same unique value already exists', { kind: 'conflict' }) };
   }
   if (error instanceof SharedStateUnavailable) {
     // A single-use mark that cannot be checked is refused rather than risked (src/state/failPolicy.ts).

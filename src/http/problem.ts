@@ -26,6 +26,7 @@ const DEFAULT_KIND: Record<number, ProblemKind> = {
   403: 'forbidden',
   404: 'not-found',
   405: 'method-not-allowed',
+  409: 'conflict',
   408: 'request-timeout',
   413: 'payload-too-large',
   431: 'headers-too-large',

@@ -157,6 +157,19 @@ function sendJsonText(res: Response, text: string): void {
   else res.end(text, 'utf8');
 }
 
+/**
+ * Whether If-None-Match names this ETag (weak comparison, RFC 9110 §13.1.2). Evaluated here for a
+ * record's own validator rather than by express's `req.fresh`, which ignores If-None-Match when the
+ * request also says `Cache-Control: no-cache` — which fetch adds to every conditional request it
+ * is given — while an origin server evaluates the condition whatever the cache directives.
+ */
+function noneMatchHits(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  if (header.trim() === '*') return true;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+  return header.split(',').some((tag) => opaque(tag) === opaque(etag));
+}
+
 async function send(
   res: Response,
   operation: ContractOperation,
@@ -171,6 +184,18 @@ async function send(
   if (checked) checkDeclared(operation, status, mediaType);
   if (init.headers) res.set(init.headers);
   for (const cookie of init.cookies ?? []) setCookie(res, cookie);
+  const etag = init.headers?.ETag;
+  const { method, headers } = res.req;
+  if (
+    etag !== undefined &&
+    (method === 'GET' || method === 'HEAD') &&
+    status >= 200 &&
+    status < 300 &&
+    noneMatchHits(headers['if-none-match'], etag)
+  ) {
+    res.status(304).end();
+    return;
+  }
   res.status(status);
   // A page of records: sent whole while small, streamed record by record when large (pages.ts).
   if (page !== undefined && status === page.status && mediaType === 'application/json') {

@@ -164,7 +164,7 @@ describe('POST /api/v1/administrators/{id}/actions/update', () => {
     expect((await login(row.userName, password)).response.status).toBe(200);
   });
 
-  test('a user name, e-mail or mobile of another administrator is a 400; its own values are fine', async () => {
+  test('a user name, e-mail or mobile of another administrator is a 409; its own values are fine', async () => {
     const { row } = await newAdministrator();
     const other = await newAdministrator();
     const own = await update(row.id, { userName: row.userName, email: row.email ?? '' });
@@ -174,7 +174,7 @@ describe('POST /api/v1/administrators/{id}/actions/update', () => {
       email: other.row.email ?? '',
       mobile: other.row.mobile ?? '',
     });
-    expect(response.status).toBe(400);
+    expect(response.status).toBe(409);
     expect(error?.type).toBe(`${PROBLEM_TYPE_BASE}conflict`);
     expect(error?.errors?.map((e) => e.path).sort()).toEqual([
       '/body/email',

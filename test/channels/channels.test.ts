@@ -167,7 +167,6 @@ describe('POST /api/v1/channels/{siteId}/{channelId}/actions/update', () => {
   test('rejected updates are 400 problems naming the field, and change nothing', async () => {
     const before = await row(4);
     const cases: [UpdateChannelRequest, string][] = [
-      [{ indexName: 'news' }, 'indexName'],
       [{ indexName: 'a', channelIndex: 'b' }, 'channelIndex'],
       [{ filePath: '../../etc/passwd' }, 'filePath'],
       [{ channelFilePathRule: 'https://evil.example/x' }, 'channelFilePathRule'],
@@ -190,6 +189,11 @@ describe('POST /api/v1/channels/{siteId}/{channelId}/actions/update', () => {
       [{ linkUrl: 'data:text/html,<script>alert(1)</script>' }, 'linkUrl'],
       [{ linkUrl: '&#106;avascript:alert(1)' }, 'linkUrl'],
     ];
+    // An index name another channel of the site holds: a conflict, 409.
+    const clash = await update(1, 4, { indexName: 'news' });
+    expect(clash.response.status).toBe(409);
+    expect(clash.error).toMatchObject({ type: 'https://cms.example/problems/conflict', title: 'Conflict' });
+    expect(clash.error?.errors?.map((problem) => problem.path)).toEqual(['/body/indexName']);
     for (const [body, field] of cases) {
       const { error, response } = await update(1, 4, body);
       expect(response.status).toBe(400);

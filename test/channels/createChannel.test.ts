@@ -94,13 +94,31 @@ describe('POST /api/v1/channels/{siteId}', () => {
     ]);
   });
 
-  test('400: no parent of the site, a used index name, the update rules, missing fields', async () => {
+  test('409 for an index name the site already uses, under either name; nothing is created', async () => {
+    const before = await app.db.channel.count();
+    await expectRefusedBodies(
+      app,
+      key,
+      '/api/v1/channels/1',
+      [
+        [{ parentId: 1, channelName: 'x', indexName: 'news-tech' }, '/body/indexName'],
+        [{ parentId: 1, channelName: 'x', channelIndex: 'products' }, '/body/indexName'],
+      ],
+      409,
+    );
+    const response = await app.request
+      .post('/api/v1/channels/1')
+      .set('X-SS-API-KEY', key)
+      .send({ parentId: 1, channelName: 'x', indexName: 'news-tech' });
+    expect(response.body).toMatchObject({ type: 'https://cms.example/problems/conflict', title: 'Conflict' });
+    expect(await app.db.channel.count()).toBe(before);
+  });
+
+  test('400: no parent of the site, the update rules, missing fields', async () => {
     const before = await app.db.channel.count();
     const cases: [unknown, string][] = [
       [{ parentId: 999, channelName: 'x' }, '/body/parentId'],
       [{ parentId: 11, channelName: 'x' }, '/body/parentId'],
-      [{ parentId: 1, channelName: 'x', indexName: 'news-tech' }, '/body/indexName'],
-      [{ parentId: 1, channelName: 'x', channelIndex: 'products' }, '/body/indexName'],
       [{ parentId: 1, channelName: '   ' }, '/body/channelName'],
       [{ parentId: 1 }, '/body/channelName'],
       [{ channelName: 'x' }, '/body/parentId'],

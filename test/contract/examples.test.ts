@@ -83,6 +83,8 @@ interface Case {
   query?: Record<string, string>;
   /** The answer expected, when it is an error: its example is that status's (unnamed) one. */
   status?: number;
+  /** Request headers of the case's own (a stale If-Match). */
+  headers?: Record<string, string>;
   /** A body of the test's own, for a problem no request example leads to (a failed login). */
   body?: object;
   /**
@@ -295,6 +297,15 @@ const CASES: Case[] = [
     credentials: ['STL'],
   },
   { operationId: 'getContent', example: UNNAMED, status: 404, path: { siteId: 1, channelId: 3, id: 99 } },
+  // A validator no version of the channel has: nothing is written, the current one is named.
+  {
+    operationId: 'updateChannel',
+    example: UNNAMED,
+    status: 412,
+    path: { siteId: 1, channelId: 3 },
+    headers: { 'If-Match': '"v999"' },
+    approximate: ['detail', 'message'],
+  },
   // The limited service's one request of the minute from this address; the next is refused.
   {
     operationId: 'getContent',
@@ -570,6 +581,7 @@ describe('each example, sent to the demo, gets the response example of its name'
       const request =
         method === 'get' ? service.request.get(url) : service.request.post(url).type('application/json');
       await presentCredentials(request, c, service);
+      for (const [header, value] of Object.entries(c.headers ?? {})) request.set(header, value);
       const response = await (body === undefined ? request : request.send(body as object));
       answers.set(c.operationId, response.body);
       const expected = responseExample(operation, c.example, c.status);

@@ -198,7 +198,7 @@ describe('errors raised by handlers', () => {
 
   const cases: [string, DomainError, number, string, string][] = [
     ['validation', invalid('perPage must be at most 1000'), 400, 'validation', 'Bad Request'],
-    ['conflict', new DomainError('conflict', 'indexName "news" is taken'), 400, 'conflict', 'Bad Request'],
+    ['conflict', new DomainError('conflict', 'indexName "news" is taken'), 409, 'conflict', 'Conflict'],
     [
       'captcha-invalid',
       new DomainError('captcha-invalid', 'Wrong code'),
@@ -238,14 +238,14 @@ describe('errors raised by handlers', () => {
     ]);
   });
 
-  test('a unique-constraint violation (P2002) is a 400 conflict', async () => {
+  test('a unique-constraint violation (P2002) is a 409 conflict', async () => {
     behaviour = async () => {
       await raising.db.systemSetting.create({ data: { key: 'dup', value: '1' } });
       await raising.db.systemSetting.create({ data: { key: 'dup', value: '2' } });
       return { status: 'ok' };
     };
     const response = await raising.request.get('/healthz');
-    expectProblem(response, 400, 'conflict', 'Bad Request');
+    expectProblem(response, 409, 'conflict', 'Conflict');
     expect(response.body.detail).toBe('A record with the same unique value already exists');
   });
 

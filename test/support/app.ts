@@ -152,6 +152,8 @@ export interface SecondAppOptions {
 }
 
 export interface SecondApp {
+  /** The node's express app, e.g. to listen on a port of its own (test/support/client.ts). */
+  app: Express;
   request: TestAgent;
   services: Services;
   /** Closes its services: what they made (its own state, its sandbox), not the database. */
@@ -172,5 +174,5 @@ export async function startSecondApp(first: TestApp, options: SecondAppOptions =
   });
   const app = createApp(services);
   observeApp(app);
-  return { request: supertest.agent(app), services, close: () => services.close() };
+  return { app, request: supertest.agent(app), services, close: () => services.close() };
 }

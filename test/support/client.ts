@@ -20,7 +20,7 @@ export interface TypedClient {
   close(): Promise<void>;
 }
 
-export async function startClient(app: TestApp, apiKey?: string): Promise<TypedClient> {
+export async function startClient(app: Pick<TestApp, 'app'>, apiKey?: string): Promise<TypedClient> {
   const server = createHttpServer(app.app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

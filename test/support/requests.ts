@@ -3,12 +3,13 @@ import { signAccessToken } from '../../src/domain/crypto/tokens.ts';
 import type { Scope } from '../../src/domain/principal.ts';
 import type { TestApp } from './app.ts';
 
-/** Each body, posted to the URL with the key, is a 400 problem whose errors name that path. */
+/** Each body, posted to the URL with the key, is a problem (400 unless told) whose errors name that path. */
 export async function expectRefusedBodies(
   app: TestApp,
   key: string,
   url: string,
   cases: readonly (readonly [body: unknown, path: string])[],
+  status = 400,
 ): Promise<void> {
   for (const [body, path] of cases) {
     const response = await app.request
@@ -16,7 +17,7 @@ export async function expectRefusedBodies(
       .set('X-SS-API-KEY', key)
       .send(body as object);
     expect({ status: response.status, type: response.type }).toEqual({
-      status: 400,
+      status,
       type: 'application/problem+json',
     });
     expect(response.body.errors.map((error: { path: string }) => error.path)).toContain(path);

@@ -105,12 +105,12 @@ describe('POST /api/v1/users (create)', () => {
     expect(row.email).toBeNull();
   });
 
-  test('a user name, e-mail or mobile already in use is a 400 naming each field', async () => {
+  test('a user name, e-mail or mobile already in use is a 409 naming each field', async () => {
     const { userName, user } = await newUser();
     const { error, response } = await typed.client.POST('/api/v1/users', {
       body: { userName, password: 'Another1', email: user.email, mobile: user.mobile },
     });
-    expect(response.status).toBe(400);
+    expect(response.status).toBe(409);
     expect(error?.type).toBe(`${PROBLEM_TYPE_BASE}conflict`);
     expect(error?.errors?.map((e) => e.path).sort()).toEqual([
       '/body/email',

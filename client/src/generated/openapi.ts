@@ -1806,7 +1806,7 @@ export interface components {
              *     pages to fetch.
              * @example https://cms.example/problems/not-found
              */
-            type: "https://cms.example/problems/bad-request" | "https://cms.example/problems/validation" | "https://cms.example/problems/malformed-json" | "https://cms.example/problems/conflict" | "https://cms.example/problems/captcha-invalid" | "https://cms.example/problems/unauthorized" | "https://cms.example/problems/login-failed" | "https://cms.example/problems/locked-out" | "https://cms.example/problems/forbidden" | "https://cms.example/problems/not-found" | "https://cms.example/problems/method-not-allowed" | "https://cms.example/problems/request-timeout" | "https://cms.example/problems/payload-too-large" | "https://cms.example/problems/headers-too-large" | "https://cms.example/problems/unsupported-media-type" | "https://cms.example/problems/rate-limited" | "https://cms.example/problems/internal" | "https://cms.example/problems/service-unavailable";
+            type: "https://cms.example/problems/bad-request" | "https://cms.example/problems/validation" | "https://cms.example/problems/malformed-json" | "https://cms.example/problems/conflict" | "https://cms.example/problems/captcha-invalid" | "https://cms.example/problems/unauthorized" | "https://cms.example/problems/login-failed" | "https://cms.example/problems/locked-out" | "https://cms.example/problems/forbidden" | "https://cms.example/problems/not-found" | "https://cms.example/problems/precondition-failed" | "https://cms.example/problems/method-not-allowed" | "https://cms.example/problems/request-timeout" | "https://cms.example/problems/payload-too-large" | "https://cms.example/problems/headers-too-large" | "https://cms.example/problems/unsupported-media-type" | "https://cms.example/problems/rate-limited" | "https://cms.example/problems/internal" | "https://cms.example/problems/service-unavailable";
             /** @example Not Found */
             title: string;
             /**
@@ -3819,6 +3819,64 @@ export interface components {
         };
     };
     responses: {
+        /**
+         * @description The request clashes with a record that exists: a name that must be unique (a channel's
+         *     `indexName` in its site; an account's user name, e-mail or mobile), or a key changed by
+         *     another request meanwhile. `errors` names each field at fault; nothing was written.
+         */
+        Conflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://cms.example/problems/conflict",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "indexName 'news' is already used by channel 2 of site 1",
+                 *       "message": "indexName 'news' is already used by channel 2 of site 1",
+                 *       "errors": [
+                 *         {
+                 *           "path": "/body/indexName",
+                 *           "message": "must be unique within the site"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The ETag in If-None-Match is still the record's; no body. */
+        NotModified: {
+            headers: {
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /**
+         * @description If-Match names no current version of the record (it was changed since): nothing was
+         *     written. The `ETag` header and `detail` carry the current validator.
+         */
+        PreconditionFailed: {
+            headers: {
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://cms.example/problems/precondition-failed",
+                 *       "title": "Precondition Failed",
+                 *       "status": 412,
+                 *       "detail": "Channel 3 has changed since the validator in If-Match was read; its current ETag is \"v2\"",
+                 *       "message": "Channel 3 has changed since the validator in If-Match was read; its current ETag is \"v2\""
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The request breaks the contract or a business rule; `detail` says which. */
         BadRequest: {
             headers: {
@@ -3970,6 +4028,21 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+         *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+         *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+         *     (`W/"..."`) never matches. Without the header the write is made as before
+         *     (docs/api/conditional-writes.md).
+         * @example "v3"
+         */
+        IfMatch: string;
+        /**
+         * @description The `ETag` held by the client: when it is still the record's, the answer is 304 without a
+         *     body.
+         * @example "v3"
+         */
+        IfNoneMatch: string;
         /**
          * @description The signed token that get captcha set with the image: it binds the captcha's id, name,
          *     expiry and a keyed hash of its code (never the code). Browsers send it by themselves;
@@ -4127,6 +4200,12 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /**
+         * @description The record's strong validator, `"v"` and its version: every write of the record changes it.
+         *     Send it back in If-Match to make a write conditional, or in If-None-Match to get 304 while
+         *     it is unchanged (docs/api/conditional-writes.md).
+         */
+        ETag: string;
         /**
          * @description Seconds to wait before trying again.
          * @example 30
@@ -4386,7 +4465,14 @@ export interface operations {
     getContent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` held by the client: when it is still the record's, the answer is 304 without a
+                 *     body.
+                 * @example "v3"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description Id of the site.
@@ -4411,12 +4497,14 @@ export interface operations {
             /** @description The content (form A). */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Content"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -4472,7 +4560,17 @@ export interface operations {
     updateContent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the site.
@@ -4501,6 +4599,7 @@ export interface operations {
             /** @description The updated content (form A). */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4511,6 +4610,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -4519,7 +4619,17 @@ export interface operations {
     deleteContent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the site.
@@ -4554,6 +4664,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -4676,6 +4787,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -4684,7 +4796,14 @@ export interface operations {
     getChannel: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` held by the client: when it is still the record's, the answer is 304 without a
+                 *     body.
+                 * @example "v3"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description Id of the site.
@@ -4704,12 +4823,14 @@ export interface operations {
             /** @description The channel (form A) with its direct children. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Channel"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -4722,7 +4843,17 @@ export interface operations {
     updateChannel: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the site.
@@ -4746,6 +4877,7 @@ export interface operations {
             /** @description The updated channel (form A) with its direct children. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4756,6 +4888,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -4764,7 +4898,17 @@ export interface operations {
     deleteChannel: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the site.
@@ -4794,6 +4938,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -5460,6 +5605,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -5947,6 +6093,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6243,6 +6390,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6292,6 +6440,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6343,6 +6492,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];

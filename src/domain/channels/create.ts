@@ -35,7 +35,10 @@ export async function createChannel(
       _max: { taxis: true },
       where: { siteId, parentId: parent.id },
     });
-    await tx.channel.update({ where: { id: parent.id }, data: { childrenCount: { increment: 1 } } });
+    await tx.channel.update({
+      where: { id: parent.id },
+      data: { childrenCount: { increment: 1 }, version: { increment: 1 } },
+    });
     const row = await tx.channel.create({
       data: {
         ...changes,

@@ -3,6 +3,7 @@ import { writeTransaction } from '../../db/transaction.ts';
 import { invalidFields, notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import { requireChannel, requireSite } from '../records.ts';
+import { type Precondition, refuseUnlessMissing, versionFilter } from '../versions.ts';
 import type { ChannelFormA } from './forms.ts';
 import { channelWithChildren } from './read.ts';
 
@@ -26,11 +27,14 @@ function subtreeOf(links: readonly { id: number; parentId: number }[], rootId: n
 /**
  * Delete a channel and its sub-tree in one transaction: their contents go to the recycle bin (the
  * database's triggers take them out of the tallies, labels and stored counts), the channels are
- * removed and the parent's childrenCount goes down. Answers the channel as it was.
+ * removed and the parent's childrenCount goes down. Answers the channel as it was. With a
+ * precondition (If-Match) the channel's row is first claimed at the version it names: a stale one
+ * deletes nothing (412), and a write racing the delete waits for it.
  */
 export async function deleteChannel(
   db: Db,
   target: { siteId: number; channelId: number },
+  precondition?: Precondition,
 ): Promise<ChannelFormA> {
   const site = await requireSite(db, target.siteId);
   const channel = await requireChannel(db, target.siteId, target.channelId);
@@ -42,6 +46,16 @@ export async function deleteChannel(
   const before = await channelWithChildren(db, site, channel);
   const now = new Date();
   const deleted = await writeTransaction(db, async (tx) => {
+    const { count } = await tx.channel.updateMany({
+      where: { id: channel.id, siteId: site.id, ...versionFilter(precondition) },
+      data: { version: { increment: 1 } },
+    });
+    if (count === 0) {
+      await refuseUnlessMissing(`Channel ${channel.id}`, precondition, () =>
+        tx.channel.findUnique({ where: { id: channel.id }, select: { version: true } }),
+      );
+      return false;
+    }
     const links = await tx.channel.findMany({
       where: { siteId: site.id },
       select: { id: true, parentId: true },
@@ -55,7 +69,7 @@ export async function deleteChannel(
     await tx.channel.deleteMany({ where: { siteId: site.id, id: { in: ids } } });
     await tx.channel.updateMany({
       where: { siteId: site.id, id: channel.parentId },
-      data: { childrenCount: { decrement: 1 }, lastModifiedDate: now },
+      data: { childrenCount: { decrement: 1 }, lastModifiedDate: now, version: { increment: 1 } },
     });
     await recordEvent(tx, {
       type: 'channel.deleted',

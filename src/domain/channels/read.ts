@@ -25,8 +25,13 @@ export async function channelWithChildren(db: Db, site: Site, channel: Channel):
   return toChannelFormA(channel, site, children, (id) => ({ hasDraftContents: withDrafts.has(id) }));
 }
 
-export async function getChannel(db: Db, siteId: number, channelId: number): Promise<ChannelFormA> {
+/** Form A of one channel, with the version its strong ETag is made of (src/domain/versions.ts). */
+export async function getChannel(
+  db: Db,
+  siteId: number,
+  channelId: number,
+): Promise<{ channel: ChannelFormA; version: number }> {
   const site = await requireSite(db, siteId);
   const channel = await requireChannel(db, siteId, channelId);
-  return channelWithChildren(db, site, channel);
+  return { channel: await channelWithChildren(db, site, channel), version: channel.version };
 }

@@ -8,6 +8,7 @@ import { recordEvent } from '../events/record.ts';
 import { joinList } from '../lists.ts';
 import { requireSite } from '../records.ts';
 import { pathSegmentProblem, urlProblem } from '../safeText.ts';
+import { type Precondition, refuseUnlessMissing, versionFilter } from '../versions.ts';
 import type { ChannelFormA } from './forms.ts';
 import { filePathProblem } from './paths.ts';
 import { channelWithChildren } from './read.ts';
@@ -82,22 +83,30 @@ export async function assertIndexNameFree(
   }
 }
 
-/** Apply a partial update of a channel's own fields; tree fields are never taken from input. */
+/**
+ * Apply a partial update of a channel's own fields; tree fields are never taken from input. With a
+ * precondition (If-Match) the UPDATE requires the version it names: a stale one writes nothing.
+ */
 export async function updateChannel(
   db: Db,
   target: { siteId: number; channelId: number },
   body: UpdateChannelRequest,
-): Promise<ChannelFormA> {
+  precondition?: Precondition,
+): Promise<{ channel: ChannelFormA; version: number }> {
   const site = await requireSite(db, target.siteId);
   const changes = channelChanges(body);
   const updated = await writeTransaction(db, async (tx) => {
     const channel = await tx.channel.findFirst({ where: { id: target.channelId, siteId: target.siteId } });
     if (!channel) return null;
     if (changes.indexName) await assertIndexNameFree(tx, site.id, changes.indexName, channel.id);
-    const updated = await tx.channel.update({
-      where: { id: channel.id },
-      data: { ...changes, lastModifiedDate: new Date() },
+    const { count } = await tx.channel.updateMany({
+      where: { id: channel.id, ...versionFilter(precondition) },
+      data: { ...changes, lastModifiedDate: new Date(), version: { increment: 1 } },
     });
+    if (count === 0)
+      return refuseUnlessMissing(`Channel ${channel.id}`, precondition, () =>
+        tx.channel.findUnique({ where: { id: channel.id }, select: { version: true } }),
+      );
     await recordEvent(tx, {
       type: 'channel.updated',
       resourceId: channel.id,
@@ -105,8 +114,8 @@ export async function updateChannel(
       channelId: channel.id,
       payload: changes,
     });
-    return updated;
+    return tx.channel.findUnique({ where: { id: channel.id } });
   });
   if (!updated) throw notFound(`Channel ${target.channelId} does not exist in site ${target.siteId}`);
-  return channelWithChildren(db, site, updated);
+  return { channel: await channelWithChildren(db, site, updated), version: updated.version };
 }

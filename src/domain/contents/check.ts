@@ -98,7 +98,12 @@ export async function checkContents(
     for (const [level, contentIds] of levels) {
       await tx.content.updateMany({
         where: { id: { in: contentIds } },
-        data: { checkedLevel: level, checked: level >= siteLevel, lastModifiedDate: now },
+        data: {
+          checkedLevel: level,
+          checked: level >= siteLevel,
+          lastModifiedDate: now,
+          version: { increment: 1 },
+        },
       });
     }
     const written = await tx.contentCheck.createManyAndReturn({ data: records });

@@ -5,6 +5,7 @@ import { placeOf, recordEvent } from '../events/record.ts';
 import { requireChannel, requireSite } from '../records.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
 import { contentNavigationUrl } from '../urls.ts';
+import { type Precondition, refuseUnlessMissing, versionFilter } from '../versions.ts';
 import { type ContentFormBDeleted, toContentFormBDeleted } from './forms.ts';
 
 /**
@@ -14,15 +15,20 @@ import { type ContentFormBDeleted, toContentFormBDeleted } from './forms.ts';
 export async function deleteContent(
   db: Db,
   target: { siteId: number; channelId: number; id: number },
+  precondition?: Precondition,
 ): Promise<ContentFormBDeleted> {
   const site = await requireSite(db, target.siteId);
   const channel = await requireChannel(db, target.siteId, target.channelId);
   const recycled = await writeTransaction(db, async (tx) => {
+    const where = { id: target.id, siteId: target.siteId, channelId: target.channelId, recycled: false };
     const { count } = await tx.content.updateMany({
-      where: { id: target.id, siteId: target.siteId, channelId: target.channelId, recycled: false },
-      data: { recycled: true, recycledDate: new Date() },
+      where: { ...where, ...versionFilter(precondition) },
+      data: { recycled: true, recycledDate: new Date(), version: { increment: 1 } },
     });
-    if (count === 0) return null;
+    if (count === 0)
+      return refuseUnlessMissing(`Content ${target.id}`, precondition, () =>
+        tx.content.findFirst({ where, select: { version: true } }),
+      );
     await recordEvent(tx, { type: 'content.deleted', resourceId: target.id, ...placeOf(target) });
     return tx.content.findUnique({ where: { id: target.id } });
   });

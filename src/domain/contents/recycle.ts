@@ -25,7 +25,13 @@ export async function restoreContent(
   const restored = await writeTransaction(db, async (tx) => {
     const { count } = await tx.content.updateMany({
       where: { id: target.id, siteId: target.siteId, channelId: target.channelId, recycled: true },
-      data: { recycled: false, recycledDate: null, channelId, lastModifiedDate: now },
+      data: {
+        recycled: false,
+        recycledDate: null,
+        channelId,
+        lastModifiedDate: now,
+        version: { increment: 1 },
+      },
     });
     if (count === 0) return null;
     // Checked inside the transaction: a channel deleted meanwhile cannot receive the content.

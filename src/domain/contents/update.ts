@@ -10,6 +10,7 @@ import { joinList } from '../lists.ts';
 import { requireSite } from '../records.ts';
 import { urlProblem } from '../safeText.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
+import { type Precondition, refuseUnlessMissing, versionFilter } from '../versions.ts';
 import { type ContentFormA, toContentFormA } from './forms.ts';
 import { requestedReviewState } from './review.ts';
 
@@ -134,22 +135,33 @@ export function contentChanges(body: UpdateContentRequest, siteLevel: number): P
 /**
  * Apply a partial update and return the record as it now is. Review state follows the site's
  * checkContentLevel; lastModifiedDate is always set, lastEditDate too unless the request gives one.
+ * With a precondition (If-Match) the UPDATE itself requires the version, so a stale one writes
+ * nothing and answers 412.
  */
 export async function updateContent(
   db: Db,
   target: { siteId: number; channelId: number; id: number },
   body: UpdateContentRequest,
-): Promise<ContentFormA> {
+  precondition?: Precondition,
+): Promise<{ content: ContentFormA; version: number }> {
   const site = await requireSite(db, target.siteId);
   const changes = contentChanges(body, readSiteAttributes(site.attributes).checkContentLevel);
   const now = new Date();
   const where = { id: target.id, siteId: target.siteId, channelId: target.channelId, recycled: false };
   const updated = await writeTransaction(db, async (tx) => {
     const { count } = await tx.content.updateMany({
-      where,
-      data: { ...changes, lastModifiedDate: now, lastEditDate: changes.lastEditDate ?? now },
+      where: { ...where, ...versionFilter(precondition) },
+      data: {
+        ...changes,
+        lastModifiedDate: now,
+        lastEditDate: changes.lastEditDate ?? now,
+        version: { increment: 1 },
+      },
     });
-    if (count === 0) return null;
+    if (count === 0)
+      return refuseUnlessMissing(`Content ${target.id}`, precondition, () =>
+        tx.content.findFirst({ where, select: { version: true } }),
+      );
     await recordEvent(tx, {
       type: 'content.updated',
       resourceId: target.id,
@@ -163,5 +175,5 @@ export async function updateContent(
       `Content ${target.id} does not exist in channel ${target.channelId} of site ${target.siteId}`,
     );
   }
-  return toContentFormA(updated);
+  return { content: toContentFormA(updated), version: updated.version };
 }

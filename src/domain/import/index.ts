@@ -165,7 +165,7 @@ export async function importFrom(
         await insertRows(tx, MODEL_TABLES.sites, structure.sites);
         await insertRows(tx, MODEL_TABLES.channels, structure.channels);
         for (const { id, ...fields } of structure.channelUpdates) {
-          await tx.channel.update({ where: { id }, data: fields });
+          await tx.channel.update({ where: { id }, data: { ...fields, version: { increment: 1 } } });
         }
       }
       const planner = new ContentPlanner(doc.contents, structure, problems, state.maxIds.contents, now);

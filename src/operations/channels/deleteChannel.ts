@@ -1,4 +1,6 @@
 import { deleteChannel as removeChannel } from '../../domain/channels/delete.ts';
+import { parseIfMatch } from '../../domain/versions.ts';
 import type { Handler } from '../types.ts';
 
-export const deleteChannel: Handler<'deleteChannel'> = ({ path }, { db }) => removeChannel(db, path);
+export const deleteChannel: Handler<'deleteChannel'> = ({ path, header }, { db }) =>
+  removeChannel(db, path, parseIfMatch(header['If-Match']));

@@ -1,6 +1,15 @@
 import { updateChannel as applyChannelUpdate } from '../../domain/channels/update.ts';
+import { parseIfMatch } from '../../domain/versions.ts';
 import type { Handler } from '../types.ts';
+import { withETag } from '../versioned.ts';
 
 /** A request without a body changes nothing but the modification date, like an empty object. */
-export const updateChannel: Handler<'updateChannel'> = ({ path, body }, { db }) =>
-  applyChannelUpdate(db, path, body ?? {});
+export const updateChannel: Handler<'updateChannel'> = async ({ path, body, header }, { db, reply }) => {
+  const { channel, version } = await applyChannelUpdate(
+    db,
+    path,
+    body ?? {},
+    parseIfMatch(header['If-Match']),
+  );
+  return reply(withETag(channel, version));
+};

@@ -1,6 +1,7 @@
 import { deleteContent as recycleContent } from '../../domain/contents/delete.ts';
+import { parseIfMatch } from '../../domain/versions.ts';
 import type { Handler } from '../types.ts';
 
-export const deleteContent: Handler<'deleteContent'> = async ({ path }, { db }) => ({
-  value: await recycleContent(db, path),
+export const deleteContent: Handler<'deleteContent'> = async ({ path, header }, { db }) => ({
+  value: await recycleContent(db, path, parseIfMatch(header['If-Match'])),
 });

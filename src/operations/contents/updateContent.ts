@@ -1,6 +1,15 @@
 import { updateContent as applyContentUpdate } from '../../domain/contents/update.ts';
+import { parseIfMatch } from '../../domain/versions.ts';
 import type { Handler } from '../types.ts';
+import { withETag } from '../versioned.ts';
 
 /** A request without a body changes nothing but the modification dates, like an empty object. */
-export const updateContent: Handler<'updateContent'> = ({ path, body }, { db }) =>
-  applyContentUpdate(db, path, body ?? {});
+export const updateContent: Handler<'updateContent'> = async ({ path, body, header }, { db, reply }) => {
+  const { content, version } = await applyContentUpdate(
+    db,
+    path,
+    body ?? {},
+    parseIfMatch(header['If-Match']),
+  );
+  return reply(withETag(content, version));
+};

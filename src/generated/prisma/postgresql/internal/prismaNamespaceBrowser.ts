@@ -117,6 +117,7 @@ export const ChannelScalarFieldEnum = {
   addDate: 'addDate',
   createdDate: 'createdDate',
   lastModifiedDate: 'lastModifiedDate',
+  version: 'version',
   imageUrl: 'imageUrl',
   content: 'content',
   filePath: 'filePath',
@@ -187,6 +188,7 @@ export const ContentScalarFieldEnum = {
   createdDate: 'createdDate',
   lastModifiedDate: 'lastModifiedDate',
   lastEditDate: 'lastEditDate',
+  version: 'version',
   settings: 'settings',
   recycled: 'recycled',
   recycledDate: 'recycledDate'

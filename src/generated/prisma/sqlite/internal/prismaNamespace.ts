@@ -1906,6 +1906,7 @@ export const ChannelScalarFieldEnum = {
   addDate: 'addDate',
   createdDate: 'createdDate',
   lastModifiedDate: 'lastModifiedDate',
+  version: 'version',
   imageUrl: 'imageUrl',
   content: 'content',
   filePath: 'filePath',
@@ -1976,6 +1977,7 @@ export const ContentScalarFieldEnum = {
   createdDate: 'createdDate',
   lastModifiedDate: 'lastModifiedDate',
   lastEditDate: 'lastEditDate',
+  version: 'version',
   settings: 'settings',
   recycled: 'recycled',
   recycledDate: 'recycledDate'

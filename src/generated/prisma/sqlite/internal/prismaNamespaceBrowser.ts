@@ -114,6 +114,7 @@ export const ChannelScalarFieldEnum = {
   addDate: 'addDate',
   createdDate: 'createdDate',
   lastModifiedDate: 'lastModifiedDate',
+  version: 'version',
   imageUrl: 'imageUrl',
   content: 'content',
   filePath: 'filePath',
@@ -184,6 +185,7 @@ export const ContentScalarFieldEnum = {
   createdDate: 'createdDate',
   lastModifiedDate: 'lastModifiedDate',
   lastEditDate: 'lastEditDate',
+  version: 'version',
   settings: 'settings',
   recycled: 'recycled',
   recycledDate: 'recycledDate'

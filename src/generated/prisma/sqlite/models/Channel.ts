@@ -33,6 +33,7 @@ export type ChannelAvgAggregateOutputType = {
   parentsCount: number | null
   childrenCount: number | null
   taxis: number | null
+  version: number | null
   channelTemplateId: number | null
   contentTemplateId: number | null
 }
@@ -44,6 +45,7 @@ export type ChannelSumAggregateOutputType = {
   parentsCount: number | null
   childrenCount: number | null
   taxis: number | null
+  version: number | null
   channelTemplateId: number | null
   contentTemplateId: number | null
 }
@@ -63,6 +65,7 @@ export type ChannelMinAggregateOutputType = {
   addDate: Date | null
   createdDate: Date | null
   lastModifiedDate: Date | null
+  version: number | null
   imageUrl: string | null
   content: string | null
   filePath: string | null
@@ -98,6 +101,7 @@ export type ChannelMaxAggregateOutputType = {
   addDate: Date | null
   createdDate: Date | null
   lastModifiedDate: Date | null
+  version: number | null
   imageUrl: string | null
   content: string | null
   filePath: string | null
@@ -133,6 +137,7 @@ export type ChannelCountAggregateOutputType = {
   addDate: number
   createdDate: number
   lastModifiedDate: number
+  version: number
   imageUrl: number
   content: number
   filePath: number
@@ -162,6 +167,7 @@ export type ChannelAvgAggregateInputType = {
   parentsCount?: true
   childrenCount?: true
   taxis?: true
+  version?: true
   channelTemplateId?: true
   contentTemplateId?: true
 }
@@ -173,6 +179,7 @@ export type ChannelSumAggregateInputType = {
   parentsCount?: true
   childrenCount?: true
   taxis?: true
+  version?: true
   channelTemplateId?: true
   contentTemplateId?: true
 }
@@ -192,6 +199,7 @@ export type ChannelMinAggregateInputType = {
   addDate?: true
   createdDate?: true
   lastModifiedDate?: true
+  version?: true
   imageUrl?: true
   content?: true
   filePath?: true
@@ -227,6 +235,7 @@ export type ChannelMaxAggregateInputType = {
   addDate?: true
   createdDate?: true
   lastModifiedDate?: true
+  version?: true
   imageUrl?: true
   content?: true
   filePath?: true
@@ -262,6 +271,7 @@ export type ChannelCountAggregateInputType = {
   addDate?: true
   createdDate?: true
   lastModifiedDate?: true
+  version?: true
   imageUrl?: true
   content?: true
   filePath?: true
@@ -384,6 +394,7 @@ export type ChannelGroupByOutputType = {
   addDate: Date
   createdDate: Date
   lastModifiedDate: Date
+  version: number
   imageUrl: string
   content: string
   filePath: string
@@ -442,6 +453,7 @@ export type ChannelWhereInput = {
   addDate?: Prisma.DateTimeFilter<"Channel"> | Date | string
   createdDate?: Prisma.DateTimeFilter<"Channel"> | Date | string
   lastModifiedDate?: Prisma.DateTimeFilter<"Channel"> | Date | string
+  version?: Prisma.IntFilter<"Channel"> | number
   imageUrl?: Prisma.StringFilter<"Channel"> | string
   content?: Prisma.StringFilter<"Channel"> | string
   filePath?: Prisma.StringFilter<"Channel"> | string
@@ -478,6 +490,7 @@ export type ChannelOrderByWithRelationInput = {
   addDate?: Prisma.SortOrder
   createdDate?: Prisma.SortOrder
   lastModifiedDate?: Prisma.SortOrder
+  version?: Prisma.SortOrder
   imageUrl?: Prisma.SortOrder
   content?: Prisma.SortOrder
   filePath?: Prisma.SortOrder
@@ -518,6 +531,7 @@ export type ChannelWhereUniqueInput = Prisma.AtLeast<{
   addDate?: Prisma.DateTimeFilter<"Channel"> | Date | string
   createdDate?: Prisma.DateTimeFilter<"Channel"> | Date | string
   lastModifiedDate?: Prisma.DateTimeFilter<"Channel"> | Date | string
+  version?: Prisma.IntFilter<"Channel"> | number
   imageUrl?: Prisma.StringFilter<"Channel"> | string
   content?: Prisma.StringFilter<"Channel"> | string
   filePath?: Prisma.StringFilter<"Channel"> | string
@@ -554,6 +568,7 @@ export type ChannelOrderByWithAggregationInput = {
   addDate?: Prisma.SortOrder
   createdDate?: Prisma.SortOrder
   lastModifiedDate?: Prisma.SortOrder
+  version?: Prisma.SortOrder
   imageUrl?: Prisma.SortOrder
   content?: Prisma.SortOrder
   filePath?: Prisma.SortOrder
@@ -597,6 +612,7 @@ export type ChannelScalarWhereWithAggregatesInput = {
   addDate?: Prisma.DateTimeWithAggregatesFilter<"Channel"> | Date | string
   createdDate?: Prisma.DateTimeWithAggregatesFilter<"Channel"> | Date | string
   lastModifiedDate?: Prisma.DateTimeWithAggregatesFilter<"Channel"> | Date | string
+  version?: Prisma.IntWithAggregatesFilter<"Channel"> | number
   imageUrl?: Prisma.StringWithAggregatesFilter<"Channel"> | string
   content?: Prisma.StringWithAggregatesFilter<"Channel"> | string
   filePath?: Prisma.StringWithAggregatesFilter<"Channel"> | string
@@ -630,6 +646,7 @@ export type ChannelCreateInput = {
   addDate?: Date | string
   createdDate?: Date | string
   lastModifiedDate?: Date | string
+  version?: number
   imageUrl?: string
   content?: string
   filePath?: string
@@ -666,6 +683,7 @@ export type ChannelUncheckedCreateInput = {
   addDate?: Date | string
   createdDate?: Date | string
   lastModifiedDate?: Date | string
+  version?: number
   imageUrl?: string
   content?: string
   filePath?: string
@@ -699,6 +717,7 @@ export type ChannelUpdateInput = {
   addDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   createdDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastModifiedDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
   imageUrl?: Prisma.StringFieldUpdateOperationsInput | string
   content?: Prisma.StringFieldUpdateOperationsInput | string
   filePath?: Prisma.StringFieldUpdateOperationsInput | string
@@ -735,6 +754,7 @@ export type ChannelUncheckedUpdateInput = {
   addDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   createdDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastModifiedDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
   imageUrl?: Prisma.StringFieldUpdateOperationsInput | string
   content?: Prisma.StringFieldUpdateOperationsInput | string
   filePath?: Prisma.StringFieldUpdateOperationsInput | string
@@ -770,6 +790,7 @@ export type ChannelCreateManyInput = {
   addDate?: Date | string
   createdDate?: Date | string
   lastModifiedDate?: Date | string
+  version?: number
   imageUrl?: string
   content?: string
   filePath?: string
@@ -803,6 +824,7 @@ export type ChannelUpdateManyMutationInput = {
   addDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   createdDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastModifiedDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
   imageUrl?: Prisma.StringFieldUpdateOperationsInput | string
   content?: Prisma.StringFieldUpdateOperationsInput | string
   filePath?: Prisma.StringFieldUpdateOperationsInput | string
@@ -838,6 +860,7 @@ export type ChannelUncheckedUpdateManyInput = {
   addDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   createdDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastModifiedDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
   imageUrl?: Prisma.StringFieldUpdateOperationsInput | string
   content?: Prisma.StringFieldUpdateOperationsInput | string
   filePath?: Prisma.StringFieldUpdateOperationsInput | string
@@ -888,6 +911,7 @@ export type ChannelCountOrderByAggregateInput = {
   addDate?: Prisma.SortOrder
   createdDate?: Prisma.SortOrder
   lastModifiedDate?: Prisma.SortOrder
+  version?: Prisma.SortOrder
   imageUrl?: Prisma.SortOrder
   content?: Prisma.SortOrder
   filePath?: Prisma.SortOrder
@@ -915,6 +939,7 @@ export type ChannelAvgOrderByAggregateInput = {
   parentsCount?: Prisma.SortOrder
   childrenCount?: Prisma.SortOrder
   taxis?: Prisma.SortOrder
+  version?: Prisma.SortOrder
   channelTemplateId?: Prisma.SortOrder
   contentTemplateId?: Prisma.SortOrder
 }
@@ -934,6 +959,7 @@ export type ChannelMaxOrderByAggregateInput = {
   addDate?: Prisma.SortOrder
   createdDate?: Prisma.SortOrder
   lastModifiedDate?: Prisma.SortOrder
+  version?: Prisma.SortOrder
   imageUrl?: Prisma.SortOrder
   content?: Prisma.SortOrder
   filePath?: Prisma.SortOrder
@@ -969,6 +995,7 @@ export type ChannelMinOrderByAggregateInput = {
   addDate?: Prisma.SortOrder
   createdDate?: Prisma.SortOrder
   lastModifiedDate?: Prisma.SortOrder
+  version?: Prisma.SortOrder
   imageUrl?: Prisma.SortOrder
   content?: Prisma.SortOrder
   filePath?: Prisma.SortOrder
@@ -996,6 +1023,7 @@ export type ChannelSumOrderByAggregateInput = {
   parentsCount?: Prisma.SortOrder
   childrenCount?: Prisma.SortOrder
   taxis?: Prisma.SortOrder
+  version?: Prisma.SortOrder
   channelTemplateId?: Prisma.SortOrder
   contentTemplateId?: Prisma.SortOrder
 }
@@ -1063,6 +1091,7 @@ export type ChannelCreateWithoutSiteInput = {
   addDate?: Date | string
   createdDate?: Date | string
   lastModifiedDate?: Date | string
+  version?: number
   imageUrl?: string
   content?: string
   filePath?: string
@@ -1097,6 +1126,7 @@ export type ChannelUncheckedCreateWithoutSiteInput = {
   addDate?: Date | string
   createdDate?: Date | string
   lastModifiedDate?: Date | string
+  version?: number
   imageUrl?: string
   content?: string
   filePath?: string
@@ -1160,6 +1190,7 @@ export type ChannelScalarWhereInput = {
   addDate?: Prisma.DateTimeFilter<"Channel"> | Date | string
   createdDate?: Prisma.DateTimeFilter<"Channel"> | Date | string
   lastModifiedDate?: Prisma.DateTimeFilter<"Channel"> | Date | string
+  version?: Prisma.IntFilter<"Channel"> | number
   imageUrl?: Prisma.StringFilter<"Channel"> | string
   content?: Prisma.StringFilter<"Channel"> | string
   filePath?: Prisma.StringFilter<"Channel"> | string
@@ -1194,6 +1225,7 @@ export type ChannelCreateManySiteInput = {
   addDate?: Date | string
   createdDate?: Date | string
   lastModifiedDate?: Date | string
+  version?: number
   imageUrl?: string
   content?: string
   filePath?: string
@@ -1227,6 +1259,7 @@ export type ChannelUpdateWithoutSiteInput = {
   addDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   createdDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastModifiedDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
   imageUrl?: Prisma.StringFieldUpdateOperationsInput | string
   content?: Prisma.StringFieldUpdateOperationsInput | string
   filePath?: Prisma.StringFieldUpdateOperationsInput | string
@@ -1261,6 +1294,7 @@ export type ChannelUncheckedUpdateWithoutSiteInput = {
   addDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   createdDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastModifiedDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
   imageUrl?: Prisma.StringFieldUpdateOperationsInput | string
   content?: Prisma.StringFieldUpdateOperationsInput | string
   filePath?: Prisma.StringFieldUpdateOperationsInput | string
@@ -1295,6 +1329,7 @@ export type ChannelUncheckedUpdateManyWithoutSiteInput = {
   addDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   createdDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastModifiedDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
   imageUrl?: Prisma.StringFieldUpdateOperationsInput | string
   content?: Prisma.StringFieldUpdateOperationsInput | string
   filePath?: Prisma.StringFieldUpdateOperationsInput | string
@@ -1332,6 +1367,7 @@ export type ChannelSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   addDate?: boolean
   createdDate?: boolean
   lastModifiedDate?: boolean
+  version?: boolean
   imageUrl?: boolean
   content?: boolean
   filePath?: boolean
@@ -1368,6 +1404,7 @@ export type ChannelSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   addDate?: boolean
   createdDate?: boolean
   lastModifiedDate?: boolean
+  version?: boolean
   imageUrl?: boolean
   content?: boolean
   filePath?: boolean
@@ -1404,6 +1441,7 @@ export type ChannelSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   addDate?: boolean
   createdDate?: boolean
   lastModifiedDate?: boolean
+  version?: boolean
   imageUrl?: boolean
   content?: boolean
   filePath?: boolean
@@ -1440,6 +1478,7 @@ export type ChannelSelectScalar = {
   addDate?: boolean
   createdDate?: boolean
   lastModifiedDate?: boolean
+  version?: boolean
   imageUrl?: boolean
   content?: boolean
   filePath?: boolean
@@ -1460,7 +1499,7 @@ export type ChannelSelectScalar = {
   extras?: boolean
 }
 
-export type ChannelOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "guid" | "siteId" | "parentId" | "channelName" | "indexName" | "parentsPath" | "parentsCount" | "childrenCount" | "groupNames" | "taxis" | "addDate" | "createdDate" | "lastModifiedDate" | "imageUrl" | "content" | "filePath" | "channelFilePathRule" | "contentFilePathRule" | "linkUrl" | "linkType" | "channelTemplateId" | "contentTemplateId" | "keywords" | "description" | "contentModelPluginId" | "contentRelatedPluginIds" | "listColumns" | "isCreateChannelIfContentChanged" | "createChannelIdsIfContentChanged" | "defaultTaxisType" | "extras", ExtArgs["result"]["channel"]>
+export type ChannelOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "guid" | "siteId" | "parentId" | "channelName" | "indexName" | "parentsPath" | "parentsCount" | "childrenCount" | "groupNames" | "taxis" | "addDate" | "createdDate" | "lastModifiedDate" | "version" | "imageUrl" | "content" | "filePath" | "channelFilePathRule" | "contentFilePathRule" | "linkUrl" | "linkType" | "channelTemplateId" | "contentTemplateId" | "keywords" | "description" | "contentModelPluginId" | "contentRelatedPluginIds" | "listColumns" | "isCreateChannelIfContentChanged" | "createChannelIdsIfContentChanged" | "defaultTaxisType" | "extras", ExtArgs["result"]["channel"]>
 export type ChannelInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   site?: boolean | Prisma.SiteDefaultArgs<ExtArgs>
 }
@@ -1497,6 +1536,10 @@ export type $ChannelPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
     addDate: Date
     createdDate: Date
     lastModifiedDate: Date
+    /**
+     * Bumped by every write of the channel's own row: its strong ETag (docs/api/conditional-writes.md).
+     */
+    version: number
     imageUrl: string
     content: string
     filePath: string
@@ -1959,6 +2002,7 @@ export interface ChannelFieldRefs {
   readonly addDate: Prisma.FieldRef<"Channel", 'DateTime'>
   readonly createdDate: Prisma.FieldRef<"Channel", 'DateTime'>
   readonly lastModifiedDate: Prisma.FieldRef<"Channel", 'DateTime'>
+  readonly version: Prisma.FieldRef<"Channel", 'Int'>
   readonly imageUrl: Prisma.FieldRef<"Channel", 'String'>
   readonly content: Prisma.FieldRef<"Channel", 'String'>
   readonly filePath: Prisma.FieldRef<"Channel", 'String'>

@@ -46,6 +46,7 @@ export type ContentAvgAggregateOutputType = {
   imageUrlCount: number | null
   videoUrlCount: number | null
   fileUrlCount: number | null
+  version: number | null
 }
 
 export type ContentSumAggregateOutputType = {
@@ -68,6 +69,7 @@ export type ContentSumAggregateOutputType = {
   imageUrlCount: number | null
   videoUrlCount: number | null
   fileUrlCount: number | null
+  version: number | null
 }
 
 export type ContentMinAggregateOutputType = {
@@ -117,6 +119,7 @@ export type ContentMinAggregateOutputType = {
   createdDate: Date | null
   lastModifiedDate: Date | null
   lastEditDate: Date | null
+  version: number | null
   settings: string | null
   recycled: boolean | null
   recycledDate: Date | null
@@ -169,6 +172,7 @@ export type ContentMaxAggregateOutputType = {
   createdDate: Date | null
   lastModifiedDate: Date | null
   lastEditDate: Date | null
+  version: number | null
   settings: string | null
   recycled: boolean | null
   recycledDate: Date | null
@@ -221,6 +225,7 @@ export type ContentCountAggregateOutputType = {
   createdDate: number
   lastModifiedDate: number
   lastEditDate: number
+  version: number
   settings: number
   recycled: number
   recycledDate: number
@@ -248,6 +253,7 @@ export type ContentAvgAggregateInputType = {
   imageUrlCount?: true
   videoUrlCount?: true
   fileUrlCount?: true
+  version?: true
 }
 
 export type ContentSumAggregateInputType = {
@@ -270,6 +276,7 @@ export type ContentSumAggregateInputType = {
   imageUrlCount?: true
   videoUrlCount?: true
   fileUrlCount?: true
+  version?: true
 }
 
 export type ContentMinAggregateInputType = {
@@ -319,6 +326,7 @@ export type ContentMinAggregateInputType = {
   createdDate?: true
   lastModifiedDate?: true
   lastEditDate?: true
+  version?: true
   settings?: true
   recycled?: true
   recycledDate?: true
@@ -371,6 +379,7 @@ export type ContentMaxAggregateInputType = {
   createdDate?: true
   lastModifiedDate?: true
   lastEditDate?: true
+  version?: true
   settings?: true
   recycled?: true
   recycledDate?: true
@@ -423,6 +432,7 @@ export type ContentCountAggregateInputType = {
   createdDate?: true
   lastModifiedDate?: true
   lastEditDate?: true
+  version?: true
   settings?: true
   recycled?: true
   recycledDate?: true
@@ -562,6 +572,7 @@ export type ContentGroupByOutputType = {
   createdDate: Date
   lastModifiedDate: Date
   lastEditDate: Date
+  version: number
   settings: string
   recycled: boolean
   recycledDate: Date | null
@@ -637,6 +648,7 @@ export type ContentWhereInput = {
   createdDate?: Prisma.DateTimeFilter<"Content"> | Date | string
   lastModifiedDate?: Prisma.DateTimeFilter<"Content"> | Date | string
   lastEditDate?: Prisma.DateTimeFilter<"Content"> | Date | string
+  version?: Prisma.IntFilter<"Content"> | number
   settings?: Prisma.StringFilter<"Content"> | string
   recycled?: Prisma.BoolFilter<"Content"> | boolean
   recycledDate?: Prisma.DateTimeNullableFilter<"Content"> | Date | string | null
@@ -690,6 +702,7 @@ export type ContentOrderByWithRelationInput = {
   createdDate?: Prisma.SortOrder
   lastModifiedDate?: Prisma.SortOrder
   lastEditDate?: Prisma.SortOrder
+  version?: Prisma.SortOrder
   settings?: Prisma.SortOrder
   recycled?: Prisma.SortOrder
   recycledDate?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -746,6 +759,7 @@ export type ContentWhereUniqueInput = Prisma.AtLeast<{
   createdDate?: Prisma.DateTimeFilter<"Content"> | Date | string
   lastModifiedDate?: Prisma.DateTimeFilter<"Content"> | Date | string
   lastEditDate?: Prisma.DateTimeFilter<"Content"> | Date | string
+  version?: Prisma.IntFilter<"Content"> | number
   settings?: Prisma.StringFilter<"Content"> | string
   recycled?: Prisma.BoolFilter<"Content"> | boolean
   recycledDate?: Prisma.DateTimeNullableFilter<"Content"> | Date | string | null
@@ -799,6 +813,7 @@ export type ContentOrderByWithAggregationInput = {
   createdDate?: Prisma.SortOrder
   lastModifiedDate?: Prisma.SortOrder
   lastEditDate?: Prisma.SortOrder
+  version?: Prisma.SortOrder
   settings?: Prisma.SortOrder
   recycled?: Prisma.SortOrder
   recycledDate?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -859,6 +874,7 @@ export type ContentScalarWhereWithAggregatesInput = {
   createdDate?: Prisma.DateTimeWithAggregatesFilter<"Content"> | Date | string
   lastModifiedDate?: Prisma.DateTimeWithAggregatesFilter<"Content"> | Date | string
   lastEditDate?: Prisma.DateTimeWithAggregatesFilter<"Content"> | Date | string
+  version?: Prisma.IntWithAggregatesFilter<"Content"> | number
   settings?: Prisma.StringWithAggregatesFilter<"Content"> | string
   recycled?: Prisma.BoolWithAggregatesFilter<"Content"> | boolean
   recycledDate?: Prisma.DateTimeNullableWithAggregatesFilter<"Content"> | Date | string | null
@@ -909,6 +925,7 @@ export type ContentCreateInput = {
   createdDate?: Date | string
   lastModifiedDate?: Date | string
   lastEditDate?: Date | string
+  version?: number
   settings?: string
   recycled?: boolean
   recycledDate?: Date | string | null
@@ -962,6 +979,7 @@ export type ContentUncheckedCreateInput = {
   createdDate?: Date | string
   lastModifiedDate?: Date | string
   lastEditDate?: Date | string
+  version?: number
   settings?: string
   recycled?: boolean
   recycledDate?: Date | string | null
@@ -1012,6 +1030,7 @@ export type ContentUpdateInput = {
   createdDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastModifiedDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastEditDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
   settings?: Prisma.StringFieldUpdateOperationsInput | string
   recycled?: Prisma.BoolFieldUpdateOperationsInput | boolean
   recycledDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1065,6 +1084,7 @@ export type ContentUncheckedUpdateInput = {
   createdDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastModifiedDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastEditDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
   settings?: Prisma.StringFieldUpdateOperationsInput | string
   recycled?: Prisma.BoolFieldUpdateOperationsInput | boolean
   recycledDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1117,6 +1137,7 @@ export type ContentCreateManyInput = {
   createdDate?: Date | string
   lastModifiedDate?: Date | string
   lastEditDate?: Date | string
+  version?: number
   settings?: string
   recycled?: boolean
   recycledDate?: Date | string | null
@@ -1167,6 +1188,7 @@ export type ContentUpdateManyMutationInput = {
   createdDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastModifiedDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastEditDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
   settings?: Prisma.StringFieldUpdateOperationsInput | string
   recycled?: Prisma.BoolFieldUpdateOperationsInput | boolean
   recycledDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1219,6 +1241,7 @@ export type ContentUncheckedUpdateManyInput = {
   createdDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastModifiedDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastEditDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
   settings?: Prisma.StringFieldUpdateOperationsInput | string
   recycled?: Prisma.BoolFieldUpdateOperationsInput | boolean
   recycledDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1281,6 +1304,7 @@ export type ContentCountOrderByAggregateInput = {
   createdDate?: Prisma.SortOrder
   lastModifiedDate?: Prisma.SortOrder
   lastEditDate?: Prisma.SortOrder
+  version?: Prisma.SortOrder
   settings?: Prisma.SortOrder
   recycled?: Prisma.SortOrder
   recycledDate?: Prisma.SortOrder
@@ -1306,6 +1330,7 @@ export type ContentAvgOrderByAggregateInput = {
   imageUrlCount?: Prisma.SortOrder
   videoUrlCount?: Prisma.SortOrder
   fileUrlCount?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type ContentMaxOrderByAggregateInput = {
@@ -1355,6 +1380,7 @@ export type ContentMaxOrderByAggregateInput = {
   createdDate?: Prisma.SortOrder
   lastModifiedDate?: Prisma.SortOrder
   lastEditDate?: Prisma.SortOrder
+  version?: Prisma.SortOrder
   settings?: Prisma.SortOrder
   recycled?: Prisma.SortOrder
   recycledDate?: Prisma.SortOrder
@@ -1407,6 +1433,7 @@ export type ContentMinOrderByAggregateInput = {
   createdDate?: Prisma.SortOrder
   lastModifiedDate?: Prisma.SortOrder
   lastEditDate?: Prisma.SortOrder
+  version?: Prisma.SortOrder
   settings?: Prisma.SortOrder
   recycled?: Prisma.SortOrder
   recycledDate?: Prisma.SortOrder
@@ -1432,6 +1459,7 @@ export type ContentSumOrderByAggregateInput = {
   imageUrlCount?: Prisma.SortOrder
   videoUrlCount?: Prisma.SortOrder
   fileUrlCount?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type ContentCreateNestedManyWithoutSiteInput = {
@@ -1525,6 +1553,7 @@ export type ContentCreateWithoutSiteInput = {
   createdDate?: Date | string
   lastModifiedDate?: Date | string
   lastEditDate?: Date | string
+  version?: number
   settings?: string
   recycled?: boolean
   recycledDate?: Date | string | null
@@ -1576,6 +1605,7 @@ export type ContentUncheckedCreateWithoutSiteInput = {
   createdDate?: Date | string
   lastModifiedDate?: Date | string
   lastEditDate?: Date | string
+  version?: number
   settings?: string
   recycled?: boolean
   recycledDate?: Date | string | null
@@ -1656,6 +1686,7 @@ export type ContentScalarWhereInput = {
   createdDate?: Prisma.DateTimeFilter<"Content"> | Date | string
   lastModifiedDate?: Prisma.DateTimeFilter<"Content"> | Date | string
   lastEditDate?: Prisma.DateTimeFilter<"Content"> | Date | string
+  version?: Prisma.IntFilter<"Content"> | number
   settings?: Prisma.StringFilter<"Content"> | string
   recycled?: Prisma.BoolFilter<"Content"> | boolean
   recycledDate?: Prisma.DateTimeNullableFilter<"Content"> | Date | string | null
@@ -1707,6 +1738,7 @@ export type ContentCreateManySiteInput = {
   createdDate?: Date | string
   lastModifiedDate?: Date | string
   lastEditDate?: Date | string
+  version?: number
   settings?: string
   recycled?: boolean
   recycledDate?: Date | string | null
@@ -1757,6 +1789,7 @@ export type ContentUpdateWithoutSiteInput = {
   createdDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastModifiedDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastEditDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
   settings?: Prisma.StringFieldUpdateOperationsInput | string
   recycled?: Prisma.BoolFieldUpdateOperationsInput | boolean
   recycledDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1808,6 +1841,7 @@ export type ContentUncheckedUpdateWithoutSiteInput = {
   createdDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastModifiedDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastEditDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
   settings?: Prisma.StringFieldUpdateOperationsInput | string
   recycled?: Prisma.BoolFieldUpdateOperationsInput | boolean
   recycledDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1859,6 +1893,7 @@ export type ContentUncheckedUpdateManyWithoutSiteInput = {
   createdDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastModifiedDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastEditDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
   settings?: Prisma.StringFieldUpdateOperationsInput | string
   recycled?: Prisma.BoolFieldUpdateOperationsInput | boolean
   recycledDate?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -1913,6 +1948,7 @@ export type ContentSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   createdDate?: boolean
   lastModifiedDate?: boolean
   lastEditDate?: boolean
+  version?: boolean
   settings?: boolean
   recycled?: boolean
   recycledDate?: boolean
@@ -1966,6 +2002,7 @@ export type ContentSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   createdDate?: boolean
   lastModifiedDate?: boolean
   lastEditDate?: boolean
+  version?: boolean
   settings?: boolean
   recycled?: boolean
   recycledDate?: boolean
@@ -2019,6 +2056,7 @@ export type ContentSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   createdDate?: boolean
   lastModifiedDate?: boolean
   lastEditDate?: boolean
+  version?: boolean
   settings?: boolean
   recycled?: boolean
   recycledDate?: boolean
@@ -2072,12 +2110,13 @@ export type ContentSelectScalar = {
   createdDate?: boolean
   lastModifiedDate?: boolean
   lastEditDate?: boolean
+  version?: boolean
   settings?: boolean
   recycled?: boolean
   recycledDate?: boolean
 }
 
-export type ContentOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "guid" | "siteId" | "channelId" | "adminId" | "lastEditAdminId" | "userId" | "taxis" | "groupNames" | "tagNames" | "sourceId" | "referenceId" | "templateId" | "checked" | "checkedLevel" | "hits" | "hitsByDay" | "hitsByWeek" | "hitsByMonth" | "lastHitsDate" | "downloads" | "imageUrlCount" | "videoUrlCount" | "fileUrlCount" | "title" | "subTitle" | "imageUrl" | "videoUrl" | "fileUrl" | "body" | "summary" | "author" | "source" | "top" | "recommend" | "hot" | "color" | "linkType" | "linkUrl" | "addUserName" | "lastEditUserName" | "writingUserName" | "addDate" | "createdDate" | "lastModifiedDate" | "lastEditDate" | "settings" | "recycled" | "recycledDate", ExtArgs["result"]["content"]>
+export type ContentOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "guid" | "siteId" | "channelId" | "adminId" | "lastEditAdminId" | "userId" | "taxis" | "groupNames" | "tagNames" | "sourceId" | "referenceId" | "templateId" | "checked" | "checkedLevel" | "hits" | "hitsByDay" | "hitsByWeek" | "hitsByMonth" | "lastHitsDate" | "downloads" | "imageUrlCount" | "videoUrlCount" | "fileUrlCount" | "title" | "subTitle" | "imageUrl" | "videoUrl" | "fileUrl" | "body" | "summary" | "author" | "source" | "top" | "recommend" | "hot" | "color" | "linkType" | "linkUrl" | "addUserName" | "lastEditUserName" | "writingUserName" | "addDate" | "createdDate" | "lastModifiedDate" | "lastEditDate" | "version" | "settings" | "recycled" | "recycledDate", ExtArgs["result"]["content"]>
 export type ContentInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   site?: boolean | Prisma.SiteDefaultArgs<ExtArgs>
 }
@@ -2149,6 +2188,10 @@ export type $ContentPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
     createdDate: Date
     lastModifiedDate: Date
     lastEditDate: Date
+    /**
+     * Bumped by every write of the content's row: its strong ETag (docs/api/conditional-writes.md).
+     */
+    version: number
     /**
      * JSON object text: extra attributes, shown in form B's settingsXml.
      */
@@ -2628,6 +2671,7 @@ export interface ContentFieldRefs {
   readonly createdDate: Prisma.FieldRef<"Content", 'DateTime'>
   readonly lastModifiedDate: Prisma.FieldRef<"Content", 'DateTime'>
   readonly lastEditDate: Prisma.FieldRef<"Content", 'DateTime'>
+  readonly version: Prisma.FieldRef<"Content", 'Int'>
   readonly settings: Prisma.FieldRef<"Content", 'String'>
   readonly recycled: Prisma.FieldRef<"Content", 'Boolean'>
   readonly recycledDate: Prisma.FieldRef<"Content", 'DateTime'>
