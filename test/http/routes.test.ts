@@ -65,7 +65,7 @@ describe('operation input and context', () => {
     });
     expect(seen?.context.db).toBe(app.db);
     expect(seen?.context.provider).toBe(app.provider);
-    expect(seen?.context.config).toBe(app.config);
+    expect(seen?.context.config).toBe(app.services.config);
     expect(typeof seen?.context.log.info).toBe('function');
   });
 });
