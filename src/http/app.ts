@@ -12,6 +12,7 @@ import { ApiKeyAuthenticator } from './apiKeys.ts';
 import { Authenticator, authorize, KnownCredentials } from './auth.ts';
 import { BackgroundTasks } from './background.ts';
 import { operationBody, unreadBodies } from './bodies.ts';
+import { setCompression } from './compression.ts';
 import { crossOrigin } from './cors.ts';
 import { CredentialCache } from './credentialCache.ts';
 import { errorHandler, notFound } from './errors.ts';
@@ -106,6 +107,7 @@ export function createApp(options: AppOptions): express.Express {
 
   const app = express();
   backgroundTasks.set(app, background);
+  setCompression(app, config.compressMinBytes);
   app.disable('x-powered-by');
 
   // The pipeline, in order; each stage is one module.

@@ -41,6 +41,7 @@ describe('loadConfig', () => {
       stlSqlMaxRows: 1000,
       stlSqlTimeoutMs: 2000,
       sqliteQueryTimeoutMs: 2000,
+      compressMinBytes: 1024,
     });
   });
 
@@ -71,6 +72,7 @@ describe('loadConfig', () => {
         STL_SQL_MAX_ROWS: '50',
         STL_SQL_TIMEOUT_MS: '500',
         SQLITE_QUERY_TIMEOUT_MS: '750',
+        COMPRESSION_MIN_BYTES: '4096',
       }),
     ).toEqual({
       port: 8080,
@@ -99,6 +101,7 @@ describe('loadConfig', () => {
       stlSqlMaxRows: 50,
       stlSqlTimeoutMs: 500,
       sqliteQueryTimeoutMs: 750,
+      compressMinBytes: 4096,
     });
     expect(loadConfig({ DATABASE_URL: 'postgres://h/d' }).databaseUrl).toBe('postgres://h/d');
   });
@@ -113,6 +116,15 @@ describe('loadConfig', () => {
       true,
     );
     expect(loadConfig({ SEED_DEMO: '' }).seedDemo).toBe(true);
+  });
+
+  test('COMPRESSION=false turns compression off whatever the threshold; other values are refused', () => {
+    expect(
+      loadConfig({ COMPRESSION: 'false', COMPRESSION_MIN_BYTES: '10' }).compressMinBytes,
+    ).toBeUndefined();
+    expect(loadConfig({ COMPRESSION: 'true', COMPRESSION_MIN_BYTES: '0' }).compressMinBytes).toBe(0);
+    expect(() => loadConfig({ COMPRESSION: 'off' })).toThrow('COMPRESSION must be true or false');
+    expect(() => loadConfig({ COMPRESSION_MIN_BYTES: '-1' })).toThrow('COMPRESSION_MIN_BYTES');
   });
 
   test('WORKERS=0 means a single process without supervisor; 1 is one supervised worker', () => {

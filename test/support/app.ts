@@ -157,6 +157,8 @@ export interface SecondAppOptions {
 }
 
 export interface SecondApp {
+  /** The express app itself, e.g. to listen on a port (test/support/server.ts). */
+  app: Express;
   request: TestAgent;
   /** Waits for its background writes and closes its own shared state (not the database). */
   close(): Promise<void>;
@@ -182,6 +184,7 @@ export function startSecondApp(first: TestApp, options: SecondAppOptions = {}): 
   const app = createApp({ ...handle, config: { ...first.config, ...options.config }, logger, state });
   observeApp(app);
   return {
+    app,
     request: supertest.agent(app),
     async close() {
       await backgroundTasksOf(app).settled();
