@@ -31,8 +31,14 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     body?: string;
     timeout?: number;
+    /** Requests per second from all connections together. */
+    overallRate?: number;
   }
-  function autocannon(options: Options): Promise<Result>;
+  /** A run: awaitable for its result, and stoppable before its duration is over. */
+  interface Instance extends PromiseLike<Result> {
+    stop(): void;
+  }
+  function autocannon(options: Options): Instance;
   export default autocannon;
-  export type { Options, Result, Stats };
+  export type { Instance, Options, Result, Stats };
 }

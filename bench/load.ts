@@ -45,7 +45,7 @@ export function runLoad(
   seconds: number,
   amount?: number,
 ): Promise<LoadFigures> {
-  return autocannon({
+  const run = autocannon({
     url: `${target.base}${target.pathOf(request, scenario)}`,
     connections,
     // With an amount, autocannon runs until that many requests completed, whatever the time.
@@ -54,7 +54,8 @@ export function runLoad(
     headers: { ...target.headers, ...(request.body ? { 'content-type': 'application/json' } : {}) },
     ...(request.body ? { body: request.body } : {}),
     timeout: 300,
-  }).then(figures);
+  });
+  return Promise.resolve(run).then(figures);
 }
 
 /**

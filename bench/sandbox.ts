@@ -9,7 +9,7 @@ import {
   uniqueDatabaseName,
   withDatabase,
 } from '../src/db/migrate/postgres.ts';
-import { closeSandboxes, sandboxFor } from '../src/db/sandbox/index.ts';
+import { openSandbox } from '../src/db/sandbox/index.ts';
 import { DomainError } from '../src/domain/errors.ts';
 import { runSqlContents } from '../src/domain/stl/sql/sandbox.ts';
 
@@ -30,7 +30,7 @@ const ENDLESS =
 async function outcome(sql: string, caller: string): Promise<{ ms: number; result: string }> {
   const start = performance.now();
   try {
-    const rows = await runSqlContents(sandboxFor(url), sql, limits, caller);
+    const rows = await runSqlContents(sandbox, sql, limits, caller);
     return { ms: performance.now() - start, result: `200 (${rows.length} rows)` };
   } catch (error) {
     const status = error instanceof DomainError ? (error.code === 'rate-limited' ? 429 : 400) : 500;
@@ -54,6 +54,7 @@ if (provider === 'sqlite') {
   url = withDatabase(server, name);
   cleanup = async () => dropDatabase(server, name);
 }
+const sandbox = openSandbox(url);
 
 try {
   await applyMigrations(url);
@@ -100,6 +101,6 @@ try {
     );
   }
 } finally {
-  await closeSandboxes();
+  await sandbox.close();
   await cleanup();
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import {
   DATABASE_URL_RULE,
@@ -38,6 +39,14 @@ export interface Config {
    * tokens are unlimited unless a key has its own limit (src/http/rateLimit.ts).
    */
   rateLimitPerMinute: number;
+  /**
+   * Which proxies in front of the service to believe about the client's address (express's
+   * `trust proxy`): false (the default) believes none, and X-Forwarded-For is ignored; a number
+   * trusts that many hops; a list trusts those addresses, CIDR ranges or the names `loopback`,
+   * `linklocal`, `uniquelocal`. Every per-address decision (rate limits, login limits) and the logs
+   * use the address it gives (docs/operating/README.md, "Behind a proxy").
+   */
+  trustProxy: TrustProxy;
   /** Redis for state every node must share (rate-limit counters); undefined on a single node. */
   redisUrl: string | undefined;
   /** Prefix of every key this service writes in Redis, so that several deployments can share one. */
@@ -102,6 +111,24 @@ export interface MetricsConfig {
 }
 
 export const MIN_METRICS_TOKEN_LENGTH = 16;
+
+/** TRUST_PROXY, read: none, a hop count, or trusted addresses and ranges (see Config.trustProxy). */
+export type TrustProxy = false | number | string[];
+
+const TRUST_PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** An address, a CIDR range of one, or one of express's named ranges. */
+function isTrustedProxyEntry(entry: string): boolean {
+  if (TRUST_PROXY_NAMES.has(entry)) return true;
+  const [address = '', bits, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  return integerWithin(bits, 0, family === 4 ? 32 : 128) !== undefined;
+}
+
+const TRUST_PROXY_RULE =
+  'TRUST_PROXY must be a hop count from 1 to 32, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal';
 
 /** Raised with every problem at once, so that an operator fixes the environment in one go. */
 export class ConfigError extends Error {
@@ -185,6 +212,22 @@ const schema = z.object({
     .default('development'),
   MAX_PER_PAGE: integer('MAX_PER_PAGE', 1, 100_000, 1000),
   RATE_LIMIT_PER_MINUTE: integer('RATE_LIMIT_PER_MINUTE', 0, 1_000_000, 600),
+  TRUST_PROXY: z
+    .string()
+    .optional()
+    .transform((raw, ctx): TrustProxy => {
+      if (raw === undefined || raw === 'false' || raw === '0') return false;
+      if (/^\d+$/.test(raw)) {
+        const hops = integerWithin(raw, 1, 32);
+        if (hops !== undefined) return hops;
+      } else {
+        const entries = raw.split(',').map((entry) => entry.trim());
+        if (entries.every(isTrustedProxyEntry)) return entries;
+      }
+      // `true` (express: believe any X-Forwarded-For) would let every client choose its address.
+      ctx.addIssue({ code: 'custom', message: `${TRUST_PROXY_RULE} (got '${raw}')` });
+      return z.NEVER;
+    }),
   REDIS_URL: z
     .string()
     .optional()
@@ -319,6 +362,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeEnv: vars.NODE_ENV,
     maxPerPage: vars.MAX_PER_PAGE,
     rateLimitPerMinute: vars.RATE_LIMIT_PER_MINUTE,
+    trustProxy: vars.TRUST_PROXY,
     redisUrl: vars.REDIS_URL,
     redisKeyPrefix: vars.REDIS_KEY_PREFIX,
     seedDemo:

@@ -109,6 +109,13 @@ export function workerEnvironment(env: NodeJS.ProcessEnv = process.env): Record<
   return { MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX ?? '2' };
 }
 
+/**
+ * Set in the environment of a worker that replaces another (after a crash, or in a restart's roll):
+ * it starts even while Redis does not answer, under the shared state's fail-open policy, since the
+ * node is serving already (src/worker.ts). A node's first workers refuse to start without it.
+ */
+export const REPLACEMENT_WORKER_ENV = 'CMS_REPLACEMENT_WORKER';
+
 const FIRST_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 30_000;
 /** A worker that served this long before dying was not part of a crash loop. */
@@ -217,8 +224,10 @@ export function supervise(options: SupervisorOptions): void {
    * Forks a worker (or takes one forkEarly forked); resolves once it listens, rejects if it exits
    * first.
    */
-  function startWorker(forked?: Worker): Promise<Worker> {
-    const worker = forked ?? cluster.fork(workerEnvironment());
+  function startWorker(forked?: Worker, replacement = false): Promise<Worker> {
+    const worker =
+      forked ??
+      cluster.fork({ ...workerEnvironment(), ...(replacement && { [REPLACEMENT_WORKER_ENV]: '1' }) });
     alive.add(worker);
     if (worker.isDead()) {
       alive.delete(worker);
@@ -278,7 +287,7 @@ export function supervise(options: SupervisorOptions): void {
     replacing = setTimeout(() => {
       replacing = undefined;
       if (stopping) return;
-      startWorker().then(
+      startWorker(undefined, true).then(
         () => {
           // Another one may have died while this one started.
           if (serving.size < options.workers) replaceLater();
@@ -321,7 +330,7 @@ export function supervise(options: SupervisorOptions): void {
           if (stopping) return;
           // One that died meanwhile is being replaced already.
           if (!serving.has(previous)) continue;
-          await startWorker();
+          await startWorker(undefined, true);
           await retire(previous);
         }
         logger.info({ workers: pids() }, 'workers restarted');

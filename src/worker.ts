@@ -2,27 +2,28 @@ import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
-import { type Config, ensureTokenSecret } from './config.ts';
-import { createDb, SERVICE_SQLITE_CACHE_KIB } from './db/client.ts';
-import { closeSandboxes } from './db/sandbox/index.ts';
-import { backgroundTasksOf, createApp } from './http/app.ts';
+import { composeServices } from './compose.ts';
+import type { Config } from './config.ts';
+import { createApp } from './http/app.ts';
 import { describeError } from './http/logging.ts';
-import type { MetricsEndpoint } from './http/metrics.ts';
-import { createHttpServer } from './http/server.ts';
+import { createHttpServer, drainServer } from './http/server.ts';
 import type { RestartWorkers } from './operations/types.ts';
-import { createSharedState } from './state/index.ts';
 import type { SharedState } from './state/port.ts';
-import { isStopMessage, RESTART_CHANNEL, RESTART_ID, type RestartMessage } from './supervisor.ts';
+import {
+  isStopMessage,
+  REPLACEMENT_WORKER_ENV,
+  RESTART_CHANNEL,
+  RESTART_ID,
+  type RestartMessage,
+} from './supervisor.ts';
 
 /*
  * One serving process: the app on its HTTP server, on a database that src/main.ts has already
  * migrated (and seeded). Either a worker under the supervisor (src/supervisor.ts), which stops it
  * with a message, or, with WORKERS=0, the only process, which SIGTERM/SIGINT stop. Stopping is
- * graceful either way: no new connections, in-flight requests finish, then the database closes.
+ * graceful either way: no new connections, in-flight requests finish, then its services (made by
+ * src/compose.ts) close.
  */
-
-/** No request's statement may hold a PostgreSQL connection longer than this (a 503 after it). */
-const STATEMENT_TIMEOUT_MS = 15_000;
 
 /** In-flight requests get this long to finish after a stop before their connections are cut. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -86,55 +87,18 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
     process.on('SIGINT', () => undefined);
     process.on('SIGTERM', () => stop('SIGTERM'));
   }
-  // prom-client is loaded only when metrics are on: it costs every process start-up time and memory
-  // (bench/RUNTIME.md, "Start-up").
-  const metricsModule = config.metrics && (await import('./http/metrics.ts'));
-  const metrics = metricsModule && new metricsModule.ServiceMetrics();
-  // SQLite's WAL mode was set by the preparation every start runs first (src/start.ts): it is kept
-  // in the database file.
-  const { db, provider } = await createDb(config.databaseUrl, {
-    statementTimeoutMs: STATEMENT_TIMEOUT_MS,
-    sqliteQueryTimeoutMs: config.sqliteQueryTimeoutMs,
-    sqliteCacheKib: SERVICE_SQLITE_CACHE_KIB,
-    ...(metrics && { onQuery: metrics.observeQuery }),
+  const services = await composeServices(config, logger, {
+    supervised: underSupervisor,
+    // A worker that replaces another starts while Redis is down, as the node it joins serves then
+    // (src/state/failPolicy.ts); a node's first workers do not.
+    redisFailOpen: underSupervisor && process.env[REPLACEMENT_WORKER_ENV] === '1',
+    ...(underSupervisor && { restart: restartCapability }),
   });
-  const resolved = await ensureTokenSecret(config, db);
-
-  // ioredis is loaded only when Redis is configured (bench/RUNTIME.md, "Start-up").
-  const redis =
-    config.redisUrl === undefined
-      ? undefined
-      : await (await import('./db/redis.ts')).connectRedis(config.redisUrl);
-  const state = createSharedState({ db, redis, redisKeyPrefix: config.redisKeyPrefix, logger });
-  const restart = underSupervisor ? await restartCapability(state) : undefined;
-  const app = createApp({
-    db,
-    provider,
-    config: resolved,
-    logger,
-    state,
-    ...(restart && { restart }),
-    ...(metrics && { metrics }),
-  });
-  // Under the supervisor, its metrics port sums the workers' figures; alone, this process serves its own.
-  let metricsEndpoint: MetricsEndpoint | undefined;
-  if (metricsModule && metrics && config.metrics) {
-    metricsEndpoint = underSupervisor
-      ? metricsModule.answerSupervisor(metrics)
-      : await metricsModule.serveMetrics({
-          ...config.metrics,
-          logger,
-          collect: () => metrics.registry.metrics(),
-        });
-  }
+  const app = createApp(services);
   const server = createHttpServer(app);
   let stopping = false;
-  // Keep-alive clients are told to reconnect elsewhere once shutdown has begun.
-  server.on('request', (_req, res) => {
-    if (stopping) res.setHeader('Connection', 'close');
-  });
   await listen(server, config.port);
-  logger.info({ port: config.port, provider }, 'listening');
+  logger.info({ port: config.port, provider: services.provider }, 'listening');
 
   async function shutdown(reason: string): Promise<void> {
     if (stopping) {
@@ -146,20 +110,13 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
     stopping = true;
     // The port is closed before the line says so: a client that reads it and connects is refused
     // (logged first, a connection made in between sat in the backlog and was reset on close).
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Keep-alive connections drain: see drainServer.
+    const drained = drainServer(server, SHUTDOWN_GRACE_MS, () =>
+      logger.warn(`requests still running after ${SHUTDOWN_GRACE_MS} ms; closing their connections`),
+    );
     logger.info({ signal: reason }, 'shutting down: no new connections, finishing in-flight requests');
-    const deadline = setTimeout(() => {
-      logger.warn(`requests still running after ${SHUTDOWN_GRACE_MS} ms; closing their connections`);
-      server.closeAllConnections();
-    }, SHUTDOWN_GRACE_MS);
-    await closed;
-    clearTimeout(deadline);
-    await backgroundTasksOf(app).settled();
-    await metricsEndpoint?.close();
-    await state.close();
-    await closeSandboxes();
-    await db.$disconnect();
-    await redis?.quit();
+    await drained;
+    await services.close();
     logger.info('stopped');
     process.exit(0);
   }

@@ -28,6 +28,11 @@ export type DbProvider = 'sqlite' | 'postgresql';
 export interface DbHandle {
   db: Db;
   provider: DbProvider;
+  /**
+   * The client's point reads through the driver (src/db/pointReads.ts). Only for the client itself:
+   * an interactive transaction's reads must go through the transaction.
+   */
+  reads: PointReads;
 }
 
 export const DEFAULT_DATABASE_URL = 'file:./data/cms.db';
@@ -187,21 +192,10 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
     db = toDb(new PostgresClient({ adapter, log }));
     reads = postgresPointReads(pool, pg.types, options.onQuery);
   }
-  pointReadsByClient.set(db, reads);
   const onQuery = options.onQuery;
   if (onQuery) (db as unknown as QueryEvents).$on('query', (event) => onQuery(event.query, event.duration));
   providers.set(db, provider);
-  return { db, provider };
-}
-
-const pointReadsByClient = new WeakMap<Db, PointReads>();
-
-/**
- * The point reads of a client createDb made (src/db/pointReads.ts); undefined for any other client,
- * such as an interactive transaction's, whose reads must go through the transaction.
- */
-export function pointReadsOf(db: Db): PointReads | undefined {
-  return pointReadsByClient.get(db);
+  return { db, provider, reads };
 }
 
 /** The provider of every client createDb made, for code that is handed only the client. */

@@ -1,4 +1,4 @@
-import { type Db, pointReadsOf } from '../db/client.ts';
+import type { Db, DbHandle } from '../db/client.ts';
 import type { Channel, Content, Site } from '../db/models.ts';
 import { notFound } from './errors.ts';
 
@@ -25,10 +25,9 @@ export async function requireContent(
   siteId: number,
   channelId: number,
   id: number,
+  /** The client's point reads, for get-one's hot read (never a transaction's): the same row either way. */
+  reads?: DbHandle['reads'],
 ): Promise<Content> {
-  // The hot read of get-one: through the driver when the client has point reads (not inside a
-  // transaction), the same row either way.
-  const reads = pointReadsOf(db);
   const content = reads
     ? await reads.content(id, siteId, channelId)
     : await db.content.findFirst({ where: { id, siteId, channelId, recycled: false } });

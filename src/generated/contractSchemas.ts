@@ -156,6 +156,31 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
       }
     }
   },
+  "ReadinessStatus": {
+    "type": "object",
+    "description": "Answer of the readiness probe.",
+    "additionalProperties": false,
+    "required": [
+      "status"
+    ],
+    "properties": {
+      "status": {
+        "type": "string",
+        "enum": [
+          "ok",
+          "degraded"
+        ],
+        "description": "`degraded`: ready, but a dependency the node can serve without does not answer."
+      },
+      "degraded": {
+        "type": "array",
+        "description": "What does not answer and what the node cannot do meanwhile (only when `degraded`).",
+        "items": {
+          "type": "string"
+        }
+      }
+    }
+  },
   "BooleanWord": {
     "description": "A boolean sent as a string (`\"true\"`/`\"false\"`, matched case-insensitively) or as a JSON\nboolean.\n",
     "type": [

@@ -55,10 +55,12 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description Answers 200 when this node can serve requests: the database answers a trivial query
-         *     (and Redis, when `REDIS_URL` is set, answers a ping). Otherwise 503 with a problem body, so
-         *     a load balancer takes the node out of rotation. Needs no credentials and is never
-         *     rate-limited.
+         * @description Answers 200 when this node can serve requests: the database answers a trivial query.
+         *     Otherwise 503 with a problem body, so a load balancer takes the node out of rotation.
+         *     Redis (when `REDIS_URL` is set) is probed too, but the service serves without it by
+         *     design (its counters fail open), so a Redis that does not answer makes the answer
+         *     `degraded`, still 200, naming what the node cannot do meanwhile: a load balancer must
+         *     not take every node out for it. Needs no credentials and is never rate-limited.
          */
         get: operations["readyz"];
         put?: never;
@@ -1381,6 +1383,21 @@ export interface components {
         HealthStatus: {
             /** @constant */
             status: "ok";
+        };
+        /** @description Answer of the readiness probe. */
+        ReadinessStatus: {
+            /**
+             * @description `degraded`: ready, but a dependency the node can serve without does not answer.
+             * @enum {string}
+             */
+            status: "ok" | "degraded";
+            /**
+             * @description What does not answer and what the node cannot do meanwhile (only when `degraded`).
+             * @example [
+             *       "Redis is not reachable: rate limits are not counted, single-use marks are refused (503), restart signals do not reach other nodes"
+             *     ]
+             */
+            degraded?: string[];
         };
         /**
          * @description A boolean sent as a string (`"true"`/`"false"`, matched case-insensitively) or as a JSON
@@ -3640,7 +3657,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The node is ready. */
+            /** @description The node is ready, fully (`ok`) or without a dependency it can serve without (`degraded`). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3651,7 +3668,7 @@ export interface operations {
                      *       "status": "ok"
                      *     }
                      */
-                    "application/json": components["schemas"]["HealthStatus"];
+                    "application/json": components["schemas"]["ReadinessStatus"];
                 };
             };
             503: components["responses"]["ServiceUnavailable"];

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { type Db, pointReadsOf } from '../db/client.ts';
+import type { Db, DbHandle } from '../db/client.ts';
 import { parseScopes } from '../domain/apiKeys/scopes.ts';
 import { unauthenticated } from '../domain/errors.ts';
 import type { Principal } from '../domain/principal.ts';
@@ -24,6 +24,8 @@ export class ApiKeyAuthenticator {
 
   constructor(
     private readonly db: Db,
+    /** The client's point reads: every request with a key reads it through a kept statement. */
+    private readonly reads: DbHandle['reads'],
     private readonly background: BackgroundTasks,
     private readonly log: Logger,
   ) {}
@@ -39,11 +41,7 @@ export class ApiKeyAuthenticator {
    * would compare a digest with itself and protect nothing, so there is none.
    */
   async authenticate(digest: string, now = new Date()): Promise<AuthenticatedKey> {
-    // Every request with a key reads it: through the driver's kept statement where there is one.
-    const reads = pointReadsOf(this.db);
-    const row = reads
-      ? await reads.apiKeyByDigest(digest)
-      : await this.db.apiKey.findUnique({ where: { digest } });
+    const row = await this.reads.apiKeyByDigest(digest);
     if (row === null) throw unauthenticated('The API key is not valid');
     if (row.revokedAt !== null) throw unauthenticated('The API key has been revoked');
     if (row.expiresAt !== null && row.expiresAt.getTime() <= now.getTime()) {

@@ -1,16 +1,11 @@
 import cookieParser from 'cookie-parser';
 import express from 'express';
 import { middleware as openApiValidator } from 'express-openapi-validator';
-import type { Logger } from 'pino';
-import { type Config, tokenSecretOf } from '../config.ts';
+import { tokenSecretOf } from '../config.ts';
 import { type Contract, contract as serviceContract } from '../contract.ts';
-import type { Db, DbProvider } from '../db/client.ts';
 import { handlers as implemented, type Registry } from '../operations/registry.ts';
-import type { RestartWorkers } from '../operations/types.ts';
-import type { SharedState } from '../state/port.ts';
 import { ApiKeyAuthenticator } from './apiKeys.ts';
 import { Authenticator, authorize, KnownCredentials } from './auth.ts';
-import { BackgroundTasks } from './background.ts';
 import { operationBody, unreadBodies } from './bodies.ts';
 import { setCompression } from './compression.ts';
 import { crossOrigin } from './cors.ts';
@@ -18,32 +13,19 @@ import { CredentialCache } from './credentialCache.ts';
 import { errorHandler, notFound } from './errors.ts';
 import { strictIntegerParameters } from './integerParameters.ts';
 import { requestLogging, safeLogger } from './logging.ts';
-import type { ServiceMetrics } from './metrics.ts';
 import { rejectNulCharacters } from './nulCharacters.ts';
 import { exemptRequests, rateLimiting } from './rateLimit.ts';
 import { operationRoutes } from './routes.ts';
 import { SERVICE_PATHS, serviceRoutes } from './serviceRoutes.ts';
+import type { Services } from './services.ts';
 import { deferSpecValidator } from './specCheck.ts';
 import { validationStages } from './validation.ts';
 
-export interface AppOptions {
-  db: Db;
-  provider: DbProvider;
-  /** Must carry the token secret (see ensureTokenSecret). */
-  config: Config;
-  logger: Logger;
+/** The app's own shape, for tests of the pipeline itself: other handlers, another contract. */
+export interface AppShape {
   handlers?: Registry;
-  /** Another contract than openapi/cms.yaml; for tests of the pipeline itself. */
+  /** Another contract than openapi/cms.yaml. */
   contract?: Contract;
-  /** State every node shares (rate-limit counters, marks, signals): see src/state/index.ts. */
-  state: SharedState;
-  /**
-   * How restartSystem reaches the supervisor (src/worker.ts); absent, the process has no
-   * supervisor and a restart answers false.
-   */
-  restart?: RestartWorkers;
-  /** Counts and times every request when metrics are on (METRICS_PORT); absent, nothing is recorded. */
-  metrics?: ServiceMetrics;
 }
 
 /** The validator's type for a document given as an object (contract.ts has checked its shape). */
@@ -71,23 +53,11 @@ function withReservedCharactersAllowed(document: unknown): unknown {
   return document;
 }
 
-/** A process that runs without a supervisor has nothing to roll. */
-const unsupervised: RestartWorkers = async () => false;
-
-const backgroundTasks = new WeakMap<express.Express, BackgroundTasks>();
-
-/** Writes the app started without waiting (shutdown awaits them before closing the database). */
-export function backgroundTasksOf(app: express.Express): BackgroundTasks {
-  const tasks = backgroundTasks.get(app);
-  if (tasks === undefined) throw new Error('This app was not made by createApp');
-  return tasks;
-}
-
-export function createApp(options: AppOptions): express.Express {
-  const { db, provider, config, state } = options;
-  const contract = options.contract ?? serviceContract;
-  const logger = safeLogger(options.logger);
-  const background = new BackgroundTasks();
+/** The service's app on these services (src/compose.ts), which it uses and never closes. */
+export function createApp(services: Services, shape: AppShape = {}): express.Express {
+  const { db, config, state, background } = services;
+  const contract = shape.contract ?? serviceContract;
+  const logger = safeLogger(services.logger);
   const known = new KnownCredentials();
   // Only where reading the credentials generation is much cheaper than the lookup it saves: Redis.
   const cache =
@@ -97,7 +67,7 @@ export function createApp(options: AppOptions): express.Express {
   // Every node on Redis advances the generation, whether or not it caches itself.
   const generations = state.kind === 'redis' ? (cache ?? new CredentialCache(state, 0)) : undefined;
   const authenticator = new Authenticator({
-    apiKeys: new ApiKeyAuthenticator(db, background, logger),
+    apiKeys: new ApiKeyAuthenticator(db, services.reads, background, logger),
     db,
     secret: tokenSecretOf(config),
     known,
@@ -106,12 +76,13 @@ export function createApp(options: AppOptions): express.Express {
   });
 
   const app = express();
-  backgroundTasks.set(app, background);
   setCompression(app, config.compressMinBytes);
   app.disable('x-powered-by');
+  // The client's address (`req.ip`) every per-address decision and the logs use: TRUST_PROXY.
+  app.set('trust proxy', config.trustProxy);
 
   // The pipeline, in order; each stage is one module.
-  if (options.metrics) app.use(options.metrics.requests(contract));
+  if (services.metrics) app.use(services.metrics.requests(contract));
   app.use(requestLogging(logger));
   app.use(unreadBodies());
   // Before everything that may answer, so that every answer (a 401, a 429) can be read by a page.
@@ -154,16 +125,9 @@ export function createApp(options: AppOptions): express.Express {
   app.use(
     operationRoutes(
       contract,
-      options.handlers ?? implemented,
-      {
-        db,
-        provider,
-        config,
-        state,
-        logger,
-        restart: options.restart ?? unsupervised,
-        credentialsChanged: generations && (() => generations.invalidate()),
-      },
+      shape.handlers ?? implemented,
+      { ...services, logger },
+      generations && (() => generations.invalidate()),
       // Per operation, in order: authorization (before validation, so a caller without access learns
       // nothing about the operation's input rules; and before the body, so that a request turned
       // away costs no more than its headers: docs/security/requests.md), plain-digit integers,

@@ -33,6 +33,27 @@ const UNAVAILABLE_SOCKET_CODES = new Set([
 ]);
 
 /**
+ * PostgreSQL's SQLSTATEs for a connection the server ended or would not accept: admin_shutdown
+ * (pg_terminate_backend, a failover), crash_shutdown, cannot_connect_now (starting up),
+ * too_many_connections, and the connection_exception class (08…). pg gives them raw (its own
+ * queries) or in Prisma's adapter error (`kind: 'postgres'`); either way the request met a database
+ * that is, for the moment, not there.
+ */
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
+const CONNECTION_EXCEPTION_CLASS = /^08[0-9A-Z]{3}$/;
+
+/**
+ * pg's own words, without a code, for a client whose connection broke (the request that was using
+ * it when the server ended it, or the next one given that client).
+ */
+const LOST_CONNECTION_MESSAGES = new Set([
+  'Client has encountered a connection error and is not queryable',
+  'Connection terminated unexpectedly',
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+]);
+
+/**
  * A statement stopped at its time limit: PostgreSQL's query_canceled (statement_timeout), or the
  * SQLite time-limit function's own code (src/db/sqliteTimeLimit.ts), which Prisma's SQLite adapter
  * keeps as the driver error's `originalCode`.
@@ -68,12 +89,16 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return chain(error).some((link) => {
     const code = field(link, 'code');
     const kind = field(link, 'kind');
+    const message = field(link, 'message');
     return (
       (typeof code === 'string' &&
-        (UNAVAILABLE_PRISMA_CODES.has(code) || UNAVAILABLE_SOCKET_CODES.has(code))) ||
+        (UNAVAILABLE_PRISMA_CODES.has(code) ||
+          UNAVAILABLE_SOCKET_CODES.has(code) ||
+          UNAVAILABLE_SQLSTATES.has(code) ||
+          CONNECTION_EXCEPTION_CLASS.test(code))) ||
       (typeof kind === 'string' && UNAVAILABLE_ADAPTER_KINDS.has(kind)) ||
-      // pg's pool says this in its own words, without a code.
-      (field(link, 'message') === 'timeout exceeded when trying to connect' &&
+      (typeof message === 'string' &&
+        LOST_CONNECTION_MESSAGES.has(message) &&
         field(link, 'name') === 'Error')
     );
   });

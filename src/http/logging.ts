@@ -119,7 +119,7 @@ export function redactSecretShapes(text: string): string {
 }
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
-type Request = IncomingMessage & { originalUrl?: string; id?: unknown };
+type Request = IncomingMessage & { originalUrl?: string; id?: unknown; ip?: string };
 
 function loggedUrl(req: Request): string {
   return redactUrl(req.originalUrl ?? req.url ?? '');
@@ -131,7 +131,8 @@ function serializeRequest(req: Request) {
     method: req.method,
     url: loggedUrl(req),
     headers: redactHeaders(req.headers),
-    remoteAddress: req.socket?.remoteAddress,
+    // The client's address as TRUST_PROXY resolves it (express's req.ip), the peer's without express.
+    remoteAddress: req.ip ?? req.socket?.remoteAddress,
   };
 }
 

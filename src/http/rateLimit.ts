@@ -1,4 +1,4 @@
-import type { Request, RequestHandler } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { type IncrementResponse, ipKeyGenerator, rateLimit, type Store } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import type { ContractOperation } from '../contract.ts';
@@ -14,13 +14,17 @@ import { problem, sendProblem } from './problem.ts';
  * - a request with an API key or access token known to be good (KnownCredentials, filled by the
  *   authentication stage) is unlimited, unless its key has a `rateLimitPerMinute` of its own: then
  *   it is counted under the key's id, on every node together;
- * - anything else — no credentials, or a made-up, deleted or reset key — is counted against the
- *   sender's address, RATE_LIMIT_PER_MINUTE a minute (0: unlimited). Sending a new random key each
- *   time escapes nothing, and a flood is turned away before any lookup: the limiter runs before
- *   validation and authentication, which is why it learns a key's budget from KnownCredentials
- *   (the first request of a key counts against its address, until authentication has seen it).
+ * - a request without credentials is counted against the sender's address, RATE_LIMIT_PER_MINUTE
+ *   a minute (0: unlimited);
+ * - a request with credentials this worker has not seen succeed yet (a worker just started, or a
+ *   made-up, deleted or reset key) is never charged to that anonymous budget: a valid key must
+ *   not get 429 because anonymous clients behind the same address used it up. It is let through to
+ *   authentication unless its address has already sent RATE_LIMIT_PER_MINUTE refused credentials
+ *   this minute, and it is counted there only if authentication refuses it. Sending a new random
+ *   key each time escapes nothing, and a flood of them is turned away before any lookup.
  *
- * The counters live in the shared state (Redis with REDIS_URL, else the database).
+ * The address is the client's as TRUST_PROXY resolves it (express's `req.ip`). The counters live in
+ * the shared state (Redis with REDIS_URL, else the database).
  */
 
 export const RATE_LIMIT_WINDOW_MS = 60_000;
@@ -56,8 +60,17 @@ export interface RateLimitOptions {
   exempt: (req: Request) => boolean;
 }
 
-/** Which counter a request counts against, and how many it may make; 'unlimited' for none. */
-type Budget = { counter: string; limit: number; client: 'API key' | 'address' } | 'unlimited';
+/**
+ * Which counter a request counts against, and how many it may make; 'unlimited' for none;
+ * 'unverified' for credentials not known to be good yet (counted only if refused).
+ */
+type Budget = { counter: string; limit: number; client: 'API key' | 'address' } | 'unlimited' | Unverified;
+
+/** Credentials (by fingerprint) not known to be good yet, and the address's budget of refusals. */
+interface Unverified {
+  unverified: string;
+  limit: number;
+}
 
 /** The client's address as every per-address limit counts it: an IPv6 address grouped to its /56. */
 export function clientAddressOf(req: Request): string {
@@ -73,6 +86,7 @@ function budgetOf(req: Request, { known, limit, exempt }: RateLimitOptions): Bud
     return { counter: budget.counter, limit: budget.limitPerMinute, client: 'API key' };
   }
   if (limit === 0) return 'unlimited';
+  if (presented) return { unverified: presented.fingerprint, limit };
   return {
     counter: `address:${clientAddressOf(req)}`,
     limit,
@@ -118,6 +132,45 @@ export class SharedStateStore implements Store {
   }
 }
 
+/** The 429 every limit answers, naming the limit and whom it counts. */
+function refuse(res: Response, limit: number, client: string, retryAfter: string): void {
+  sendProblem(
+    res,
+    problem(429, `Too many requests: at most ${limit} a minute for this ${client}; retry in ${retryAfter} s`),
+    { 'Retry-After': retryAfter },
+  );
+}
+
+/** The budget of refused credentials per address (see the top of this file). */
+function refusedCredentials(
+  options: RateLimitOptions,
+): (req: Request, res: Response, next: NextFunction, decided: Unverified) => Promise<void> {
+  const { state, known } = options;
+  // Charges this worker has started but the store has not confirmed: the next request from the
+  // same address waits for them, so that a client sending one bad key after another is counted exactly.
+  const pending = new Map<string, Promise<unknown>>();
+  return async (req, res, next, decided) => {
+    const counter = `${KEY_PREFIX}credentials:${clientAddressOf(req)}`;
+    await pending.get(counter);
+    // Fails open like every counter: a store that does not answer counts nothing.
+    const current = await state.get(counter);
+    if (current !== undefined && current.count >= decided.limit) {
+      const seconds = Math.max(1, Math.ceil((current.resetAt.getTime() - Date.now()) / 1000));
+      refuse(res, decided.limit, 'address', String(seconds));
+      return;
+    }
+    res.once('finish', () => {
+      // Known now: authentication accepted them, and they are never charged here.
+      if (known.budgetOf(decided.unverified) !== undefined) return;
+      const charge = state.increment(counter, RATE_LIMIT_WINDOW_MS).finally(() => {
+        if (pending.get(counter) === charge) pending.delete(counter);
+      });
+      pending.set(counter, charge);
+    });
+    next();
+  };
+}
+
 export function rateLimiting(options: RateLimitOptions): RequestHandler {
   const { state, logger } = options;
   // The budget is decided once per request; express-rate-limit asks for it three times.
@@ -132,7 +185,8 @@ export function rateLimiting(options: RateLimitOptions): RequestHandler {
   };
   const counted = (req: Request) => {
     const decided = budget(req);
-    if (decided === 'unlimited') throw new Error('an unlimited request was counted');
+    if (decided === 'unlimited' || 'unverified' in decided)
+      throw new Error('this request is not counted here');
     return decided;
   };
   const limiter = rateLimit({
@@ -156,22 +210,17 @@ export function rateLimiting(options: RateLimitOptions): RequestHandler {
     },
     handler: (req, res, _next, { windowMs }) => {
       const { limit, client } = counted(req);
-      const retryAfter = String(res.getHeader('Retry-After') ?? Math.ceil(windowMs / 1000));
-      sendProblem(
-        res,
-        problem(
-          429,
-          `Too many requests: at most ${limit} a minute for this ${client}; retry in ${retryAfter} s`,
-        ),
-        { 'Retry-After': retryAfter },
-      );
+      refuse(res, limit, client, String(res.getHeader('Retry-After') ?? Math.ceil(windowMs / 1000)));
     },
   });
   // An unlimited request (most authenticated ones) passes without entering the limiter: its
   // `skip` would let it through all the same, but only after two async frames and the caller's
   // address (`req.ip`, for a debug line) worked out on every request.
+  const unverified = refusedCredentials(options);
   return (req, res, next) => {
-    if (budget(req) === 'unlimited') next();
+    const decided = budget(req);
+    if (decided === 'unlimited') next();
+    else if ('unverified' in decided) unverified(req, res, next, decided).catch(next);
     else void limiter(req, res, next);
   };
 }

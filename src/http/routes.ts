@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Contract, ContractOperation, ParameterLocation } from '../contract.ts';
 import type { Db, DbProvider } from '../db/client.ts';
+import type { PointReads } from '../db/pointReads.ts';
+import type { SqlExecutor } from '../db/sandbox/executor.ts';
 import type { Registry } from '../operations/registry.ts';
 import {
   type OperationContext,
@@ -20,20 +22,10 @@ import { notFound } from './errors.ts';
 import { toExpressPath } from './expressPaths.ts';
 import { clientAddressOf } from './rateLimit.ts';
 import { operationSerializers, type Serialize } from './serializers.ts';
+import type { Services } from './services.ts';
 
-export interface Services {
-  db: Db;
-  provider: DbProvider;
-  config: Config;
-  state: SharedState;
-  logger: Logger;
-  restart: RestartWorkers;
-  /**
-   * Tells every node that credentials may have changed (src/http/credentialCache.ts); absent when
-   * no node caches them.
-   */
-  credentialsChanged?: (() => Promise<void>) | undefined;
-}
+/** Tells every node that credentials may have changed (src/http/credentialCache.ts). */
+export type CredentialsChanged = () => Promise<void>;
 
 /*
  * The one dispatcher. By the time a route runs, the authorization stage has resolved the principal
@@ -191,7 +183,7 @@ const reply = (init: ReplyInit<OperationId>) => new Reply(init);
 /** Runs a handler; one that may change credentials tells every node before anything is answered. */
 async function runHandler(
   handler: ErasedHandler,
-  changed: (() => Promise<void>) | undefined,
+  changed: CredentialsChanged | undefined,
   input: Record<string, unknown>,
   context: OperationContext,
 ): Promise<unknown> {
@@ -211,9 +203,11 @@ async function runHandler(
 class RequestContext implements OperationContext {
   readonly db: Db;
   readonly provider: DbProvider;
+  readonly reads: PointReads;
   readonly config: Config;
   readonly state: SharedState;
   readonly restart: RestartWorkers;
+  readonly sandbox: SqlExecutor;
   readonly reply = reply;
   readonly #req: Request;
   readonly #logger: Logger;
@@ -221,9 +215,11 @@ class RequestContext implements OperationContext {
   constructor(req: Request, services: Services) {
     this.db = services.db;
     this.provider = services.provider;
+    this.reads = services.reads;
     this.config = services.config;
     this.state = services.state;
     this.restart = services.restart;
+    this.sandbox = services.sandbox;
     this.#req = req;
     this.#logger = services.logger;
   }
@@ -243,12 +239,13 @@ function dispatch(
   handler: ErasedHandler,
   operation: ContractOperation,
   services: Services,
+  credentialsChanged: CredentialsChanged | undefined,
   contract: Contract,
 ): RequestHandler {
   const checked = services.config.nodeEnv !== 'production';
   // Compiled serialisers replace JSON.stringify where responses are not validated (production).
   const serializerOf = checked ? undefined : operationSerializers(contract, operation.path, operation.method);
-  const changed = operation.changesCredentials ? services.credentialsChanged : undefined;
+  const changed = operation.changesCredentials ? credentialsChanged : undefined;
   // Decided by the contract: once per operation, not per request.
   const success = defaultSuccess(operation);
   return async (req, res) => {
@@ -277,6 +274,8 @@ export function operationRoutes(
   contract: Contract,
   registry: Registry,
   services: Services,
+  /** Absent when no node caches credentials. */
+  credentialsChanged: CredentialsChanged | undefined,
   stagesOf: (operation: ContractOperation) => RequestHandler[],
 ): Router {
   const router = Router();
@@ -285,7 +284,9 @@ export function operationRoutes(
     router[operation.method](
       toExpressPath(operation.path),
       ...stagesOf(operation),
-      handler === undefined ? notImplemented : dispatch(handler, operation, services, contract),
+      handler === undefined
+        ? notImplemented
+        : dispatch(handler, operation, services, credentialsChanged, contract),
     );
   }
   return router;

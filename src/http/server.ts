@@ -1,5 +1,5 @@
 import { createServer, IncomingMessage, type Server, ServerResponse, STATUS_CODES } from 'node:http';
-import type { Socket } from 'node:net';
+import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import { problem } from './problem.ts';
@@ -16,7 +16,12 @@ export interface ServerLimits {
   headersTimeoutMs: number;
   /** Time to receive the whole request, body included. */
   requestTimeoutMs: number;
-  /** How long an idle keep-alive connection stays open. */
+  /**
+   * How long an idle keep-alive connection stays open. Clients are told the whole seconds below it
+   * (`Keep-Alive: timeout=5` for 5,900 ms): a client that honours the hint (undici, Node's agent)
+   * closes an idle connection before the server does, so it never sends a request on a connection
+   * the server is closing at that moment (HTTP/1.1's keep-alive race).
+   */
   keepAliveTimeoutMs: number;
   /** How often Node checks the two request timeouts. */
   checkIntervalMs: number;
@@ -25,7 +30,7 @@ export interface ServerLimits {
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
-  keepAliveTimeoutMs: 5_000,
+  keepAliveTimeoutMs: 5_900,
   checkIntervalMs: 1_000,
 };
 
@@ -98,6 +103,9 @@ function constructorsFor(app: Express): {
   };
 }
 
+/** Servers drainServer has been called on. */
+const draining = new WeakSet<Server>();
+
 export function createHttpServer(app: Express, limits: ServerLimits = DEFAULT_SERVER_LIMITS): Server {
   const server = createServer(
     {
@@ -110,5 +118,40 @@ export function createHttpServer(app: Express, limits: ServerLimits = DEFAULT_SE
   );
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   server.on('clientError', refuse);
+  // Ahead of the app: a request it answers at once (a refusal) has sent its headers when the app
+  // returns, too late to ask for the connection to close. `shouldKeepAlive` makes node write
+  // `Connection: close` and close the connection once the answer is out.
+  server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
+    if (draining.has(server)) res.shouldKeepAlive = false;
+  });
   return server;
+}
+
+/**
+ * Stops a server the way keep-alive clients do not notice: no new connections; a request that
+ * arrives on an open connection is served and answered with `Connection: close`; an idle
+ * connection is left to its keep-alive timeout, which clients that honour the `Keep-Alive` hint
+ * beat (see keepAliveTimeoutMs). Closing idle connections at once, as node's `server.close()`
+ * does, resets the request a client sends on one at that moment. Connections still open after
+ * `graceMs` (a request that runs long) are cut. Resolves once every connection has closed.
+ */
+export function drainServer(server: Server, graceMs: number, onOverdue?: () => void): Promise<void> {
+  draining.add(server);
+  // net's close: stop accepting, and call back once the last connection has closed by itself.
+  // node:cluster closes a worker's servers with `close()` when the supervisor disconnects the
+  // worker: that close must drain as well, not close the idle connections.
+  server.close = function drainingClose(this: Server, callback?: (error?: Error) => void) {
+    NetServer.prototype.close.call(this, callback);
+    return this;
+  };
+  return new Promise((resolve) => {
+    const deadline = setTimeout(() => {
+      onOverdue?.();
+      server.closeAllConnections();
+    }, graceMs);
+    server.close(() => {
+      clearTimeout(deadline);
+      resolve();
+    });
+  });
 }

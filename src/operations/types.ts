@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import type { Db, DbProvider } from '../db/client.ts';
+import type { DbHandle } from '../db/client.ts';
 import type { Principal } from '../domain/principal.ts';
+import type { SqlExecutor } from '../domain/stl/sql/sandbox.ts';
 import type { operations } from '../generated/openapi.ts';
 import type { SharedState } from '../state/port.ts';
 
@@ -96,15 +97,23 @@ export type OperationOutput<K extends OperationId> = OkBody<operations[K]> | Rep
  */
 export type RestartWorkers = () => Promise<boolean>;
 
-export interface OperationContext<K extends OperationId = OperationId> {
-  db: Db;
-  provider: DbProvider;
+/**
+ * The process's services a handler may use: the part of its Services (src/http/services.ts, made by
+ * src/compose.ts) that the dispatcher hands on.
+ */
+export interface HandlerServices extends DbHandle {
+  /** Carries the token secret (see ensureTokenSecret). */
   config: Config;
   /** State every node shares: counters with expiry, single-use marks, signals (src/state/port.ts). */
   state: SharedState;
-  log: Logger;
   /** Rolling restart of the service's workers (restartSystem). */
   restart: RestartWorkers;
+  /** The SQL sandbox of the service's own database (stl/sqlContents). */
+  sandbox: SqlExecutor;
+}
+
+export interface OperationContext<K extends OperationId = OperationId> extends HandlerServices {
+  log: Logger;
   /**
    * The client's network address, for limits per address (e.g. captcha checks): the peer of the
    * connection as express reports it (`req.ip`), an IPv6 address cut to its /56 network as the

@@ -20,19 +20,19 @@ import {
  * Warnings are throttled (one per kind of failure per interval) and never name the key, which may
  * identify a client.
  *
- * After a failure the store is left alone for a short pause: counters, marks and broadcasts apply
- * the policy at once instead of each waiting for a store that is down (a Redis outage would
- * otherwise add a command timeout to every request). The first call after the pause tries again.
+ * Once a call fails, the store is known to be down: every call applies the policy at once, without
+ * asking it (a Redis outage would otherwise add a command timeout to request after request), and a
+ * background probe pings the store every PROBE_INTERVAL_MS; the first answer brings it back.
  */
 
 export const WARNING_INTERVAL_MS = 30_000;
-export const PAUSE_AFTER_FAILURE_MS = 2_000;
+export const PROBE_INTERVAL_MS = 1_000;
 
 /** What the fail policy did without asking the store (it failed a moment ago). */
-class StorePaused extends Error {
-  override name = 'StorePaused';
-  constructor(pauseMs: number) {
-    super(`the store failed less than ${pauseMs} ms ago`);
+class StoreDown extends Error {
+  override name = 'StoreDown';
+  constructor() {
+    super('the store is down; a background probe watches for its return');
   }
 }
 
@@ -47,8 +47,8 @@ const WARNING: Record<Failure, string> = {
 };
 
 export interface FailPolicyOptions {
-  /** How long the store is left alone after a failure. */
-  pauseMs?: number;
+  /** How often the store is pinged while it is down. */
+  probeIntervalMs?: number;
 }
 
 export function withFailPolicy(
@@ -56,19 +56,42 @@ export function withFailPolicy(
   logger: Logger,
   options: FailPolicyOptions = {},
 ): SharedState {
-  const pauseMs = options.pauseMs ?? PAUSE_AFTER_FAILURE_MS;
+  const probeIntervalMs = options.probeIntervalMs ?? PROBE_INTERVAL_MS;
   const lastWarning = new Map<Failure, number>();
   const suppressed = new Map<Failure, number>();
 
-  let pausedUntil = 0;
+  /** Set while the store is known to be down: the probe that will bring it back. */
+  let probe: NodeJS.Timeout | undefined;
+  let probing = false;
 
-  /** Runs `call` on the store unless it failed a moment ago; a failure starts a pause. */
+  function markDown(): void {
+    if (probe !== undefined) return;
+    probe = setInterval(() => {
+      if (probing) return;
+      probing = true;
+      state.ping().then(
+        () => {
+          clearInterval(probe);
+          probe = undefined;
+          probing = false;
+          logger.info({ store: state.kind }, 'shared state answers again');
+        },
+        () => {
+          probing = false;
+        },
+      );
+    }, probeIntervalMs);
+    // A probe must not keep a stopping process alive.
+    probe.unref();
+  }
+
+  /** Runs `call` on the store unless it is known to be down; a failure marks it down. */
   async function guarded<T>(call: () => Promise<T>): Promise<T> {
-    if (Date.now() < pausedUntil) throw new StorePaused(pauseMs);
+    if (probe !== undefined) throw new StoreDown();
     try {
       return await call();
     } catch (error) {
-      pausedUntil = Date.now() + pauseMs;
+      markDown();
       throw error;
     }
   }
@@ -155,6 +178,10 @@ export function withFailPolicy(
       state.onConnectionChange?.(listener);
     },
     ping: () => state.ping(),
-    close: () => state.close(),
+    close: () => {
+      clearInterval(probe);
+      probe = undefined;
+      return state.close();
+    },
   };
 }

@@ -75,12 +75,9 @@ export class RedisSharedState implements SharedState {
     if (listeners === undefined) {
       listeners = new Set();
       this.listeners.set(name, listeners);
-      try {
-        await subscriber.subscribe(name);
-      } catch (error) {
-        this.listeners.delete(name);
-        throw error;
-      }
+      // A SUBSCRIBE that fails (Redis down) keeps the listener: it is sent again whenever the
+      // connection is ready (see subscriberConnection).
+      await subscriber.subscribe(name);
     }
     listeners.add(listener);
     return async () => {
@@ -99,6 +96,12 @@ export class RedisSharedState implements SharedState {
       });
       // Connection errors surface through the commands; without a listener ioredis prints them.
       subscriber.on('error', () => {});
+      // ioredis subscribes again by itself only to channels a SUBSCRIBE succeeded for; one that
+      // failed while Redis was down is sent here once it is back (again is harmless).
+      subscriber.on('ready', () => {
+        const names = [...this.listeners.keys()];
+        if (names.length > 0) subscriber.subscribe(...names).catch(() => undefined);
+      });
       this.subscriber = subscriber;
     }
     return this.subscriber;

@@ -270,8 +270,7 @@ describe('list', () => {
 
 /** Waits for the background writes (lastUsedAt) the app started. */
 async function backgroundSettled() {
-  const { backgroundTasksOf } = await import('../../src/http/app.ts');
-  await backgroundTasksOf(app.app).settled();
+  await app.services.background.settled();
 }
 
 describe('update', () => {

@@ -49,6 +49,8 @@ const PROBES: [string, string, boolean][] = [
   ['src/http/app.ts', '../operations/registry.ts', true],
   ['src/http/app.ts', '../db/sandbox/index.ts', true],
   ['src/http/app.ts', '../worker.ts', false],
+  ['src/http/app.ts', '../compose.ts', false],
+  ['src/worker.ts', './compose.ts', true],
   ['src/http/app.ts', '../cli/run.ts', false],
   ['src/worker.ts', './http/app.ts', true],
   ['src/cli/run.ts', '../http/app.ts', true],

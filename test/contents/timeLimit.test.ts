@@ -46,7 +46,7 @@ test('the time-limit function ends a query that would never end by itself', () =
   beforeAll(async () => {
     ({ app: fixture, key } = await startFixtureApp('all'));
     limited = await createDb(fixture.config.databaseUrl, { sqliteQueryTimeoutMs: 0 });
-    limitedApp = startSecondApp(fixture, { db: limited });
+    limitedApp = await startSecondApp(fixture, { db: limited });
   });
   afterAll(async () => {
     await limitedApp?.close();
@@ -111,10 +111,10 @@ describe('the worst-case filter on the worst-case data', () => {
     // runs long beside them (the `_` shape cannot end by itself within it). PostgreSQL's statements
     // never run on the event loop; its timeout is set well below the filter's cost.
     limited = await createDb(fixture.config.databaseUrl, {
-      sqliteQueryTimeoutMs: 5000,
+      sqliteQueryTimeoutMs: 10_000,
       statementTimeoutMs: 100,
     });
-    limitedApp = startSecondApp(fixture, { db: limited });
+    limitedApp = await startSecondApp(fixture, { db: limited });
   }, 120_000);
   afterAll(async () => {
     await limitedApp?.close();
@@ -153,7 +153,9 @@ describe('the worst-case filter on the worst-case data', () => {
     expect(response.headers['retry-after']).toMatch(/^\d+$/);
     expect(response.body.detail).toContain('narrow the filter');
     expect(response.text).not.toMatch(/SELECT|cms_like|lower\(/);
-    if (onSqlite) expect(answeredMeanwhile).toBeGreaterThanOrEqual(5);
+    // Several rounds, not one that slipped in before the statement began (a loaded machine may take
+    // a second per round, hence the long limit above).
+    if (onSqlite) expect(answeredMeanwhile).toBeGreaterThanOrEqual(3);
   }, 120_000);
 
   test('more filters at once than PostgreSQL’s pool has connections: a get-by-id sent after them is answered first', async () => {
@@ -162,7 +164,7 @@ describe('the worst-case filter on the worst-case data', () => {
       sqliteQueryTimeoutMs: 5000,
       statementTimeoutMs: 1000,
     });
-    const crowdedApp = startSecondApp(fixture, { db: crowded });
+    const crowdedApp = await startSecondApp(fixture, { db: crowded });
     try {
       let firstAnswered: 'filter' | 'get' | undefined;
       const filters = Array.from({ length: 12 }, () =>

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import pino from 'pino';
 import supertest from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
+import { composeServices } from '../../src/compose.ts';
 import { loadConfig } from '../../src/config.ts';
 import { CONTRACT_FILE } from '../../src/contract.ts';
 import { createDb } from '../../src/db/client.ts';
@@ -11,10 +12,10 @@ import { generateApiKey } from '../../src/domain/crypto/apiKeys.ts';
 import type { Scope } from '../../src/domain/principal.ts';
 import { type DemoSecrets, seedDemo } from '../../src/domain/seed/demo.ts';
 import { createApp } from '../../src/http/app.ts';
+import type { Services } from '../../src/http/services.ts';
 import { createCheckCaptcha } from '../../src/operations/captcha/checkCaptcha.ts';
 import { createGetCaptcha } from '../../src/operations/captcha/getCaptcha.ts';
 import { handlers } from '../../src/operations/registry.ts';
-import { createSharedState, type SharedState } from '../../src/state/index.ts';
 import { startTestApp, TEST_SECRET, type TestApp } from '../support/app.ts';
 import { leaks, observeApp } from '../support/leaks.ts';
 
@@ -353,7 +354,7 @@ const answers = new Map<string, unknown>();
 // Nothing listens on port 1: connections are refused at once (as in test/http/problems.test.ts).
 const UNREACHABLE = 'postgresql://cms:secret@127.0.0.1:1/cms';
 const unreachable = await createDb(UNREACHABLE);
-let unreachableState: SharedState;
+let unreachableServices: Services;
 
 beforeAll(async () => {
   document = (await $RefParser.dereference(CONTRACT_FILE)) as unknown as Document;
@@ -388,16 +389,16 @@ beforeAll(async () => {
   });
   // Built as the support builds a test app, without a database it could create.
   const logger = pino({ level: 'trace' }, leaks.logDestination());
-  unreachableState = createSharedState({ db: unreachable.db, redisKeyPrefix: 'cms-test:', logger });
-  const down = createApp({
-    ...unreachable,
-    config: {
+  unreachableServices = await composeServices(
+    {
       ...loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', DATABASE_URL: UNREACHABLE }),
       cmsSecret: TEST_SECRET,
+      redisKeyPrefix: 'cms-test:',
     },
     logger,
-    state: unreachableState,
-  });
+    { db: unreachable },
+  );
+  const down = createApp(unreachableServices);
   observeApp(down);
   services = {
     demo: app,
@@ -407,7 +408,7 @@ beforeAll(async () => {
   };
 });
 afterAll(async () => {
-  await Promise.all([app.close(), limited.close(), failing.close(), unreachableState.close()]);
+  await Promise.all([app.close(), limited.close(), failing.close(), unreachableServices.close()]);
   await unreachable.db.$disconnect();
 });
 

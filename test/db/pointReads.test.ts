@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { createDb, pointReadsOf } from '../../src/db/client.ts';
+import { createDb } from '../../src/db/client.ts';
 import { Prisma } from '../../src/generated/prisma/sqlite/client.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 
@@ -26,11 +26,7 @@ beforeAll(async () => {
 });
 afterAll(() => database.drop());
 
-const reads = () => {
-  const found = pointReadsOf(database.handle.db);
-  if (found === undefined) throw new Error('createDb made no point reads');
-  return found;
-};
+const reads = () => database.handle.reads;
 
 async function both(id: number, site = siteId, channel = channelId) {
   const { db } = database.handle;
@@ -168,10 +164,10 @@ test('a write through Prisma is seen by the next point read', async () => {
 
 test('a fresh client reads before its first Prisma query, and its reads are reported to onQuery', async () => {
   const seen: string[] = [];
-  const { db } = await createDb(database.url, { onQuery: (sqlText) => seen.push(sqlText) });
+  const { db, reads: fresh } = await createDb(database.url, { onQuery: (sqlText) => seen.push(sqlText) });
   try {
     const first = await database.handle.db.content.findFirst({ where: { guid: 'full' } });
-    const raw = await pointReadsOf(db)?.content(first?.id ?? 0, siteId, channelId);
+    const raw = await fresh.content(first?.id ?? 0, siteId, channelId);
     expect(raw).toStrictEqual(first);
     expect(seen.some((text) => text.startsWith('SELECT') && text.includes('"Content"'))).toBe(true);
   } finally {

@@ -61,8 +61,8 @@ let off: string;
 const seconds: SecondApp[] = [];
 
 /** Another app over the same database with these settings, listening on a free port. */
-function serve(config: Partial<Config>): Promise<Listening> {
-  const second = startSecondApp(app, { config });
+async function serve(config: Partial<Config>): Promise<Listening> {
+  const second = await startSecondApp(app, { config });
   seconds.push(second);
   return listen(second.app);
 }

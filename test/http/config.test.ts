@@ -23,6 +23,7 @@ describe('loadConfig', () => {
       nodeEnv: 'development',
       maxPerPage: 1000,
       rateLimitPerMinute: 600,
+      trustProxy: false,
       redisUrl: undefined,
       redisKeyPrefix: 'cms:',
       seedDemo: true,
@@ -57,6 +58,7 @@ describe('loadConfig', () => {
         NODE_ENV: 'production',
         MAX_PER_PAGE: '500',
         RATE_LIMIT_PER_MINUTE: '0',
+        TRUST_PROXY: '1',
         REDIS_URL: 'redis://:pw@cache:6379/2',
         REDIS_KEY_PREFIX: 'cms-staging:',
         SEED_DEMO: 'true',
@@ -83,6 +85,7 @@ describe('loadConfig', () => {
       nodeEnv: 'production',
       maxPerPage: 500,
       rateLimitPerMinute: 0,
+      trustProxy: 1,
       redisUrl: 'redis://:pw@cache:6379/2',
       redisKeyPrefix: 'cms-staging:',
       seedDemo: true,
@@ -134,6 +137,19 @@ describe('loadConfig', () => {
     expect(loadConfig({ WORKERS: '' }).workers).toBe(2);
   });
 
+  test('TRUST_PROXY: off by default, a hop count, or a list of addresses, ranges and named ranges', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '0' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8,fd00::/8, 192.168.1.7' }).trustProxy).toEqual([
+      'loopback',
+      '10.0.0.0/8',
+      'fd00::/8',
+      '192.168.1.7',
+    ]);
+  });
+
   test('an empty variable counts as unset', () => {
     expect(loadConfig({ PORT: '', CMS_SECRET: '', TZ: '' })).toMatchObject({
       port: 3000,
@@ -164,6 +180,18 @@ describe('loadConfig', () => {
     [
       { RATE_LIMIT_PER_MINUTE: 'many' },
       "RATE_LIMIT_PER_MINUTE must be an integer from 0 to 1000000 (got 'many')",
+    ],
+    [
+      { TRUST_PROXY: 'true' },
+      "TRUST_PROXY must be a hop count from 1 to 32, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal (got 'true')",
+    ],
+    [
+      { TRUST_PROXY: '10.0.0.0/33' },
+      "TRUST_PROXY must be a hop count from 1 to 32, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal (got '10.0.0.0/33')",
+    ],
+    [
+      { TRUST_PROXY: '99' },
+      "TRUST_PROXY must be a hop count from 1 to 32, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal (got '99')",
     ],
     [{ REDIS_URL: 'http://:secret@cache' }, 'REDIS_URL must start with redis:// or rediss://'],
     [{ WORKERS: '65' }, "WORKERS must be an integer from 0 to 64 (got '65')"],

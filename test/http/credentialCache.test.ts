@@ -47,7 +47,7 @@ const redisUrl = process.env.TEST_REDIS_URL;
     redisA = createRedis(redisUrl as string);
     redisB = createRedis(redisUrl as string);
     first = await startTestApp({ redis: redisA, config: { credentialCacheSeconds: 60 } });
-    secondNode = startSecondApp(first, { redis: redisB });
+    secondNode = await startSecondApp(first, { redis: redisB });
     second = secondNode.request;
     admin = await first.createApiKey('all');
   });

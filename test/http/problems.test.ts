@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import pino from 'pino';
 import supertest from 'supertest';
+import { composeServices } from '../../src/compose.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createDb } from '../../src/db/client.ts';
 import {
@@ -14,7 +15,6 @@ import {
 import { createApp } from '../../src/http/app.ts';
 import { PROBLEM_TYPE_BASE, RETRY_AFTER_SECONDS } from '../../src/http/problem.ts';
 import { ping } from '../../src/operations/system/ping.ts';
-import { createSharedState } from '../../src/state/index.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 
 let app: TestApp;
@@ -268,20 +268,19 @@ describe('errors raised by handlers', () => {
 // Nothing listens on port 1: connections are refused at once. (Made here: a describe body cannot await.)
 const UNREACHABLE = 'postgresql://cms:secret@127.0.0.1:1/cms';
 const unreachable = await createDb(UNREACHABLE);
+const unreachableServices = await composeServices(
+  { ...loadConfig({ NODE_ENV: 'test', DATABASE_URL: UNREACHABLE }), cmsSecret: 'y'.repeat(40) },
+  pino({ level: 'silent' }),
+  { db: unreachable },
+);
 
 describe('an unreachable database', () => {
-  const down = createApp({
-    ...unreachable,
-    config: { ...loadConfig({ NODE_ENV: 'test', DATABASE_URL: UNREACHABLE }), cmsSecret: 'y'.repeat(40) },
-    logger: pino({ level: 'silent' }),
-    state: createSharedState({
-      db: unreachable.db,
-      redisKeyPrefix: 'cms:',
-      logger: pino({ level: 'silent' }),
-    }),
-  });
+  const down = createApp(unreachableServices);
 
-  afterAll(() => unreachable.db.$disconnect());
+  afterAll(async () => {
+    await unreachableServices.close();
+    await unreachable.db.$disconnect();
+  });
 
   test('readyz is a 503 problem with Retry-After', async () => {
     const response = await supertest(down).get('/readyz');

@@ -103,7 +103,9 @@ const cases = Object.entries(document.paths).flatMap(([path, item]) => {
       if (other.required && other !== parameter)
         values.set(other.name, validValue(operation.operationId, other));
     values.set(parameter.name, validValue(operation.operationId, parameter));
-    return [operation.operationId, parameter.name, path, values] as const;
+    // Path parameters get valid values too: the site's id, or 2 for any other id.
+    const concrete = path.replaceAll('{siteId}', '1').replace(/\{[^}]+\}/g, '2');
+    return [operation.operationId, parameter.name, concrete, values] as const;
   });
 });
 

@@ -39,10 +39,10 @@ describe('one node', () => {
 
   test('a known key without a limit of its own is unlimited', async () => {
     const key = await app.createApiKey(['Contents']);
-    // Its first request counts against the address: until then the key is not known to be good.
+    // Its first request, before the worker knows the key is good, is charged to no budget.
     const first = await contents(app, key);
     expect(first.status).toBe(404);
-    expect(first.headers.ratelimit).toMatch(new RegExp(`r=${LIMIT - 1}\\b`));
+    expect(first.headers.ratelimit).toBeUndefined();
     const later = await contents(app, key);
     expect(later.status).toBe(404);
     expect(later.headers.ratelimit).toBeUndefined();
@@ -52,7 +52,7 @@ describe('one node', () => {
   test('a key with a limit of its own is counted by key; past it, a 429 problem with Retry-After', async () => {
     const key = await app.createApiKey(['Contents']);
     await limitKey(app, key, 2);
-    expect((await contents(app, key)).status).toBe(404); // learnt, on the address's budget
+    expect((await contents(app, key)).status).toBe(404); // learnt, charged to no budget
     for (let remaining = 1; remaining >= 0; remaining--) {
       const response = await contents(app, key);
       expect(response.status).toBe(404);
@@ -76,7 +76,7 @@ describe('one node', () => {
     expect((await app.request.post(`/api/v1/contents?apiKey=${key}`).send({ siteId: 1 })).status).toBe(429);
     const other = await app.createApiKey(['Contents']);
     expect((await contents(app, other)).status).toBe(404);
-    // Counted under the key's id: two passed, two refused.
+    // Counted under the key's id: two passed, two refused (the request that taught it was not).
     expect(
       await app.db.sharedCounter.findFirst({ where: { key: `rate:apiKey:${await idOf(app, key)}` } }),
     ).toMatchObject({ count: 4 });
@@ -85,8 +85,8 @@ describe('one node', () => {
   test('a limit set through key management applies from the next request on', async () => {
     const manager = await app.createApiKey(['ApiKeys', 'Contents']);
     const key = await app.createApiKey(['Contents']);
-    expect((await contents(app, manager)).status).toBe(404); // learnt (address: 1)
-    expect((await contents(app, key)).status).toBe(404); // learnt (address: 2)
+    expect((await contents(app, manager)).status).toBe(404); // learnt
+    expect((await contents(app, key)).status).toBe(404); // learnt
     const changed = await app.request
       .post(`/api/v1/apiKeys/${await idOf(app, key)}/actions/update`)
       .set('X-SS-API-KEY', manager)
@@ -111,28 +111,46 @@ describe('one node', () => {
     expect(await statusesOf(LIMIT * 3, call)).toEqual(repeat(LIMIT * 3, 404));
   });
 
-  test('unknown keys count against the address that sends them: a new random key each time escapes nothing', async () => {
+  test('refused keys count against the address that sends them: a new random key each time escapes nothing', async () => {
     const key = await app.createApiKey(['Contents']);
-    expect((await contents(app, key)).status).toBe(404); // learnt: one request of the address's budget
+    expect((await contents(app, key)).status).toBe(404); // learnt: charged to no budget
     let i = 0;
-    expect(await statusesOf(LIMIT, () => contents(app, `cms_made-up-${i++}`))).toEqual([401, 401, 429]);
+    expect(await statusesOf(LIMIT + 1, () => contents(app, `cms_made-up-${i++}`))).toEqual([
+      ...repeat(LIMIT, 401),
+      429,
+    ]);
     const refused = await contents(app, 'cms_made-up');
+    expect(refused.headers['retry-after']).toMatch(/^\d+$/);
     expect(refused.body.detail).toMatch(
       /^Too many requests: at most 3 a minute for this address; retry in \d+ s$/,
     );
-    // The address is out of budget; the known key is not limited by it.
+    // The address is out of budget for refused credentials; the known key is not limited by it,
+    // nor are requests without credentials (a budget of their own).
     expect((await contents(app, key)).status).toBe(404);
+    expect((await contents(app)).status).toBe(401);
+  });
+
+  test('a valid key is never charged to the anonymous budget of its address, even on a worker that has not seen it yet', async () => {
+    // Anonymous traffic from the same address (a proxy's, say) uses the whole budget.
+    expect(await statusesOf(LIMIT + 1, () => contents(app))).toEqual([...repeat(LIMIT, 401), 429]);
+    // Keys this worker has never seen still get through, and stay unlimited.
+    for (let i = 0; i < 3; i++) {
+      const key = await app.createApiKey(['Contents']);
+      expect(await statusesOf(LIMIT + 1, () => contents(app, key))).toEqual(repeat(LIMIT + 1, 404));
+    }
+    expect((await contents(app)).status).toBe(429);
   });
 
   test('a deleted or reset key loses its budget at the first request the node refuses', async () => {
     const key = await app.createApiKey(['Contents']);
-    expect((await contents(app, key)).status).toBe(404); // learnt (address: 1)
+    expect((await contents(app, key)).status).toBe(404); // learnt
     await app.db.apiKey.update({
       where: { id: await idOf(app, key) },
       data: { digest: digestApiKey('cms_new') },
     });
-    // Refused by authentication (not counted), then forgotten: counted against the address.
-    expect(await statusesOf(4, () => contents(app, key))).toEqual([401, 401, 401, 429]);
+    // Refused by authentication while still known (not counted), then forgotten: each refusal
+    // counts against the address.
+    expect(await statusesOf(LIMIT + 2, () => contents(app, key))).toEqual([...repeat(LIMIT + 1, 401), 429]);
   });
 
   test('requests without credentials are counted by address', async () => {
@@ -225,7 +243,7 @@ const redisUrl = process.env.TEST_REDIS_URL;
         rateLimitPerMinute: LIMIT,
       },
     });
-    // Each node learns the key on its first request (counted by address), then counts it as the key.
+    // Each node learns the key on its first request (charged to no budget), then counts it as the key.
     expect((await contents(first, key)).status).toBe(404);
     expect((await contents(second, key)).status).toBe(404);
     const statuses = [
@@ -261,4 +279,77 @@ describe('KnownCredentials', () => {
     expect(known.budgetOf('b', 1)).toBeUndefined();
     expect(known.budgetOf('c', 1)).toEqual(budget('apiKey:3'));
   });
+});
+
+describe('TRUST_PROXY: the client address behind a proxy', () => {
+  /** Larger than the logins of one test, so that the login limit is what answers 429 there. */
+  const BUDGET = 20;
+  const from = (app: TestApp, forwardedFor: string) =>
+    app.request.post('/api/v1/contents').set('X-Forwarded-For', forwardedFor).send({ siteId: 1 });
+  const login = (app: TestApp, forwardedFor: string, account: string) =>
+    app.request
+      .post('/api/v1/administrators/actions/login')
+      .set('X-Forwarded-For', forwardedFor)
+      .send({ account, password: '5f4dcc3b5aa765d61d8327deb882cf99' });
+
+  test('off (the default): X-Forwarded-For is ignored, a spoofed one escapes nothing', async () => {
+    const app = await startTestApp({ config: { rateLimitPerMinute: BUDGET } });
+    try {
+      // Login limits per address: the peer's address, whatever the header says.
+      const logins: number[] = [];
+      for (let n = 0; n < 11; n++) logins.push((await login(app, `198.51.100.${n}`, `nobody-${n}`)).status);
+      expect(logins).toEqual([...repeat(10, 401), 429]);
+      // The anonymous budget likewise: the 11 logins used 11 of it.
+      let i = 0;
+      expect(await statusesOf(BUDGET - 11 + 1, () => from(app, `203.0.113.${i++}`))).toEqual([
+        ...repeat(BUDGET - 11, 401),
+        429,
+      ]);
+      const counters = await app.db.sharedCounter.findMany({ where: { key: { startsWith: 'rate:' } } });
+      expect(counters.map((counter) => counter.key)).toEqual(['rate:address:127.0.0.1']);
+    } finally {
+      await app.close();
+    }
+  });
+
+  test.each([
+    ['a hop count', 1],
+    ['a list naming the proxy', ['10.0.0.0/8', 'loopback']],
+  ] as const)(
+    'set to %s: each client behind the proxy has its own budget and login limit, and the logs name it',
+    async (_name, trustProxy) => {
+      const lines: string[] = [];
+      const { default: pino } = await import('pino');
+      const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
+      const app = await startTestApp({
+        config: {
+          rateLimitPerMinute: BUDGET,
+          trustProxy: typeof trustProxy === 'number' ? trustProxy : [...trustProxy],
+        },
+        logger,
+      });
+      try {
+        expect(await statusesOf(BUDGET + 1, () => from(app, '203.0.113.7'))).toEqual([
+          ...repeat(BUDGET, 401),
+          429,
+        ]);
+        // Another client behind the same proxy is not affected.
+        expect((await from(app, '203.0.113.8')).status).toBe(401);
+        // The nearest hop counts: addresses a client put in front of the proxy's are ignored.
+        expect((await from(app, '192.0.2.1, 203.0.113.7')).status).toBe(429);
+        const logins: number[] = [];
+        for (let n = 0; n < 11; n++) logins.push((await login(app, '198.51.100.1', `nobody-${n}`)).status);
+        expect(logins).toEqual([...repeat(10, 401), 429]);
+        expect((await login(app, '198.51.100.2', 'nobody-0')).status).toBe(401);
+        const logged = lines
+          .map((line) => JSON.parse(line) as { req?: { remoteAddress?: string } })
+          .map((line) => line.req?.remoteAddress)
+          .filter((address) => address !== undefined);
+        expect(logged).toContain('203.0.113.8');
+        expect(logged).not.toContain('127.0.0.1');
+      } finally {
+        await app.close();
+      }
+    },
+  );
 });

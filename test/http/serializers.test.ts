@@ -20,7 +20,7 @@ beforeAll(async () => {
   ({ app, key } = await startFixtureApp(['Contents']));
   // A second app over the same database, configured as production: no response validation,
   // compiled serialisers.
-  production = startSecondApp(app, { config: { nodeEnv: 'production' } }).request;
+  production = (await startSecondApp(app, { config: { nodeEnv: 'production' } })).request;
 });
 
 afterAll(async () => {

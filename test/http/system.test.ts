@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { loadContract } from '../../src/contract.ts';
 import { createRedis } from '../../src/db/redis.ts';
-import { RETRY_AFTER_SECONDS } from '../../src/http/problem.ts';
 import { handlers, missingOperationIds } from '../../src/operations/registry.ts';
 import { ping } from '../../src/operations/system/ping.ts';
+import { WITHOUT_REDIS } from '../../src/operations/system/readyz.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { startClient, type TypedClient } from '../support/client.ts';
 
@@ -48,23 +48,18 @@ describe('system operations', () => {
 });
 
 describe('readyz with Redis configured', () => {
-  test('is a 503 problem naming Redis, without its address or password, when Redis does not answer', async () => {
+  test('is 200 degraded, naming Redis and what fails open without it, never its address or password, when Redis does not answer', async () => {
     // Nothing listens on port 1: connections are refused at once.
     const unreachable = createRedis('redis://:hunter2@127.0.0.1:1');
     const down = await startTestApp({ redis: unreachable });
     try {
       const response = await down.request.get('/readyz');
-      expect(response.status).toBe(503);
-      expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
-      expect(response.body).toMatchObject({
-        type: 'https://cms.example/problems/service-unavailable',
-        status: 503,
-        detail: 'Not ready: Redis is not reachable',
-      });
-      expect(response.headers['retry-after']).toBe(String(RETRY_AFTER_SECONDS));
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({ status: 'degraded', degraded: [WITHOUT_REDIS] });
       expect(response.text).not.toContain('hunter2');
       expect(response.text).not.toContain('127.0.0.1');
-      // The process itself is alive.
+      // The node serves meanwhile: counters fail open.
+      expect((await down.request.get('/api/v1/ping')).status).toBe(200);
       expect((await down.request.get('/healthz')).status).toBe(200);
     } finally {
       await down.close();

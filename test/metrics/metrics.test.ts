@@ -9,7 +9,6 @@ import type TestAgent from 'supertest/lib/agent.js';
 import { loadConfig } from '../../src/config.ts';
 import { contract } from '../../src/contract.ts';
 import type { DbProvider } from '../../src/db/client.ts';
-import { closeSandboxes } from '../../src/db/sandbox/index.ts';
 import {
   clusterCollector,
   METRIC_NAMES,
@@ -68,8 +67,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await open?.close();
   await guarded?.close();
-  // stl/sqlContents opened a sandbox (its own pool on PostgreSQL) that must go before the database.
-  await closeSandboxes();
   await testApp?.close();
 });
 

@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { afterEach, describe, expect, jest, test } from '@jest/globals';
+import autocannon from 'autocannon';
 import { WORKER_V8_FLAGS } from '../../src/supervisor.ts';
 import { createEmptyDatabase, type EmptyDatabase, testServerUrl } from '../support/database.ts';
 import { testRedisKeyPrefix } from '../support/run.ts';
@@ -84,33 +86,32 @@ interface Answer {
 }
 
 /**
- * One request on a connection of its own. (A keep-alive client can lose a request that it sends on
- * an idle connection at the very moment the server closes it: HTTP/1.1's own race, not a restart's.)
+ * One request with fetch as it comes: on a keep-alive connection of its default agent, the way
+ * real clients reuse connections (a worker that is replaced must drain them without a reset).
  */
-function send(port: number, method: string, path: string, headers: Record<string, string>, body?: string) {
-  return new Promise<Answer>((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path,
-        agent: false,
-        headers: body === undefined ? headers : { ...headers, 'Content-Type': 'application/json' },
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => {
-          text += chunk.toString();
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    // A request that never gets an answer is a failure to report, not a test that hangs.
-    req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`no answer to ${method} ${path}`)));
-    req.end(body);
-  });
+async function send(
+  port: number,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<Answer> {
+  try {
+    const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+      method,
+      headers: body === undefined ? headers : { ...headers, 'Content-Type': 'application/json' },
+      ...(body !== undefined && { body }),
+      // A request that never gets an answer is a failure to report, not a test that hangs.
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    return { status: response.status, text: await response.text() };
+  } catch (error) {
+    // fetch's TypeError carries the socket's code in its cause (ECONNRESET, UND_ERR_SOCKET…).
+    const cause = (error as { cause?: { code?: string } }).cause;
+    throw Object.assign(new Error(`${method} ${path}: ${cause?.code ?? (error as Error).message}`), {
+      code: cause?.code,
+    });
+  }
 }
 
 const restart = (port: number, key: string) =>
@@ -123,10 +124,15 @@ function traffic(port: number, key: string, loops: number) {
   let running = true;
   const one = async (turn: number) => {
     try {
-      if (turn % 2 === 0) {
+      if (turn % 3 === 0) {
         const answer = await send(port, 'GET', '/api/v1/ping', {});
         if (answer.status === 200 && answer.text === 'pong') ok += 1;
         else failures.push(`ping: ${answer.status} ${answer.text}`);
+      } else if (turn % 3 === 1) {
+        // Refused synchronously by the app: must not crash a worker that is stopping.
+        const answer = await send(port, 'GET', '/api/v1/ping?x=%00', {});
+        if (answer.status === 400 && answer.text.includes('NUL character')) ok += 1;
+        else failures.push(`NUL: ${answer.status} ${answer.text}`);
       } else {
         const body = JSON.stringify({ siteId: 1, perPage: 1 });
         const answer = await send(port, 'POST', '/api/v1/contents', { 'X-SS-API-KEY': key }, body);
@@ -180,43 +186,76 @@ async function startSeeded(env: Record<string, string> = {}) {
 }
 
 describe(`the supervisor on ${provider}`, () => {
-  test('a restart under steady traffic replaces every worker, one at a time, with zero failed requests', async () => {
+  test('three restarts in a row under keep-alive traffic (fetch loops and autocannon) replace every worker, one at a time, with zero failed requests', async () => {
     const { service, port, key } = await startSeeded();
-    const before = workersOf(service, 'workers ready');
-    expect(before).toHaveLength(2);
+    const first = workersOf(service, 'workers ready');
+    expect(first).toHaveLength(2);
     // Every worker, the first ones and their replacements, runs with the memory settings.
-    expectMemorySettings(before);
+    expectMemorySettings(first);
 
     const load = traffic(port, key, 4);
+    // Ten keep-alive connections that send the next request as soon as an answer is in, at a
+    // moderate rate (the machine is shared).
+    const cannon = autocannon({
+      url: `http://127.0.0.1:${port}/api/v1/ping`,
+      connections: 10,
+      duration: 600,
+      overallRate: 200,
+      timeout: 20,
+    });
+    const rounds: { before: number[]; after: number[] }[] = [];
     try {
       await load.advance(20);
-      const answer = await restart(port, key);
-      expect(answer).toEqual({ status: 200, text: '{"value":true}' });
-      const servedWhenAnswered = load.ok();
-      await service.waitFor(/"msg":"workers restarted"/, 60_000);
-      const servedWhenRestarted = load.ok();
-      await load.advance(20);
-      // Traffic went on while the workers were being replaced.
-      expect(servedWhenRestarted).toBeGreaterThan(servedWhenAnswered);
+      for (let round = 1; round <= 3; round += 1) {
+        const before = round === 1 ? first : workersOf(service, 'workers restarted');
+        const answer = await restart(port, key);
+        expect(answer).toEqual({ status: 200, text: '{"value":true}' });
+        const servedWhenAnswered = load.ok();
+        await until(
+          () => logLines(service).filter((line) => line.msg === 'workers restarted').length === round,
+          service,
+        );
+        const servedWhenRestarted = load.ok();
+        await load.advance(20);
+        // Traffic went on while the workers were being replaced.
+        expect(servedWhenRestarted).toBeGreaterThan(servedWhenAnswered);
+        const after = workersOf(service, 'workers restarted');
+        expectMemorySettings(after);
+        rounds.push({ before, after });
+      }
     } finally {
       await load.stop();
+      cannon.stop();
     }
+    const cannonResult = await cannon;
     expect(load.failures).toEqual([]);
+    expect(cannonResult['2xx']).toBeGreaterThan(100);
+    expect({
+      errors: cannonResult.errors,
+      timeouts: cannonResult.timeouts,
+      non2xx: cannonResult.non2xx,
+    }).toEqual({
+      errors: 0,
+      timeouts: 0,
+      non2xx: 0,
+    });
+    // No worker crashed or was killed.
+    expect(logLines(service).filter((line) => /unexpectedly|killing/.test(line.msg ?? ''))).toEqual([]);
 
-    const after = workersOf(service, 'workers restarted');
-    expect(after).toHaveLength(2);
-    expectMemorySettings(after);
-    for (const pid of after) expect(before).not.toContain(pid);
-    // One at a time: each old worker stopped (exit 0) only after a new one listened.
     const lines = logLines(service);
     const index = (msg: string, worker: number) =>
       lines.findIndex((line) => line.msg === msg && line.worker === worker);
-    for (const [position, old] of before.entries()) {
-      const successor = after[position] as number;
-      expect(index('worker listening', successor)).toBeGreaterThan(-1);
-      expect(index('worker stopped', old)).toBeGreaterThan(index('worker listening', successor));
-      expect(lines[index('worker stopped', old)]).toMatchObject({ code: 0, signal: null });
-      expect(isAlive(old)).toBe(false);
+    for (const { before, after } of rounds) {
+      expect(after).toHaveLength(2);
+      for (const pid of after) expect(before).not.toContain(pid);
+      // One at a time: each old worker stopped (exit 0) only after a new one listened.
+      for (const [position, old] of before.entries()) {
+        const successor = after[position] as number;
+        expect(index('worker listening', successor)).toBeGreaterThan(-1);
+        expect(index('worker stopped', old)).toBeGreaterThan(index('worker listening', successor));
+        expect(lines[index('worker stopped', old)]).toMatchObject({ code: 0, signal: null });
+        expect(isAlive(old)).toBe(false);
+      }
     }
   });
 
@@ -333,6 +372,89 @@ describe(`the supervisor on ${provider}`, () => {
       expect(await send(port, 'GET', '/api/v1/ping', {})).toEqual({ status: 200, text: 'pong' });
     }
   });
+});
+
+/** A redis-server of the test's own on a free port, without persistence; only it is ever stopped. */
+async function ownRedis(port: number) {
+  const child = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  for (let tries = 0; !output.includes('Ready to accept connections'); tries++) {
+    if (tries > 400 || child.exitCode !== null) throw new Error(`redis-server did not start:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    async stop() {
+      if (child.exitCode !== null) return;
+      const gone = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await gone;
+    },
+  };
+}
+
+describe(`a Redis outage on ${provider}`, () => {
+  test(
+    'the node keeps serving, /readyz is 200 degraded, a replaced worker starts, and all is back once Redis is',
+    async () => {
+      const redisPort = await freePort();
+      let redis = await ownRedis(redisPort);
+      try {
+        const { service, port, key } = await startSeeded({
+          REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+          REDIS_KEY_PREFIX: `${testRedisKeyPrefix()}outage:`,
+        });
+        expect(await send(port, 'GET', '/readyz', {})).toEqual({ status: 200, text: '{"status":"ok"}' });
+        await redis.stop();
+
+        const load = traffic(port, key, 2);
+        try {
+          await load.advance(10);
+          const ready = await send(port, 'GET', '/readyz', {});
+          expect(ready.status).toBe(200);
+          expect(JSON.parse(ready.text)).toMatchObject({
+            status: 'degraded',
+            degraded: [expect.stringMatching(/^Redis is not reachable/)],
+          });
+          // A worker that dies during the outage is replaced: its replacement starts without Redis.
+          const [victim] = workersOf(service, 'workers ready') as [number, number];
+          process.kill(victim, 'SIGKILL');
+          await service.waitFor(/"msg":"worker exited unexpectedly"/);
+          const listening = () => logLines(service).filter((line) => line.msg === 'worker listening');
+          await until(() => listening().length === 3, service);
+          await load.advance(20);
+          // And a restart rolls every worker during the outage.
+          expect(await restart(port, key)).toEqual({ status: 200, text: '{"value":true}' });
+          await service.waitFor(/"msg":"workers restarted"/, 90_000);
+          await load.advance(20);
+        } finally {
+          await load.stop();
+        }
+        expect(load.failures).toEqual([]);
+        expect(
+          logLines(service).filter((line) => line.msg === 'the replacement worker did not start'),
+        ).toEqual([]);
+
+        // Redis back: readiness is ok again once the workers' probes have seen it.
+        redis = await ownRedis(redisPort);
+        let answer = '';
+        for (let tries = 0; answer !== '{"status":"ok"}' && tries < 400; tries++) {
+          answer = (await send(port, 'GET', '/readyz', {})).text;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        expect(answer).toBe('{"status":"ok"}');
+      } finally {
+        await redis.stop();
+      }
+      // A node, a crash, a replacement and a roll, each worker starting without Redis: longer than the
+      // file's other tests on a loaded machine.
+    },
+    2 * TEST_TIMEOUT_MS,
+  );
 });
 
 describe(`a single process (WORKERS=0) on ${provider}`, () => {

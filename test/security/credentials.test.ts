@@ -193,7 +193,7 @@ describe('Users scope: a user is a site member, not an editor', () => {
   test('a token issued with more scopes than the operator grants now carries only what is granted', async () => {
     // Issued while USER_TOKEN_SCOPES granted Contents (a second node with that setting), used here.
     const { startSecondApp } = await import('../support/app.ts');
-    const editorNode = startSecondApp(app, {
+    const editorNode = await startSecondApp(app, {
       config: { accounts: { ...DEFAULT_ACCOUNT_POLICY, userTokenScopes: ['Contents'] } },
     });
     try {
@@ -244,7 +244,7 @@ describe('Users scope: a user is a site member, not an editor', () => {
 
   test('openId login from anyone once the operator turns password-less login on', async () => {
     const { startSecondApp } = await import('../support/app.ts');
-    const open = startSecondApp(app, {
+    const open = await startSecondApp(app, {
       config: { accounts: { ...DEFAULT_ACCOUNT_POLICY, passwordlessLogin: true } },
     });
     try {

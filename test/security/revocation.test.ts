@@ -101,7 +101,7 @@ async function waitFor(condition: () => boolean | Promise<boolean>, what: string
     redisA = nodeRedis(proxy.port, db);
     redisB = nodeRedis(proxy.port, db);
     first = await startTestApp({ redis: redisA, config: { credentialCacheSeconds: 300 } });
-    secondNode = startSecondApp(first, { redis: redisB });
+    secondNode = await startSecondApp(first, { redis: redisB });
     second = secondNode.request;
     admin = await first.createApiKey('all');
   });
@@ -231,7 +231,7 @@ async function waitFor(condition: () => boolean | Promise<boolean>, what: string
       lazyConnect: true,
     });
     direct.on('error', () => {});
-    const thirdNode = startSecondApp(first, { redis: direct });
+    const thirdNode = await startSecondApp(first, { redis: direct });
     try {
       const { token } = await administratorToken();
       expect((await users(thirdNode.request, token)).status).toBe(200);

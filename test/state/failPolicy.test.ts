@@ -4,8 +4,9 @@ import { withFailPolicy } from '../../src/state/failPolicy.ts';
 import { type CounterState, type SharedState, SharedStateUnavailable } from '../../src/state/port.ts';
 
 /*
- * The pause after a failure, on a store the test controls: what matters is whether the store is
- * asked at all, which a real store that is down cannot show.
+ * A store known to be down is not asked until a background probe sees it back, on a store the test
+ * controls: what matters is whether the store is asked at all, which a real store that is down
+ * cannot show.
  */
 
 class ControlledStore implements SharedState {
@@ -40,38 +41,56 @@ class ControlledStore implements SharedState {
   async subscribe() {
     return async () => {};
   }
-  async ping(): Promise<void> {}
+  pings = 0;
+  async ping(): Promise<void> {
+    this.pings++;
+    if (this.down) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+  }
   async close(): Promise<void> {}
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe('after a failure the store is left alone for a pause', () => {
-  test('calls during the pause apply the policy without asking the store; afterwards it is asked again', async () => {
+describe('once a call fails the store is known to be down until a background probe sees it back', () => {
+  test('calls while it is down apply the policy without asking the store, however long it lasts; once the probe succeeds it is asked again', async () => {
     const store = new ControlledStore();
-    const state = withFailPolicy(store, pino({ level: 'silent' }), { pauseMs: 200 });
+    const state = withFailPolicy(store, pino({ level: 'silent' }), { probeIntervalMs: 50 });
+    try {
+      expect((await state.increment('k', 60_000)).count).toBe(0);
+      expect(store.calls).toBe(1);
+      // Down: the policy answers at once, the store is not asked, whatever the time.
+      for (let round = 0; round < 3; round++) {
+        expect((await state.increment('k', 60_000)).count).toBe(0);
+        await expect(state.mark('m', 60_000)).rejects.toBeInstanceOf(SharedStateUnavailable);
+        await expect(state.broadcast('c', 'x')).resolves.toBeUndefined();
+        expect(await state.get('k')).toBeUndefined();
+        await sleep(100);
+      }
+      expect(store.calls).toBe(1);
+      // Meanwhile the probe pings it.
+      expect(store.pings).toBeGreaterThan(0);
 
-    expect((await state.increment('k', 60_000)).count).toBe(0);
-    expect(store.calls).toBe(1);
-    // Paused: the policy answers at once, the store is not asked.
-    expect((await state.increment('k', 60_000)).count).toBe(0);
-    await expect(state.mark('m', 60_000)).rejects.toBeInstanceOf(SharedStateUnavailable);
-    await expect(state.broadcast('c', 'x')).resolves.toBeUndefined();
-    expect(await state.get('k')).toBeUndefined();
-    expect(store.calls).toBe(1);
-
-    store.down = false;
-    await sleep(300);
-    expect((await state.increment('k', 60_000)).count).toBe(1);
-    expect(await state.mark('m', 60_000)).toBe(true);
-    expect(store.calls).toBe(3);
+      store.down = false;
+      let count = 0;
+      for (let tries = 0; count === 0 && tries < 200; tries++) {
+        await sleep(20);
+        count = (await state.increment('k', 60_000)).count;
+      }
+      expect(count).toBe(1);
+      expect(await state.mark('m', 60_000)).toBe(true);
+      expect(store.calls).toBe(3);
+    } finally {
+      await state.close();
+    }
   });
 
-  test('a store that answers is never paused', async () => {
+  test('a store that answers is never marked down, nor probed', async () => {
     const store = new ControlledStore();
     store.down = false;
-    const state = withFailPolicy(store, pino({ level: 'silent' }), { pauseMs: 60_000 });
+    const state = withFailPolicy(store, pino({ level: 'silent' }), { probeIntervalMs: 10 });
     for (let i = 1; i <= 5; i++) expect((await state.increment('k', 60_000)).count).toBe(i);
+    await sleep(50);
     expect(store.calls).toBe(5);
+    expect(store.pings).toBe(0);
   });
 });

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import pino from 'pino';
-import { closeSandboxes, sandboxFor } from '../../src/db/sandbox/index.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { startClient, type TypedClient } from '../support/client.ts';
 import { testServerUrl } from '../support/database.ts';
@@ -24,7 +23,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await typed.close();
-  await closeSandboxes();
   await app.close();
 });
 
@@ -202,7 +200,6 @@ test('a sandbox that cannot reach its database is a 503 with Retry-After, never 
     expect(response.headers['retry-after']).toBeDefined();
     expect(response.body.detail).toBe('The database is unavailable; retry later');
   } finally {
-    await closeSandboxes();
     await broken.close();
   }
 });
@@ -227,7 +224,6 @@ test('the query text never reaches the logs, whether it runs or is refused', asy
     expect(lines.join('')).toContain('queryString=[REDACTED]');
     expect(lines.join('')).not.toMatch(/marker_ok|marker_refused/);
   } finally {
-    await closeSandboxes();
     await logged.close();
   }
 });
@@ -266,7 +262,6 @@ describe('limits', () => {
       expect(response.status).toBe(200);
       expect(response.body).toEqual({ value: [{ x: 1 }, { x: 2 }, { x: 3 }, { x: 4 }] });
     } finally {
-      await closeSandboxes();
       await capped.close();
     }
   });
@@ -296,7 +291,7 @@ describe('fair sharing', () => {
   };
 
   test("a caller holds at most its share; one more of its queries is a 429 saying the sandbox is busy, others' are not", async () => {
-    const { gate } = sandboxFor(app.config.databaseUrl);
+    const { gate } = app.services.sandbox;
     const { perCaller } = gate.limits;
     // supertest sends a request once it is awaited or then'd.
     const held = Array.from({ length: perCaller }, () => run(endless).then((response) => response));
@@ -320,7 +315,7 @@ describe('fair sharing', () => {
   });
 
   test('a full queue is a 429 for everyone, and the sandbox answers again once it drains', async () => {
-    const { gate } = sandboxFor(app.config.databaseUrl);
+    const { gate } = app.services.sandbox;
     const { capacity, maxWaiting, perCaller } = gate.limits;
     const places = capacity + maxWaiting;
     const keys = await Promise.all(

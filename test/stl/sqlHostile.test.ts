@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { closeSandboxes } from '../../src/db/sandbox/index.ts';
-import { backgroundTasksOf } from '../../src/http/app.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { loadStlFixture } from './fixture.ts';
 import { HOSTILE_DIR, HOSTILE_MAX_BYTES, HOSTILE_QUERIES } from './sqlHostile.ts';
@@ -23,7 +21,6 @@ beforeAll(async () => {
   key = await app.createApiKey(['STL']);
 });
 afterAll(async () => {
-  await closeSandboxes();
   await app.close();
 });
 
@@ -84,7 +81,7 @@ test(`${HOSTILE_QUERIES.length} hostile queries are refused with a 400 naming th
     .query({ queryString: 'SELECT count(*) AS n FROM siteserver_Site' })
     .set('X-SS-API-KEY', key);
   expect(warmUp.body).toEqual({ value: [{ n: 3 }] });
-  await backgroundTasksOf(app.app).settled();
+  await app.services.background.settled();
   const before = await checksum();
 
   const unexpected: string[] = [];
@@ -101,7 +98,7 @@ test(`${HOSTILE_QUERIES.length} hostile queries are refused with a 400 naming th
   }
   expect(unexpected).toEqual([]);
 
-  await backgroundTasksOf(app.app).settled();
+  await app.services.background.settled();
   expect(await checksum()).toBe(before);
   // The checksum does see a change of one value.
   await app.db.site.update({ where: { id: 3 }, data: { siteName: 'Archive!' } });

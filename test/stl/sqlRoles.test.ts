@@ -5,7 +5,7 @@ import { createDb, type DbHandle } from '../../src/db/client.ts';
 import { applyMigrations } from '../../src/db/migrate/index.ts';
 import { dropDatabase, uniqueDatabaseName, withDatabase } from '../../src/db/migrate/postgres.ts';
 import { SandboxUnavailable } from '../../src/db/sandbox/errors.ts';
-import { closeSandboxes, sandboxFor } from '../../src/db/sandbox/index.ts';
+import { openSandbox, type Sandbox } from '../../src/db/sandbox/index.ts';
 import { SANDBOX_ROLE } from '../../src/db/sandbox/postgres.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import { runSqlContents } from '../../src/domain/stl/sql/sandbox.ts';
@@ -58,6 +58,7 @@ test('cms sandbox-role --print shows the SQL of the step, for psql', async () =>
   let privileged: string;
   let ordinary: string;
   let handle: DbHandle | undefined;
+  let sandbox: Sandbox | undefined;
 
   beforeAll(async () => {
     privileged = withDatabase(serverUrl, name);
@@ -69,7 +70,7 @@ test('cms sandbox-role --print shows the SQL of the step, for psql', async () =>
     ordinary = url.toString();
   });
   afterAll(async () => {
-    await closeSandboxes();
+    await sandbox?.close();
     await handle?.db.$disconnect();
     await dropDatabase(serverUrl, name);
     await onServer(serverUrl, `DROP ROLE IF EXISTS ${role}`);
@@ -110,7 +111,7 @@ test('cms sandbox-role --print shows the SQL of the step, for psql', async () =>
     handle = await createDb(ordinary);
     await loadStlFixture(handle.db, new Date());
     const limits = { maxRows: 100, maxBytes: 100_000, timeoutMs: 5000, maxLength: 10_000 };
-    const sandbox = sandboxFor(ordinary);
+    sandbox = openSandbox(ordinary);
     expect(
       await runSqlContents(sandbox, 'SELECT id FROM siteserver_Site ORDER BY id', limits, 'test'),
     ).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);

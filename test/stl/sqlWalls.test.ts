@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import type { SqlExecutor } from '../../src/db/sandbox/executor.ts';
-import { closeSandboxes, sandboxFor } from '../../src/db/sandbox/index.ts';
+import { openSandbox, type Sandbox } from '../../src/db/sandbox/index.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import { runSqlContents, type SandboxLimits, type SandboxWalls } from '../../src/domain/stl/sql/sandbox.ts';
 import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/database.ts';
@@ -13,7 +12,7 @@ import { loadStlFixture } from './fixture.ts';
  */
 
 let database: TestDatabase;
-let executor: SqlExecutor;
+let executor: Sandbox;
 
 beforeAll(async () => {
   database = await createTestDatabase();
@@ -21,10 +20,10 @@ beforeAll(async () => {
   await database.handle.db.apiKey.create({
     data: { title: 'secret', digest: 'not-a-real-digest', scopes: 'STL' },
   });
-  executor = sandboxFor(database.url);
+  executor = openSandbox(database.url);
 });
 afterAll(async () => {
-  await closeSandboxes();
+  await executor.close();
   await database.drop();
 });
 

@@ -3,15 +3,14 @@ import type { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import supertest from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
+import { composeServices, type GivenParts } from '../../src/compose.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
-import type { Db, DbHandle, DbProvider } from '../../src/db/client.ts';
+import type { DbHandle } from '../../src/db/client.ts';
 import { issueApiKey } from '../../src/domain/apiKeys/issueApiKey.ts';
 import { SCOPES, type Scope } from '../../src/domain/principal.ts';
-import { backgroundTasksOf, createApp } from '../../src/http/app.ts';
-import type { ServiceMetrics } from '../../src/http/metrics.ts';
-import type { Registry } from '../../src/operations/registry.ts';
+import { type AppShape, createApp } from '../../src/http/app.ts';
+import type { Services } from '../../src/http/services.ts';
 import type { RestartWorkers } from '../../src/operations/types.ts';
-import { createSharedState, type SharedState } from '../../src/state/index.ts';
 import { createTestDatabase } from './database.ts';
 import { leaks, observeApp } from './leaks.ts';
 import { testRedisKeyPrefix } from './run.ts';
@@ -22,43 +21,41 @@ export interface ApiKeyOptions {
   title?: string;
 }
 
-export interface TestApp {
+/** The app's services' parts a test reads directly (the state: in the given Redis, else the database). */
+type ServiceParts = Pick<Services, 'db' | 'provider' | 'state'>;
+
+export interface TestApp extends ServiceParts {
   app: Express;
   /** Requests go through the whole pipeline: logging, validation, security, handler, error mapper. */
   request: TestAgent;
-  db: Db;
-  provider: DbProvider;
-  /** The app's shared state: in the given Redis, else in the test database. */
-  state: SharedState;
+  /** What the app runs on, composed as the worker composes it (src/compose.ts). */
+  services: Services;
   /** The app's configuration, including the token secret (to sign access tokens in tests). */
   config: Config & { cmsSecret: string };
   /** Stores a new key with these scopes and returns the key itself. */
   createApiKey(scopes: Scope[] | 'all', options?: ApiKeyOptions): Promise<string>;
-  /** Waits for background writes, then disconnects and deletes the database. */
+  /** Closes the app's services (after their background writes), then deletes the database. */
   close(): Promise<void>;
 }
 
-export interface TestAppOptions {
+/**
+ * The parts a test brings (the rest is composed as the worker composes it): its own handlers,
+ * a Redis for the shared state (under the config's key prefix) instead of the database, metrics
+ * (wired as the worker wires them: requests counted and timed, and the database client's queries).
+ */
+export interface TestAppOptions extends Pick<AppShape, 'handlers'>, Pick<GivenParts, 'redis' | 'metrics'> {
   /**
    * Where the app logs, besides the file's secret scan (test/support/leaks.ts), which sees every
    * line at every level whatever this logger's level.
    */
   logger?: Logger;
-  handlers?: Registry;
   /** Settings that differ from the defaults, e.g. a small rate limit. */
   config?: Partial<Config>;
-  /** Keeps the shared state in this Redis (under the config's key prefix) instead of the database. */
-  redis?: Redis;
   /**
    * What restartSystem reaches, in place of a supervisor (tests have none): e.g. a recorder. Absent,
    * the app is an unsupervised process, whose restart answers false.
    */
   restart?: RestartWorkers;
-  /**
-   * Metrics on, wired as src/worker.ts wires them: the app counts and times requests, and its
-   * database client times queries.
-   */
-  metrics?: ServiceMetrics;
 }
 
 type Destination = { write(line: string): unknown };
@@ -101,23 +98,21 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   };
   leaks.secret(config.cmsSecret, 'CMS_SECRET');
   const logger = scannedLogger(options.logger);
-  const state = createSharedState({
-    db,
-    redis: options.redis,
-    redisKeyPrefix: config.redisKeyPrefix,
-    logger,
-  });
-  const app = createApp({
-    db,
-    provider,
-    config,
-    logger,
-    state,
-    ...(options.handlers === undefined ? {} : { handlers: options.handlers }),
-    ...(options.restart === undefined ? {} : { restart: options.restart }),
-    ...(metrics === undefined ? {} : { metrics }),
-  });
-
+  const restart = options.restart;
+  let services: Services;
+  try {
+    services = await composeServices(config, logger, {
+      db: database.handle,
+      ...(options.redis && { redis: options.redis }),
+      ...(metrics && { metrics }),
+      ...(restart && { restart: async () => restart }),
+    });
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
+  const { state } = services;
+  const app = createApp(services, options.handlers && { handlers: options.handlers });
   observeApp(app);
 
   async function createApiKey(scopes: Scope[] | 'all', keyOptions: ApiKeyOptions = {}): Promise<string> {
@@ -134,14 +129,14 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   return {
     app,
     request: supertest.agent(app),
+    services,
     db,
     provider,
     state,
     config,
     createApiKey,
     async close() {
-      await backgroundTasksOf(app).settled();
-      await state.close();
+      await services.close();
       await database.drop();
     },
   };
@@ -160,7 +155,8 @@ export interface SecondApp {
   /** The express app itself, e.g. to listen on a port (test/support/server.ts). */
   app: Express;
   request: TestAgent;
-  /** Waits for its background writes and closes its own shared state (not the database). */
+  services: Services;
+  /** Closes its services: what they made (its own state, its sandbox), not the database. */
   close(): Promise<void>;
 }
 
@@ -169,26 +165,14 @@ export interface SecondApp {
  * it logs into the file's secret scan and its answers are scanned. It shares the first app's state
  * unless it has a client or a Redis connection of its own.
  */
-export function startSecondApp(first: TestApp, options: SecondAppOptions = {}): SecondApp {
-  const handle = options.db ?? { db: first.db, provider: first.provider };
-  const logger = scannedLogger(undefined);
+export async function startSecondApp(first: TestApp, options: SecondAppOptions = {}): Promise<SecondApp> {
   const ownState = options.db !== undefined || options.redis !== undefined;
-  const state = ownState
-    ? createSharedState({
-        db: handle.db,
-        redis: options.redis,
-        redisKeyPrefix: first.config.redisKeyPrefix,
-        logger,
-      })
-    : first.state;
-  const app = createApp({ ...handle, config: { ...first.config, ...options.config }, logger, state });
+  const services = await composeServices({ ...first.config, ...options.config }, scannedLogger(undefined), {
+    db: options.db ?? first.services,
+    ...(options.redis && { redis: options.redis }),
+    ...(!ownState && { state: first.state }),
+  });
+  const app = createApp(services);
   observeApp(app);
-  return {
-    app,
-    request: supertest.agent(app),
-    async close() {
-      await backgroundTasksOf(app).settled();
-      if (ownState) await state.close();
-    },
-  };
+  return { app, request: supertest.agent(app), services, close: () => services.close() };
 }

@@ -5,28 +5,15 @@ import { PostgresSandbox } from './postgres.ts';
 import { SqliteSandbox } from './sqlite.ts';
 
 /*
- * One sandbox per database, made on first use (most processes never run a sandboxed query) and
- * kept: a small pg pool, or the SQLite sandbox process. closeSandboxes() ends them at shutdown.
+ * The sandbox of one database: a small pg pool, or the SQLite sandbox process, both started on
+ * first use (most processes never run a sandboxed query). Whoever opens one closes it: a serving
+ * process's services own theirs (src/compose.ts).
  */
 
-type Sandbox = SqlExecutor & { readonly gate: SandboxGate; close(): Promise<void> };
+export type Sandbox = SqlExecutor & { readonly gate: SandboxGate; close(): Promise<void> };
 
-const sandboxes = new Map<string, Sandbox>();
-
-export function sandboxFor(databaseUrl: string): Sandbox {
-  let sandbox = sandboxes.get(databaseUrl);
-  if (sandbox === undefined) {
-    sandbox =
-      providerOf(databaseUrl) === 'sqlite'
-        ? new SqliteSandbox(sqliteFilePath(databaseUrl))
-        : new PostgresSandbox(databaseUrl);
-    sandboxes.set(databaseUrl, sandbox);
-  }
-  return sandbox;
-}
-
-export async function closeSandboxes(): Promise<void> {
-  const open = [...sandboxes.values()];
-  sandboxes.clear();
-  await Promise.all(open.map((sandbox) => sandbox.close()));
+export function openSandbox(databaseUrl: string): Sandbox {
+  return providerOf(databaseUrl) === 'sqlite'
+    ? new SqliteSandbox(sqliteFilePath(databaseUrl))
+    : new PostgresSandbox(databaseUrl);
 }

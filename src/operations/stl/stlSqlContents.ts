@@ -1,5 +1,5 @@
 import type { Principal } from '../../domain/principal.ts';
-import { MAX_QUERY_LENGTH, runSqlContentsOn } from '../../domain/stl/sql/sandbox.ts';
+import { MAX_QUERY_LENGTH, runSqlContents } from '../../domain/stl/sql/sandbox.ts';
 import type { Handler } from '../types.ts';
 
 /** Whose share of the sandbox a query takes: the key, administrator or user that asks. */
@@ -17,9 +17,12 @@ function callerOf(principal: Principal): string {
 }
 
 // The sandbox of the service's own database; nothing in the request can name another one.
-export const stlSqlContents: Handler<'stlSqlContents'> = async ({ query, principal }, { config }) => ({
-  value: await runSqlContentsOn(
-    config.databaseUrl,
+export const stlSqlContents: Handler<'stlSqlContents'> = async (
+  { query, principal },
+  { config, sandbox },
+) => ({
+  value: await runSqlContents(
+    sandbox,
     query.queryString,
     {
       maxRows: config.stlSqlMaxRows,

@@ -23,22 +23,29 @@ async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   }
 }
 
+/** What a node without Redis cannot do (its counters, marks and signals fail as src/state says). */
+export const WITHOUT_REDIS =
+  'Redis is not reachable: rate limits are not counted, single-use marks are refused (503), restart signals do not reach other nodes';
+
 /**
- * Readiness: the database answers a trivial query, and so does Redis when the shared state lives
- * there (REDIS_URL). Both are probed at once; a 503 names what does not answer (never its URL).
+ * Readiness: the database answers a trivial query; without it nothing can be served, so a 503 that
+ * says so (never its URL). Redis, when the shared state lives there (REDIS_URL), is probed at the
+ * same time, but the service serves without it by design (src/state/failPolicy.ts): a Redis that
+ * does not answer makes the node `degraded`, still ready. Failing readiness for it would make a load
+ * balancer take every node out at once.
  */
 export const readyz: Handler<'readyz'> = async (_input, { db, state, log }) => {
-  const probes: [string, Promise<unknown>][] = [['the database', db.$queryRaw`SELECT 1`]];
+  const database = withTimeout(db.$queryRaw`SELECT 1`, READY_TIMEOUT_MS);
   // Without Redis the shared state is the database itself, which the first probe covers.
-  if (state.kind === 'redis') probes.push(['Redis', state.ping()]);
-  const results = await Promise.allSettled(probes.map(([, probe]) => withTimeout(probe, READY_TIMEOUT_MS)));
-  const down = probes.filter((_, index) => results[index]?.status === 'rejected').map(([name]) => name);
-  if (down.length > 0) {
-    for (const result of results) {
-      if (result.status === 'rejected') log.warn({ err: result.reason }, 'readiness check failed');
-    }
-    const subject = down.join(' and ');
-    throw unavailable(`Not ready: ${subject} ${down.length > 1 ? 'are' : 'is'} not reachable`);
+  const redis = state.kind === 'redis' ? withTimeout(state.ping(), READY_TIMEOUT_MS) : Promise.resolve();
+  const [databaseResult, redisResult] = await Promise.allSettled([database, redis]);
+  if (databaseResult.status === 'rejected') {
+    log.warn({ err: databaseResult.reason }, 'readiness check failed');
+    throw unavailable('Not ready: the database is not reachable');
+  }
+  if (redisResult.status === 'rejected') {
+    log.warn({ err: redisResult.reason }, 'readiness check: Redis does not answer (serving without it)');
+    return { status: 'degraded', degraded: [WITHOUT_REDIS] };
   }
   return { status: 'ok' };
 };

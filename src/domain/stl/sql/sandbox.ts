@@ -1,9 +1,11 @@
 import type { ExecuteOptions, ExecuteOutcome, SqlExecutor } from '../../../db/sandbox/executor.ts';
 import { SandboxBusy } from '../../../db/sandbox/gate.ts';
-import { sandboxFor } from '../../../db/sandbox/index.ts';
 import { invalidFields, RateLimited } from '../../errors.ts';
 import { checkWithParser } from './parserWall.ts';
 import { normaliseRows, type SqlRow } from './rows.ts';
+
+/** What runs a query behind the database wall: the handler's is its context's `sandbox`. */
+export type { SqlExecutor };
 
 /*
  * stl/sqlContents: a query reaches the database only when three independent walls agree
@@ -87,14 +89,4 @@ async function executeOrBusy(
     if (error instanceof SandboxBusy) throw new RateLimited(error.message, error.retryAfterSeconds);
     throw error;
   }
-}
-
-/** stl/sqlContents on the service's own database, through its sandbox (src/db/sandbox). */
-export function runSqlContentsOn(
-  databaseUrl: string,
-  queryString: string,
-  limits: SandboxLimits,
-  caller: string,
-) {
-  return runSqlContents(sandboxFor(databaseUrl), queryString, limits, caller);
 }
