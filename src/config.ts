@@ -84,6 +84,8 @@ export interface Config {
    * and who may log in by openId (docs/security/credentials.md).
    */
   accounts: AccountPolicy;
+  /** The event record and webhook delivery (docs/api/events.md). */
+  events: EventSettings;
   /** Prometheus metrics on a port of their own (src/http/metrics.ts); undefined: no metrics at all. */
   metrics: MetricsConfig | undefined;
   /**
@@ -296,6 +298,19 @@ const schema = z.object({
   STL_SQL_MAX_BYTES: integer('STL_SQL_MAX_BYTES', 1024, 64 * 1024 * 1024, 4 * 1024 * 1024),
   STL_SQL_TIMEOUT_MS: integer('STL_SQL_TIMEOUT_MS', 100, 60_000, 2000),
   SQLITE_QUERY_TIMEOUT_MS: integer('SQLITE_QUERY_TIMEOUT_MS', 100, 60_000, DEFAULT_SQLITE_QUERY_TIMEOUT_MS),
+  EVENT_RETENTION_DAYS: integer('EVENT_RETENTION_DAYS', 1, 3650, 30),
+  WEBHOOK_TIMEOUT_MS: integer('WEBHOOK_TIMEOUT_MS', 500, 60_000, 10_000),
+  WEBHOOK_ALLOWED_ADDRESSES: z
+    .string()
+    .optional()
+    .refine(
+      (raw) =>
+        raw === undefined || raw.trim() === '' || raw.split(',').every((a) => isAddressRange(a.trim())),
+      {
+        error: (issue) =>
+          `WEBHOOK_ALLOWED_ADDRESSES must be a comma-separated list of IP addresses or CIDR ranges such as 10.0.0.0/8 (got '${String(issue.input)}')`,
+      },
+    ),
   METRICS_PORT: integer('METRICS_PORT', 1, 65535, undefined),
   METRICS_HOST: z
     .string()
@@ -384,11 +399,38 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sqliteQueryTimeoutMs: vars.SQLITE_QUERY_TIMEOUT_MS,
     corsOrigin: vars.CORS_ORIGIN,
     compressMinBytes: vars.COMPRESSION === 'true' ? vars.COMPRESSION_MIN_BYTES : undefined,
+    events: {
+      retentionDays: vars.EVENT_RETENTION_DAYS,
+      webhookTimeoutMs: vars.WEBHOOK_TIMEOUT_MS,
+      allowedAddresses: (vars.WEBHOOK_ALLOWED_ADDRESSES ?? '')
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== ''),
+    },
     metrics:
       vars.METRICS_PORT === undefined
         ? undefined
         : { port: vars.METRICS_PORT, host: vars.METRICS_HOST, token: vars.METRICS_TOKEN },
   };
+}
+
+export interface EventSettings {
+  /** Days an event is kept (activity log, redelivery) before the background trim deletes it. */
+  retentionDays: number;
+  /** Time a webhook receiver has to answer, connection included, in milliseconds. */
+  webhookTimeoutMs: number;
+  /** Addresses or CIDR ranges webhooks may reach although private, loopback or link-local. */
+  allowedAddresses: readonly string[];
+}
+
+/** An IP address, or one with a /prefix length (a CIDR range). */
+export function isAddressRange(text: string): boolean {
+  const [address = '', prefix, ...rest] = text.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  const bits = Number(prefix);
+  return /^\d{1,3}$/.test(prefix) && bits <= (family === 4 ? 32 : 128);
 }
 
 /** The token secret of a configuration that ensureTokenSecret has completed. */

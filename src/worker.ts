@@ -1,9 +1,12 @@
 import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { composeServices } from './compose.ts';
 import type { Config } from './config.ts';
+import { DeliveryWorker, queueState } from './domain/events/delivery.ts';
+import { OutboundPolicy } from './domain/events/outbound.ts';
 import { createApp } from './http/app.ts';
 import { describeError } from './http/logging.ts';
 import { createHttpServer, drainServer } from './http/server.ts';
@@ -99,6 +102,20 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
   let stopping = false;
   await listen(server, config.port);
   logger.info({ port: config.port, provider: services.provider }, 'listening');
+  // Webhook delivery runs beside the requests in every serving process (docs/api/events.md); it
+  // stops before the services close, after in-flight requests have finished.
+  const deliveries = new DeliveryWorker({
+    db: services.db,
+    provider: services.provider,
+    policy: new OutboundPolicy(config.events.allowedAddresses),
+    timeoutMs: config.events.webhookTimeoutMs,
+    retentionDays: config.events.retentionDays,
+    owner: `${hostname()}:${process.pid}:${randomUUID()}`,
+    ...(services.metrics && { hooks: services.metrics.webhookHooks }),
+    onError: (error) => logger.error({ err: describeError(error) }, 'webhook delivery failed'),
+  });
+  deliveries.start();
+  services.metrics?.observeWebhookQueue(() => queueState(services.db));
 
   async function shutdown(reason: string): Promise<void> {
     if (stopping) {
@@ -116,6 +133,7 @@ export async function serve(config: Config, logger: Logger): Promise<void> {
     );
     logger.info({ signal: reason }, 'shutting down: no new connections, finishing in-flight requests');
     await drained;
+    await deliveries.stop();
     await services.close();
     logger.info('stopped');
     process.exit(0);

@@ -16,10 +16,14 @@ export type {
   Channel,
   Content,
   ContentCheck,
+  Event,
   Prisma,
   Site,
   SystemSetting,
   User,
+  WebhookAttempt,
+  WebhookDelivery,
+  WebhookSubscription,
 } from '../generated/prisma/sqlite/browser.ts';
 
 /** The scalar fields of a model, in the model's order (the order Prisma returns them in). */

@@ -8,6 +8,8 @@ export const SCOPES = [
   'Others',
   /** Management of API keys (create, list, change, delete, reset). */
   'ApiKeys',
+  /** Management of webhook subscriptions and their deliveries (docs/api/events.md). */
+  'Webhooks',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -15,6 +15,425 @@ export type JsonSchema = {
 };
 
 export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
+  "Webhook": {
+    "type": "object",
+    "required": [
+      "id",
+      "url",
+      "eventTypes",
+      "siteId",
+      "channelId",
+      "active",
+      "description",
+      "disabledReason",
+      "createdAt",
+      "updatedAt",
+      "previousSecretUntil"
+    ],
+    "additionalProperties": false,
+    "properties": {
+      "id": {
+        "type": "integer"
+      },
+      "url": {
+        "type": "string"
+      },
+      "eventTypes": {
+        "type": "array",
+        "items": {
+          "type": "string"
+        }
+      },
+      "siteId": {
+        "type": [
+          "integer",
+          "null"
+        ]
+      },
+      "channelId": {
+        "type": [
+          "integer",
+          "null"
+        ]
+      },
+      "active": {
+        "type": "boolean"
+      },
+      "description": {
+        "type": "string"
+      },
+      "disabledReason": {
+        "type": [
+          "string",
+          "null"
+        ],
+        "description": "Why the service disabled the subscription (it failed every attempt of a delivery); null otherwise."
+      },
+      "createdAt": {
+        "type": "string"
+      },
+      "updatedAt": {
+        "type": "string"
+      },
+      "previousSecretUntil": {
+        "type": [
+          "string",
+          "null"
+        ],
+        "description": "Until when the secret before the last rotation still signs."
+      }
+    }
+  },
+  "IssuedWebhook": {
+    "type": "object",
+    "required": [
+      "secret",
+      "webhook"
+    ],
+    "additionalProperties": false,
+    "properties": {
+      "secret": {
+        "type": "string",
+        "description": "The signing secret (`whsec_…`); shown only in this answer."
+      },
+      "webhook": {
+        "$ref": "#/components/schemas/Webhook"
+      }
+    }
+  },
+  "ListWebhooksResponse": {
+    "type": "object",
+    "required": [
+      "value"
+    ],
+    "additionalProperties": false,
+    "properties": {
+      "value": {
+        "type": "array",
+        "items": {
+          "$ref": "#/components/schemas/Webhook"
+        }
+      }
+    }
+  },
+  "CreateWebhookRequest": {
+    "type": "object",
+    "required": [
+      "url",
+      "eventTypes"
+    ],
+    "additionalProperties": false,
+    "properties": {
+      "url": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 2048
+      },
+      "eventTypes": {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": 50,
+        "items": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 100
+        }
+      },
+      "siteId": {
+        "type": [
+          "integer",
+          "null"
+        ],
+        "minimum": 1,
+        "maximum": 2147483647
+      },
+      "channelId": {
+        "type": [
+          "integer",
+          "null"
+        ],
+        "minimum": 1,
+        "maximum": 2147483647
+      },
+      "active": {
+        "type": "boolean"
+      },
+      "description": {
+        "type": "string",
+        "maxLength": 500
+      }
+    }
+  },
+  "UpdateWebhookRequest": {
+    "type": "object",
+    "additionalProperties": false,
+    "properties": {
+      "url": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 2048
+      },
+      "eventTypes": {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": 50,
+        "items": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 100
+        }
+      },
+      "siteId": {
+        "type": [
+          "integer",
+          "null"
+        ],
+        "minimum": 1,
+        "maximum": 2147483647
+      },
+      "channelId": {
+        "type": [
+          "integer",
+          "null"
+        ],
+        "minimum": 1,
+        "maximum": 2147483647
+      },
+      "active": {
+        "type": "boolean"
+      },
+      "description": {
+        "type": "string",
+        "maxLength": 500
+      }
+    }
+  },
+  "RotateWebhookSecretRequest": {
+    "type": "object",
+    "additionalProperties": false,
+    "properties": {
+      "overlapSeconds": {
+        "type": "integer",
+        "minimum": 0,
+        "maximum": 604800,
+        "default": 86400
+      }
+    }
+  },
+  "WebhookAttempt": {
+    "type": "object",
+    "required": [
+      "at",
+      "statusCode",
+      "durationMs",
+      "responseBody",
+      "error"
+    ],
+    "additionalProperties": false,
+    "properties": {
+      "at": {
+        "type": "string"
+      },
+      "statusCode": {
+        "type": [
+          "integer",
+          "null"
+        ],
+        "description": "The receiver's status; null when no answer came."
+      },
+      "durationMs": {
+        "type": "integer"
+      },
+      "responseBody": {
+        "type": "string",
+        "description": "The first 1024 characters of the answer."
+      },
+      "error": {
+        "type": [
+          "string",
+          "null"
+        ]
+      }
+    }
+  },
+  "WebhookDelivery": {
+    "type": "object",
+    "required": [
+      "id",
+      "eventId",
+      "eventType",
+      "status",
+      "attempts",
+      "nextAttemptAt",
+      "createdAt",
+      "completedAt",
+      "log"
+    ],
+    "additionalProperties": false,
+    "properties": {
+      "id": {
+        "type": "integer"
+      },
+      "eventId": {
+        "type": "integer"
+      },
+      "eventType": {
+        "type": "string"
+      },
+      "status": {
+        "type": "string",
+        "enum": [
+          "pending",
+          "succeeded",
+          "failed"
+        ]
+      },
+      "attempts": {
+        "type": "integer"
+      },
+      "nextAttemptAt": {
+        "type": "string"
+      },
+      "createdAt": {
+        "type": "string"
+      },
+      "completedAt": {
+        "type": [
+          "string",
+          "null"
+        ]
+      },
+      "log": {
+        "type": "array",
+        "items": {
+          "$ref": "#/components/schemas/WebhookAttempt"
+        }
+      }
+    }
+  },
+  "WebhookDeliveryPage": {
+    "type": "object",
+    "required": [
+      "deliveries",
+      "next"
+    ],
+    "additionalProperties": false,
+    "properties": {
+      "deliveries": {
+        "type": "array",
+        "items": {
+          "$ref": "#/components/schemas/WebhookDelivery"
+        }
+      },
+      "next": {
+        "type": [
+          "integer",
+          "null"
+        ]
+      }
+    }
+  },
+  "Event": {
+    "type": "object",
+    "description": "One write the service made (docs/api/events.md); never carries a secret.",
+    "required": [
+      "id",
+      "type",
+      "resourceType",
+      "resourceId",
+      "siteId",
+      "channelId",
+      "actor",
+      "createdAt",
+      "payload"
+    ],
+    "additionalProperties": false,
+    "properties": {
+      "id": {
+        "type": "integer",
+        "description": "Increasing in the order events were recorded."
+      },
+      "type": {
+        "type": "string"
+      },
+      "resourceType": {
+        "type": "string"
+      },
+      "resourceId": {
+        "type": "integer"
+      },
+      "siteId": {
+        "type": [
+          "integer",
+          "null"
+        ]
+      },
+      "channelId": {
+        "type": [
+          "integer",
+          "null"
+        ]
+      },
+      "actor": {
+        "type": "object",
+        "required": [
+          "type",
+          "id"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "type": {
+            "type": "string",
+            "enum": [
+              "apiKey",
+              "administrator",
+              "user",
+              "anonymous",
+              "system"
+            ]
+          },
+          "id": {
+            "type": [
+              "integer",
+              "null"
+            ]
+          }
+        }
+      },
+      "createdAt": {
+        "type": "string",
+        "description": "When the write committed, `yyyy-MM-dd HH:mm:ss` UTC."
+      },
+      "payload": {
+        "type": "object",
+        "description": "The fields an update set (long texts cut), or the identifying fields of the resource.",
+        "additionalProperties": true
+      }
+    }
+  },
+  "ActivityPage": {
+    "type": "object",
+    "required": [
+      "events",
+      "next"
+    ],
+    "additionalProperties": false,
+    "properties": {
+      "events": {
+        "type": "array",
+        "items": {
+          "$ref": "#/components/schemas/Event"
+        }
+      },
+      "next": {
+        "type": [
+          "integer",
+          "null"
+        ],
+        "description": "Pass as `after` for the next (older) page; null on the last page."
+      }
+    }
+  },
   "Problem": {
     "type": "object",
     "description": "RFC 9457 problem details. `message` repeats `detail` for clients of the original system.",
@@ -3200,7 +3619,8 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
       "Users",
       "Administrators",
       "Others",
-      "ApiKeys"
+      "ApiKeys",
+      "Webhooks"
     ]
   },
   "ApiKeyScopes": {

@@ -45,7 +45,13 @@ export const METRIC_NAMES = {
   queryDuration: 'cms_db_query_duration_seconds',
   workersServing: 'cms_workers_serving',
   workersReporting: 'cms_workers_reporting',
+  webhookAttempts: 'cms_webhook_attempts_total',
+  webhookQueueDepth: 'cms_webhook_queue_depth',
+  webhookOldestDue: 'cms_webhook_oldest_due_seconds',
 } as const;
+
+/** What the webhook queue holds now (pending deliveries, and how long the oldest due one has waited). */
+export type WebhookQueueProbe = () => Promise<{ depth: number; oldestDueSeconds: number }>;
 
 /** Seconds; from the cheapest request (a cached key check) to the 30 s request limit (src/http/server.ts). */
 const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -82,6 +88,8 @@ export class ServiceMetrics {
   readonly #requests: Counter<'operation' | 'status'>;
   readonly #requestDuration: Histogram<'operation'>;
   readonly #queryDuration: Histogram<'statement'>;
+  readonly #webhookAttempts: Counter<'outcome'>;
+  #queueProbe: WebhookQueueProbe | undefined;
 
   constructor() {
     // process_cpu_seconds_total, process_resident_memory_bytes, nodejs_eventloop_lag_*, nodejs_gc_*, …
@@ -107,6 +115,44 @@ export class ServiceMetrics {
       buckets: QUERY_BUCKETS,
       registers,
     });
+    this.#webhookAttempts = new Counter({
+      name: METRIC_NAMES.webhookAttempts,
+      help: 'Webhook delivery attempts this process made, by outcome (succeeded, failed)',
+      labelNames: ['outcome'],
+      registers,
+    });
+    const probe = () => this.#queueProbe?.();
+    new Gauge({
+      name: METRIC_NAMES.webhookQueueDepth,
+      help: 'Webhook deliveries pending (due or waiting for a retry), read from the database at scrape time',
+      registers,
+      // Every worker reads the same queue: the supervisor's sum would multiply it.
+      aggregator: 'max',
+      async collect() {
+        const now = await probe();
+        if (now) this.set(now.depth);
+      },
+    });
+    new Gauge({
+      name: METRIC_NAMES.webhookOldestDue,
+      help: 'Seconds the oldest due webhook delivery has been waiting (0 when none is due)',
+      registers,
+      aggregator: 'max',
+      async collect() {
+        const now = await probe();
+        if (now) this.set(now.oldestDueSeconds);
+      },
+    });
+  }
+
+  /** Counts webhook attempts (src/domain/events/delivery.ts calls it after each). */
+  readonly webhookHooks = {
+    attempted: (outcome: 'succeeded' | 'failed') => this.#webhookAttempts.inc({ outcome }),
+  };
+
+  /** Where the queue gauges read from; set by the process that runs a delivery worker. */
+  observeWebhookQueue(probe: WebhookQueueProbe): void {
+    this.#queueProbe = probe;
   }
 
   /**

@@ -6,6 +6,8 @@ import type { Contract, ContractOperation, ParameterLocation } from '../contract
 import type { Db, DbProvider } from '../db/client.ts';
 import type { PointReads } from '../db/pointReads.ts';
 import type { SqlExecutor } from '../db/sandbox/executor.ts';
+import { actorOf, withActor } from '../domain/events/actor.ts';
+import type { Principal } from '../domain/principal.ts';
 import type { Registry } from '../operations/registry.ts';
 import {
   type OperationContext,
@@ -187,9 +189,11 @@ async function runHandler(
   input: Record<string, unknown>,
   context: OperationContext,
 ): Promise<unknown> {
-  if (changed === undefined) return handler(input, context);
+  // Writes record their caller in their events (src/domain/events/actor.ts).
+  const actor = actorOf(input.principal as Principal);
+  if (changed === undefined) return withActor(actor, () => handler(input, context));
   try {
-    return await handler(input, context);
+    return await withActor(actor, () => handler(input, context));
   } finally {
     await changed();
   }

@@ -25,6 +25,16 @@ import { listContents } from './contents/listContents.ts';
 import { listRecycledContents } from './contents/listRecycledContents.ts';
 import { restoreContent } from './contents/restoreContent.ts';
 import { updateContent } from './contents/updateContent.ts';
+import { createWebhook } from './events/createWebhook.ts';
+import { deleteWebhook } from './events/deleteWebhook.ts';
+import { getWebhook } from './events/getWebhook.ts';
+import { listActivity } from './events/listActivity.ts';
+import { listWebhookDeliveries } from './events/listWebhookDeliveries.ts';
+import { listWebhooks } from './events/listWebhooks.ts';
+import { redeliverWebhook } from './events/redeliverWebhook.ts';
+import { rotateWebhookSecret } from './events/rotateWebhookSecret.ts';
+import { testWebhook } from './events/testWebhook.ts';
+import { updateWebhook } from './events/updateWebhook.ts';
 import { stlGetChannel } from './stl/stlGetChannel.ts';
 import { stlGetContent } from './stl/stlGetContent.ts';
 import { stlGetSite } from './stl/stlGetSite.ts';
@@ -52,6 +62,17 @@ import { resetUserPassword } from './users/resetUserPassword.ts';
 export type Registry = { [K in OperationId]?: Handler<K> };
 
 export const handlers: Registry = {
+  // events
+  listActivity,
+  createWebhook,
+  deleteWebhook,
+  getWebhook,
+  listWebhookDeliveries,
+  listWebhooks,
+  redeliverWebhook,
+  rotateWebhookSecret,
+  testWebhook,
+  updateWebhook,
   // contents
   listContents,
   getContent,

@@ -43,6 +43,7 @@ describe('loadConfig', () => {
       stlSqlTimeoutMs: 2000,
       sqliteQueryTimeoutMs: 2000,
       compressMinBytes: 1024,
+      events: { retentionDays: 30, webhookTimeoutMs: 10_000, allowedAddresses: [] },
     });
   });
 
@@ -75,6 +76,9 @@ describe('loadConfig', () => {
         STL_SQL_TIMEOUT_MS: '500',
         SQLITE_QUERY_TIMEOUT_MS: '750',
         COMPRESSION_MIN_BYTES: '4096',
+        EVENT_RETENTION_DAYS: '7',
+        WEBHOOK_TIMEOUT_MS: '2500',
+        WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1, 10.0.0.0/8,fd00::/8',
       }),
     ).toEqual({
       port: 8080,
@@ -105,6 +109,11 @@ describe('loadConfig', () => {
       stlSqlTimeoutMs: 500,
       sqliteQueryTimeoutMs: 750,
       compressMinBytes: 4096,
+      events: {
+        retentionDays: 7,
+        webhookTimeoutMs: 2500,
+        allowedAddresses: ['127.0.0.1', '10.0.0.0/8', 'fd00::/8'],
+      },
     });
     expect(loadConfig({ DATABASE_URL: 'postgres://h/d' }).databaseUrl).toBe('postgres://h/d');
   });
@@ -220,6 +229,11 @@ describe('loadConfig', () => {
     [
       { SQLITE_QUERY_TIMEOUT_MS: '0' },
       "SQLITE_QUERY_TIMEOUT_MS must be an integer from 100 to 60000 (got '0')",
+    ],
+    [{ EVENT_RETENTION_DAYS: '0' }, "EVENT_RETENTION_DAYS must be an integer from 1 to 3650 (got '0')"],
+    [
+      { WEBHOOK_ALLOWED_ADDRESSES: '10.0.0.0/33' },
+      "WEBHOOK_ALLOWED_ADDRESSES must be a comma-separated list of IP addresses or CIDR ranges such as 10.0.0.0/8 (got '10.0.0.0/33')",
     ],
   ])('%j is refused: %s', (env, message) => {
     expect(problemsOf(env)).toEqual([message]);

@@ -1342,10 +1342,301 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List activity
+         * @description The event record of every write the service made (docs/api/events.md), newest first, at most
+         *     `limit` (default 50, 1…200) a page. `next` is the cursor of the following (older) page: pass
+         *     it as `after`; it is an event id, so events recorded meanwhile never shift a page. Filters:
+         *     `type` (a type or a `resource.*` wildcard), `resourceType` with `resourceId`, `actorType`
+         *     with `actorId`, and the time range `since`…`until` (inclusive, date-times). Needs the
+         *     `Administrators` scope: the log names every caller.
+         */
+        get: operations["listActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook subscriptions
+         * @description Every subscription, ordered by `id`, wrapped in `value`. Secrets are never shown.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Create webhook subscription
+         * @description Subscribes `url` (http or https; private, loopback and link-local addresses are refused
+         *     unless WEBHOOK_ALLOWED_ADDRESSES allows them) to the event types named (`content.*` and `*`
+         *     are wildcards), optionally of one site or channel. Answers the signing secret (`whsec_…`)
+         *     **once**, with the subscription (docs/api/events.md).
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get webhook subscription */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/actions/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Update webhook subscription
+         * @description Partial: only the fields sent change. `active: true` reactivates a subscription the service
+         *     disabled and clears its `disabledReason`. The secret is changed by rotate secret only.
+         */
+        post: operations["updateWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/actions/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete webhook subscription
+         * @description Deletes the subscription with its pending deliveries and delivery log; answers it as it was.
+         */
+        post: operations["deleteWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/actions/rotateSecret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate webhook secret
+         * @description Answers a new signing secret, once. The previous secret keeps signing (a second `v1,`
+         *     signature in `webhook-signature`) for `overlapSeconds` (default 86400; 0 ends it at once).
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/actions/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Queues a `webhook.test` event for this subscription alone (also when inactive), sent like any
+         *     delivery; its outcome is in the delivery log. Answers the queued delivery.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook deliveries
+         * @description The delivery log of the subscription, newest first, each with its attempts (time, status,
+         *     response time, the first 1024 characters of the answer, the error). `next` is the cursor of
+         *     the following page (`after`).
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries/{deliveryId}/actions/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver
+         * @description Queues the delivery again, whatever its state (same `webhook-id`, so receivers can tell a
+         *     duplicate), with a fresh attempt budget. Answers the delivery.
+         */
+        post: operations["redeliverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Webhook: {
+            id: number;
+            url: string;
+            eventTypes: string[];
+            siteId: number | null;
+            channelId: number | null;
+            active: boolean;
+            description: string;
+            /** @description Why the service disabled the subscription (it failed every attempt of a delivery); null otherwise. */
+            disabledReason: string | null;
+            createdAt: string;
+            updatedAt: string;
+            /** @description Until when the secret before the last rotation still signs. */
+            previousSecretUntil: string | null;
+        };
+        IssuedWebhook: {
+            /** @description The signing secret (`whsec_…`); shown only in this answer. */
+            secret: string;
+            webhook: components["schemas"]["Webhook"];
+        };
+        ListWebhooksResponse: {
+            value: components["schemas"]["Webhook"][];
+        };
+        CreateWebhookRequest: {
+            url: string;
+            eventTypes: string[];
+            siteId?: number | null;
+            channelId?: number | null;
+            active?: boolean;
+            description?: string;
+        };
+        UpdateWebhookRequest: {
+            url?: string;
+            eventTypes?: string[];
+            siteId?: number | null;
+            channelId?: number | null;
+            active?: boolean;
+            description?: string;
+        };
+        RotateWebhookSecretRequest: {
+            /** @default 86400 */
+            overlapSeconds: number;
+        };
+        WebhookAttempt: {
+            at: string;
+            /** @description The receiver's status; null when no answer came. */
+            statusCode: number | null;
+            durationMs: number;
+            /** @description The first 1024 characters of the answer. */
+            responseBody: string;
+            error: string | null;
+        };
+        WebhookDelivery: {
+            id: number;
+            eventId: number;
+            eventType: string;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            attempts: number;
+            nextAttemptAt: string;
+            createdAt: string;
+            completedAt: string | null;
+            log: components["schemas"]["WebhookAttempt"][];
+        };
+        WebhookDeliveryPage: {
+            deliveries: components["schemas"]["WebhookDelivery"][];
+            next: number | null;
+        };
+        /** @description One write the service made (docs/api/events.md); never carries a secret. */
+        Event: {
+            /** @description Increasing in the order events were recorded. */
+            id: number;
+            /** @example content.updated */
+            type: string;
+            /** @example content */
+            resourceType: string;
+            resourceId: number;
+            siteId: number | null;
+            channelId: number | null;
+            actor: {
+                /** @enum {string} */
+                type: "apiKey" | "administrator" | "user" | "anonymous" | "system";
+                id: number | null;
+            };
+            /** @description When the write committed, `yyyy-MM-dd HH:mm:ss` UTC. */
+            createdAt: string;
+            /** @description The fields an update set (long texts cut), or the identifying fields of the resource. */
+            payload: {
+                [key: string]: unknown;
+            };
+        };
+        ActivityPage: {
+            events: components["schemas"]["Event"][];
+            /** @description Pass as `after` for the next (older) page; null on the last page. */
+            next: number | null;
+        };
         /** @description RFC 9457 problem details. `message` repeats `detail` for clients of the original system. */
         Problem: {
             /**
@@ -3210,7 +3501,7 @@ export interface components {
          * @example Contents
          * @enum {string}
          */
-        ApiKeyScope: "Contents" | "Channels" | "STL" | "Users" | "Administrators" | "Others" | "ApiKeys";
+        ApiKeyScope: "Contents" | "Channels" | "STL" | "Users" | "Administrators" | "Others" | "ApiKeys" | "Webhooks";
         /**
          * @description The scopes the key carries (each at most once; the order is not kept).
          * @example [
@@ -3559,6 +3850,11 @@ export interface components {
          * @example 3
          */
         AdministratorId: number;
+        /**
+         * @description Id of the webhook subscription.
+         * @example 1
+         */
+        WebhookId: number;
         /**
          * @description Id of the API key.
          * @example 2
@@ -5379,7 +5675,8 @@ export interface operations {
                      *             "Users",
                      *             "Administrators",
                      *             "Others",
-                     *             "ApiKeys"
+                     *             "ApiKeys",
+                     *             "Webhooks"
                      *           ],
                      *           "createdAt": "2026-11-24 12:44:45",
                      *           "lastUsedAt": "2026-11-24 12:44:47",
@@ -5762,6 +6059,338 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listActivity: {
+        parameters: {
+            query?: {
+                /** @example content.* */
+                type?: string;
+                resourceType?: "content" | "channel" | "user" | "administrator" | "apiKey" | "system";
+                resourceId?: number;
+                actorType?: "apiKey" | "administrator" | "user" | "anonymous" | "system";
+                actorId?: number;
+                since?: string;
+                until?: string;
+                /** @description The `next` cursor of the previous page. */
+                after?: number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of events, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscriptions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListWebhooksResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description The subscription and its signing secret, shown only this once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IssuedWebhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the webhook subscription.
+                 * @example 1
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the webhook subscription.
+                 * @example 1
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description The subscription as it now is. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the webhook subscription.
+                 * @example 1
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription as it was. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the webhook subscription.
+                 * @example 1
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description The subscription and its new signing secret, shown only this once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IssuedWebhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the webhook subscription.
+                 * @example 1
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                after?: number;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the webhook subscription.
+                 * @example 1
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of deliveries, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    redeliverWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the webhook subscription.
+                 * @example 1
+                 */
+                id: components["parameters"]["WebhookId"];
+                deliveryId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.ts';
 import { digestApiKey, generateApiKey } from '../crypto/apiKeys.ts';
+import { recordEvent } from '../events/record.ts';
 import type { Scope } from '../principal.ts';
 import { joinScopes } from './scopes.ts';
 
@@ -20,15 +21,19 @@ export interface ApiKeySettings {
 /** Creates a new random API key; the database keeps only its digest. */
 export async function issueApiKey(db: Db, settings: ApiKeySettings): Promise<IssuedApiKey> {
   const key = generateApiKey();
-  const row = await db.apiKey.create({
-    data: {
-      title: settings.title,
-      digest: digestApiKey(key),
-      scopes: joinScopes(settings.scopes),
-      expiresAt: settings.expiresAt ?? null,
-      rateLimitPerMinute: settings.rateLimitPerMinute ?? null,
-    },
-    select: { id: true },
+  const data = {
+    title: settings.title,
+    scopes: joinScopes(settings.scopes),
+    expiresAt: settings.expiresAt ?? null,
+    rateLimitPerMinute: settings.rateLimitPerMinute ?? null,
+  };
+  const row = await db.$transaction(async (tx) => {
+    const created = await tx.apiKey.create({
+      data: { ...data, digest: digestApiKey(key) },
+      select: { id: true },
+    });
+    await recordEvent(tx, { type: 'apiKey.created', resourceId: created.id, payload: data });
+    return created;
   });
   return { id: row.id, key };
 }

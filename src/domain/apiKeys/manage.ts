@@ -5,6 +5,7 @@ import { grantedScopes } from '../access.ts';
 import { digestApiKey, generateApiKey } from '../crypto/apiKeys.ts';
 import { formatDateTime, parseDateTime } from '../dates.ts';
 import { conflict, forbidden, invalidFields, notFound } from '../errors.ts';
+import { type EventInput, recordEvent } from '../events/record.ts';
 import type { Principal, Scope } from '../principal.ts';
 import { issueApiKey } from './issueApiKey.ts';
 import { joinScopes, parseScopes } from './scopes.ts';
@@ -142,8 +143,13 @@ async function writeChecked(
   db: Db,
   current: ApiKeyRow,
   data: Parameters<Db['apiKey']['updateMany']>[0]['data'],
+  event: Pick<EventInput, 'type' | 'payload'>,
 ): Promise<void> {
-  const { count } = await db.apiKey.updateMany({ where: { id: current.id, scopes: current.scopes }, data });
+  const count = await db.$transaction(async (tx) => {
+    const written = await tx.apiKey.updateMany({ where: { id: current.id, scopes: current.scopes }, data });
+    if (written.count > 0) await recordEvent(tx, { ...event, resourceId: current.id });
+    return written.count;
+  });
   if (count === 0) await explainMiss(db, current.id);
 }
 
@@ -193,19 +199,24 @@ export async function updateApiKey(
     },
     `API key ${id}`,
   );
-  await writeChecked(db, current, {
+  const changes = {
     title: request.title,
     scopes: request.scopes === undefined ? undefined : joinScopes(request.scopes),
     expiresAt,
     rateLimitPerMinute: request.rateLimitPerMinute,
-  });
+  };
+  await writeChecked(db, current, changes, { type: 'apiKey.updated', payload: changes });
   return toRecord(await existing(db, id));
 }
 
 export async function deleteApiKey(db: Db, principal: Principal, id: number): Promise<ApiKeyRecord> {
   const current = await existing(db, id);
   assertCarries(principal, parseScopes(current.scopes), `Deleting API key ${id}`);
-  const { count } = await db.apiKey.deleteMany({ where: { id, scopes: current.scopes } });
+  const count = await db.$transaction(async (tx) => {
+    const deleted = await tx.apiKey.deleteMany({ where: { id, scopes: current.scopes } });
+    if (deleted.count > 0) await recordEvent(tx, { type: 'apiKey.deleted', resourceId: id });
+    return deleted.count;
+  });
   if (count === 0) await explainMiss(db, id);
   return toRecord(current);
 }
@@ -220,6 +231,6 @@ export async function resetApiKey(db: Db, principal: Principal, id: number): Pro
   // A new secret of a looser key would be a looser key in the caller's hands.
   assertNoLooser(await callerLimits(db, principal), current, `API key ${id}, to be reset,`);
   const key = generateApiKey();
-  await writeChecked(db, current, { digest: digestApiKey(key) });
+  await writeChecked(db, current, { digest: digestApiKey(key) }, { type: 'apiKey.reset' });
   return { key, apiKey: toRecord(current) };
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.ts';
 import type { components } from '../../generated/openapi.ts';
 import { invalidFields } from '../errors.ts';
+import { recordEvent } from '../events/record.ts';
 import { requireSite } from '../records.ts';
 import type { ChannelFormA } from './forms.ts';
 import { channelWithChildren } from './read.ts';
@@ -34,7 +35,7 @@ export async function createChannel(
       where: { siteId, parentId: parent.id },
     });
     await tx.channel.update({ where: { id: parent.id }, data: { childrenCount: { increment: 1 } } });
-    return tx.channel.create({
+    const row = await tx.channel.create({
       data: {
         ...changes,
         channelName: changes.channelName ?? body.channelName,
@@ -50,6 +51,14 @@ export async function createChannel(
         lastModifiedDate: now,
       },
     });
+    await recordEvent(tx, {
+      type: 'channel.created',
+      resourceId: row.id,
+      siteId,
+      channelId: row.id,
+      payload: { channelName: row.channelName, parentId: parent.id, indexName: row.indexName },
+    });
+    return row;
   });
   return channelWithChildren(db, site, created);
 }

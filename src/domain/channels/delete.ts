@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.ts';
 import { invalidFields, notFound } from '../errors.ts';
+import { recordEvent } from '../events/record.ts';
 import { requireChannel, requireSite } from '../records.ts';
 import type { ChannelFormA } from './forms.ts';
 import { channelWithChildren } from './read.ts';
@@ -54,6 +55,13 @@ export async function deleteChannel(
     await tx.channel.updateMany({
       where: { siteId: site.id, id: channel.parentId },
       data: { childrenCount: { decrement: 1 }, lastModifiedDate: now },
+    });
+    await recordEvent(tx, {
+      type: 'channel.deleted',
+      resourceId: channel.id,
+      siteId: site.id,
+      channelId: channel.id,
+      payload: { channelIds: ids },
     });
     return true;
   });

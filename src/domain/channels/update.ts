@@ -3,6 +3,7 @@ import type { Channel } from '../../db/models.ts';
 import type { components } from '../../generated/openapi.ts';
 import { resolveAlias } from '../aliases.ts';
 import { assertNoProblems, conflict, type FieldProblem, notFound } from '../errors.ts';
+import { recordEvent } from '../events/record.ts';
 import { joinList } from '../lists.ts';
 import { requireSite } from '../records.ts';
 import { pathSegmentProblem, urlProblem } from '../safeText.ts';
@@ -92,10 +93,18 @@ export async function updateChannel(
     const channel = await tx.channel.findFirst({ where: { id: target.channelId, siteId: target.siteId } });
     if (!channel) return null;
     if (changes.indexName) await assertIndexNameFree(tx, site.id, changes.indexName, channel.id);
-    return tx.channel.update({
+    const updated = await tx.channel.update({
       where: { id: channel.id },
       data: { ...changes, lastModifiedDate: new Date() },
     });
+    await recordEvent(tx, {
+      type: 'channel.updated',
+      resourceId: channel.id,
+      siteId: channel.siteId,
+      channelId: channel.id,
+      payload: changes,
+    });
+    return updated;
   });
   if (!updated) throw notFound(`Channel ${target.channelId} does not exist in site ${target.siteId}`);
   return channelWithChildren(db, site, updated);

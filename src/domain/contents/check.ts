@@ -3,6 +3,7 @@ import type { ContentCheck as ContentCheckRow } from '../../db/models.ts';
 import type { components } from '../../generated/openapi.ts';
 import { formatDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, forbidden, notFound } from '../errors.ts';
+import { recordEvent } from '../events/record.ts';
 import type { Principal } from '../principal.ts';
 import { requireContent, requireSite } from '../records.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
@@ -100,6 +101,16 @@ export async function checkContents(
       });
     }
     const written = await tx.contentCheck.createManyAndReturn({ data: records });
+    // One event per content decided, each with the level it now has.
+    for (const record of records) {
+      await recordEvent(tx, {
+        type: 'content.checked',
+        resourceId: record.contentId,
+        siteId: record.siteId,
+        channelId: record.channelId,
+        payload: { checked: record.checked, checkedLevel: record.checkedLevel, reasons: record.reasons },
+      });
+    }
     const byContent = new Map(written.map((row) => [row.contentId, row]));
     return request.contents.map(({ id }) => toContentCheck(byContent.get(id) as ContentCheckRow));
   });

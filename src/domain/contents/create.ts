@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.ts';
 import type { components } from '../../generated/openapi.ts';
 import { invalidFields } from '../errors.ts';
+import { recordEvent } from '../events/record.ts';
 import type { Principal } from '../principal.ts';
 import { requireChannel, requireSite } from '../records.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
@@ -56,7 +57,7 @@ export async function createContent(
       },
     });
     const highest = _max.taxis ?? (top ? TOP_TAXIS_START : 0);
-    return tx.content.create({
+    const row = await tx.content.create({
       data: {
         ...changes,
         ...review,
@@ -73,6 +74,14 @@ export async function createContent(
         lastModifiedDate: now,
       },
     });
+    await recordEvent(tx, {
+      type: 'content.created',
+      resourceId: row.id,
+      siteId: row.siteId,
+      channelId: row.channelId,
+      payload: { title: row.title, checked: row.checked, checkedLevel: row.checkedLevel },
+    });
+    return row;
   });
   return toContentFormA(created);
 }

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.ts';
 import { notFound } from '../errors.ts';
+import { placeOf, recordEvent } from '../events/record.ts';
 import { requireChannel, requireSite } from '../records.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
 import { contentNavigationUrl } from '../urls.ts';
@@ -20,7 +21,9 @@ export async function deleteContent(
       where: { id: target.id, siteId: target.siteId, channelId: target.channelId, recycled: false },
       data: { recycled: true, recycledDate: new Date() },
     });
-    return count === 0 ? null : tx.content.findUnique({ where: { id: target.id } });
+    if (count === 0) return null;
+    await recordEvent(tx, { type: 'content.deleted', resourceId: target.id, ...placeOf(target) });
+    return tx.content.findUnique({ where: { id: target.id } });
   });
   if (!recycled) {
     throw notFound(

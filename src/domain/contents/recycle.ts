@@ -2,6 +2,7 @@ import type { Db } from '../../db/client.ts';
 import type { components } from '../../generated/openapi.ts';
 import { pagingOf } from '../accounts/paging.ts';
 import { invalidFields, notFound } from '../errors.ts';
+import { recordEvent } from '../events/record.ts';
 import { requireSite } from '../records.ts';
 import { type ContentFormA, toContentFormA } from './forms.ts';
 
@@ -38,6 +39,13 @@ export async function restoreContent(
           : { field: 'toChannelId', message: `names no channel of site ${target.siteId}` },
       ]);
     }
+    await recordEvent(tx, {
+      type: 'content.restored',
+      resourceId: target.id,
+      siteId: target.siteId,
+      channelId,
+      payload: { fromChannelId: target.channelId },
+    });
     return tx.content.findUnique({ where: { id: target.id } });
   });
   if (!restored) {

@@ -4,6 +4,7 @@ import type { components } from '../../generated/openapi.ts';
 import { resolveAlias } from '../aliases.ts';
 import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
+import { placeOf, recordEvent } from '../events/record.ts';
 import { joinList } from '../lists.ts';
 import { requireSite } from '../records.ts';
 import { urlProblem } from '../safeText.ts';
@@ -147,7 +148,14 @@ export async function updateContent(
       where,
       data: { ...changes, lastModifiedDate: now, lastEditDate: changes.lastEditDate ?? now },
     });
-    return count === 0 ? null : tx.content.findUnique({ where: { id: target.id } });
+    if (count === 0) return null;
+    await recordEvent(tx, {
+      type: 'content.updated',
+      resourceId: target.id,
+      ...placeOf(target),
+      payload: changes,
+    });
+    return tx.content.findUnique({ where: { id: target.id } });
   });
   if (!updated) {
     throw notFound(

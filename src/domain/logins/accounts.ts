@@ -2,6 +2,7 @@ import type { Db } from '../../db/client.ts';
 import type { Administrator, User } from '../../db/models.ts';
 import type { StoredPassword } from '../accounts/passwords.ts';
 import type { AccountKind } from '../accounts/rules.ts';
+import { recordEvent } from '../events/record.ts';
 
 /*
  * What logging in and changing a password need of an account table, for users and administrators
@@ -81,9 +82,13 @@ export function userAccounts(db: Db): AccountStore<User> {
     },
     succeeded: (id, now) => db.user.update({ where: { id }, data: loginSucceeded(now) }),
     changePassword: (id, stored, now) =>
-      db.user.update({
-        where: { id },
-        data: { ...passwordChanged(stored, now), lastResetPasswordDate: now },
+      db.$transaction(async (tx) => {
+        const row = await tx.user.update({
+          where: { id },
+          data: { ...passwordChanged(stored, now), lastResetPasswordDate: now },
+        });
+        await recordEvent(tx, { type: 'user.passwordChanged', resourceId: id, actor: { type: 'user', id } });
+        return row;
       }),
     async revokeTokens(id) {
       await db.user.updateMany({ where: { id }, data: tokensRevoked });
@@ -102,7 +107,15 @@ export function administratorAccounts(db: Db): AccountStore<Administrator> {
     },
     succeeded: (id, now) => db.administrator.update({ where: { id }, data: loginSucceeded(now) }),
     changePassword: (id, stored, now) =>
-      db.administrator.update({ where: { id }, data: passwordChanged(stored, now) }),
+      db.$transaction(async (tx) => {
+        const row = await tx.administrator.update({ where: { id }, data: passwordChanged(stored, now) });
+        await recordEvent(tx, {
+          type: 'administrator.passwordChanged',
+          resourceId: id,
+          actor: { type: 'administrator', id },
+        });
+        return row;
+      }),
     async revokeTokens(id) {
       await db.administrator.updateMany({ where: { id }, data: tokensRevoked });
     },

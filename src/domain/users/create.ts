@@ -5,6 +5,7 @@ import { hashPlainPassword } from '../accounts/passwords.ts';
 import { accountProblems, identifier, type PasswordRule } from '../accounts/rules.ts';
 import { assertAccountUnique } from '../accounts/unique.ts';
 import { assertNoProblems, type FieldProblem } from '../errors.ts';
+import { recordEvent } from '../events/record.ts';
 import type { AccountPolicy } from '../logins/policy.ts';
 import type { Principal } from '../principal.ts';
 import { urlProblem } from '../safeText.ts';
@@ -56,16 +57,24 @@ export async function createUser(
   };
   await assertAccountUnique(db, 'users', candidate);
   const stored = await hashPlainPassword(request.password);
-  const row = await db.user.create({
-    data: {
-      ...candidate,
-      ...stored,
-      displayName: request.displayName ?? '',
-      avatarUrl: request.avatarUrl ?? '',
-      groupId: request.groupId ?? 0,
-      checked: wordIsTrue(request.checked, true),
-      locked: wordIsTrue(request.locked, false),
-    },
+  const row = await db.$transaction(async (tx) => {
+    const created = await tx.user.create({
+      data: {
+        ...candidate,
+        ...stored,
+        displayName: request.displayName ?? '',
+        avatarUrl: request.avatarUrl ?? '',
+        groupId: request.groupId ?? 0,
+        checked: wordIsTrue(request.checked, true),
+        locked: wordIsTrue(request.locked, false),
+      },
+    });
+    await recordEvent(tx, {
+      type: 'user.created',
+      resourceId: created.id,
+      payload: { userName: created.userName, checked: created.checked, locked: created.locked },
+    });
+    return created;
   });
   return toUser(row);
 }

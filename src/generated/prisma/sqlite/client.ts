@@ -128,3 +128,24 @@ export type SharedMark = Prisma.SharedMarkModel
  * A broadcast signal; nodes that subscribe poll for ids above the last one they saw.
  */
 export type SharedSignal = Prisma.SharedSignalModel
+/**
+ * Model Event
+ * One row per write the service makes, inserted in the same transaction as the write itself
+ * (src/domain/events/record.ts): a rolled-back write leaves none. Trimmed after the retention period.
+ */
+export type Event = Prisma.EventModel
+/**
+ * Model WebhookSubscription
+ * A webhook subscription: where to send which events, signed with its secret (Standard Webhooks).
+ */
+export type WebhookSubscription = Prisma.WebhookSubscriptionModel
+/**
+ * Model WebhookDelivery
+ * One event to send to one subscription, with its retry state and lease.
+ */
+export type WebhookDelivery = Prisma.WebhookDeliveryModel
+/**
+ * Model WebhookAttempt
+ * One attempt to send a delivery: what the receiver answered.
+ */
+export type WebhookAttempt = Prisma.WebhookAttemptModel

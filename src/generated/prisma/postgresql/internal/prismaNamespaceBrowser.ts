@@ -65,7 +65,11 @@ export const ModelName = {
   SystemSetting: 'SystemSetting',
   SharedCounter: 'SharedCounter',
   SharedMark: 'SharedMark',
-  SharedSignal: 'SharedSignal'
+  SharedSignal: 'SharedSignal',
+  Event: 'Event',
+  WebhookSubscription: 'WebhookSubscription',
+  WebhookDelivery: 'WebhookDelivery',
+  WebhookAttempt: 'WebhookAttempt'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -346,6 +350,74 @@ export const SharedSignalScalarFieldEnum = {
 } as const
 
 export type SharedSignalScalarFieldEnum = (typeof SharedSignalScalarFieldEnum)[keyof typeof SharedSignalScalarFieldEnum]
+
+
+export const EventScalarFieldEnum = {
+  id: 'id',
+  type: 'type',
+  resourceType: 'resourceType',
+  resourceId: 'resourceId',
+  siteId: 'siteId',
+  channelId: 'channelId',
+  actorType: 'actorType',
+  actorId: 'actorId',
+  createdAt: 'createdAt',
+  payload: 'payload',
+  dispatched: 'dispatched'
+} as const
+
+export type EventScalarFieldEnum = (typeof EventScalarFieldEnum)[keyof typeof EventScalarFieldEnum]
+
+
+export const WebhookSubscriptionScalarFieldEnum = {
+  id: 'id',
+  url: 'url',
+  eventTypes: 'eventTypes',
+  siteId: 'siteId',
+  channelId: 'channelId',
+  active: 'active',
+  description: 'description',
+  secret: 'secret',
+  previousSecret: 'previousSecret',
+  previousSecretUntil: 'previousSecretUntil',
+  disabledReason: 'disabledReason',
+  consecutiveFailures: 'consecutiveFailures',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type WebhookSubscriptionScalarFieldEnum = (typeof WebhookSubscriptionScalarFieldEnum)[keyof typeof WebhookSubscriptionScalarFieldEnum]
+
+
+export const WebhookDeliveryScalarFieldEnum = {
+  id: 'id',
+  subscriptionId: 'subscriptionId',
+  eventId: 'eventId',
+  orderKey: 'orderKey',
+  status: 'status',
+  attempts: 'attempts',
+  nextAttemptAt: 'nextAttemptAt',
+  leaseUntil: 'leaseUntil',
+  leaseOwner: 'leaseOwner',
+  createdAt: 'createdAt',
+  completedAt: 'completedAt'
+} as const
+
+export type WebhookDeliveryScalarFieldEnum = (typeof WebhookDeliveryScalarFieldEnum)[keyof typeof WebhookDeliveryScalarFieldEnum]
+
+
+export const WebhookAttemptScalarFieldEnum = {
+  id: 'id',
+  deliveryId: 'deliveryId',
+  subscriptionId: 'subscriptionId',
+  at: 'at',
+  statusCode: 'statusCode',
+  durationMs: 'durationMs',
+  responseBody: 'responseBody',
+  error: 'error'
+} as const
+
+export type WebhookAttemptScalarFieldEnum = (typeof WebhookAttemptScalarFieldEnum)[keyof typeof WebhookAttemptScalarFieldEnum]
 
 
 export const SortOrder = {

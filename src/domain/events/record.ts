@@ -1,0 +1,92 @@
+import type { Prisma } from '../../db/models.ts';
+import { type Actor, currentActor } from './actor.ts';
+import { type EventType, resourceTypeOf } from './types.ts';
+
+/** A transaction's client (or the client itself, for a single-statement write made atomic by it). */
+export type Tx = Prisma.TransactionClient;
+
+/** A payload value: JSON, with dates as text. */
+export type PayloadValue =
+  | string
+  | number
+  | boolean
+  | null
+  | readonly PayloadValue[]
+  | { [key: string]: PayloadValue };
+
+export interface EventInput {
+  type: EventType;
+  resourceId?: number;
+  siteId?: number | null;
+  channelId?: number | null;
+  /** Compact: the changed fields of an update, the identifying fields otherwise. */
+  payload?: Record<string, PayloadValue | Date | undefined>;
+  /** Who made the write; the caller of the current operation when absent (src/domain/events/actor.ts). */
+  actor?: Actor;
+}
+
+/**
+ * Field names whose values never enter an event, whatever a write passes: an event is readable by
+ * every webhook receiver and the activity log, so password material and credentials stay out.
+ */
+const SECRET_FIELD = /password|salt|hash|digest|secret|token|key$/i;
+
+/** A long text (a content's body) enters an event cut to this many characters. */
+const MAX_TEXT = 200;
+
+function compact(payload: EventInput['payload']): string {
+  const out: Record<string, PayloadValue> = {};
+  for (const [name, value] of Object.entries(payload ?? {})) {
+    if (value === undefined || SECRET_FIELD.test(name)) continue;
+    if (value instanceof Date) out[name] = value.toISOString();
+    else if (typeof value === 'string' && value.length > MAX_TEXT) out[name] = `${value.slice(0, MAX_TEXT)}…`;
+    else out[name] = value;
+  }
+  return JSON.stringify(out);
+}
+
+/**
+ * The outbox: every write calls this inside its own transaction, after its change, so that the
+ * event commits or rolls back with it (and events of one resource are numbered in the order its
+ * writes committed, since the write's row lock is held until then).
+ */
+export async function recordEvent(tx: Tx, input: EventInput): Promise<void> {
+  const actor = input.actor ?? currentActor();
+  await tx.event.create({
+    data: {
+      type: input.type,
+      resourceType: resourceTypeOf(input.type),
+      resourceId: input.resourceId ?? 0,
+      siteId: input.siteId ?? null,
+      channelId: input.channelId ?? null,
+      actorType: actor.type,
+      actorId: actor.id,
+      payload: compact(input.payload),
+    },
+  });
+}
+
+/** The fields of `after` that differ from `before`, for an update's payload. */
+export function changedFields<T extends object>(before: T, after: T, fields: readonly (keyof T & string)[]) {
+  const changed: Record<string, PayloadValue | Date> = {};
+  for (const field of fields) {
+    const a = before[field];
+    const b = after[field];
+    const same = a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : a === b;
+    if (!same) changed[field] = b as PayloadValue | Date;
+  }
+  return changed;
+}
+
+/** The site and channel of a content target, for the event's filters. */
+export function placeOf(target: { siteId: number; channelId: number }) {
+  return { siteId: target.siteId, channelId: target.channelId };
+}
+
+/** An event that is the whole write (a restart requested): recorded on its own. */
+export async function recordAlone(
+  db: { $transaction<T>(run: (tx: Tx) => Promise<T>): Promise<T> },
+  input: EventInput,
+) {
+  await db.$transaction((tx) => recordEvent(tx, input));
+}

@@ -1,0 +1,4 @@
+import { listActivity as readActivity } from '../../domain/events/activity.ts';
+import type { Handler } from '../types.ts';
+
+export const listActivity: Handler<'listActivity'> = ({ query }, { db }) => readActivity(db, query);
