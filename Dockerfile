@@ -45,4 +45,4 @@ EXPOSE 3000 9464
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # node directly (not npm start): signals reach the supervisor, which stops its workers gracefully.
-CMD ["node", "dist/src/main.js"]
+CMD ["node", "--max-semi-space-size=4", "dist/src/main.js"]

@@ -93,6 +93,11 @@ export interface Config {
    * ever sent (src/http/cors.ts).
    */
   corsOrigin: CorsOrigins | undefined;
+  /**
+   * Answers of at least this many bytes are sent compressed (br or gzip) to a client that accepts
+   * it; undefined: never (a proxy in front compresses). src/http/compression.ts.
+   */
+  compressMinBytes: number | undefined;
 }
 
 export interface MetricsConfig {
@@ -283,6 +288,12 @@ const schema = z.object({
     })
     .optional(),
   CREDENTIAL_CACHE_SECONDS: integer('CREDENTIAL_CACHE_SECONDS', 0, 3600, 30),
+  COMPRESSION: z
+    .enum(['true', 'false'], {
+      error: (issue) => `COMPRESSION must be true or false (got '${String(issue.input)}')`,
+    })
+    .default('true'),
+  COMPRESSION_MIN_BYTES: integer('COMPRESSION_MIN_BYTES', 0, 1 << 30, 1024),
   STL_SQL_MAX_ROWS: integer('STL_SQL_MAX_ROWS', 1, 100_000, 1000),
   STL_SQL_MAX_BYTES: integer('STL_SQL_MAX_BYTES', 1024, 64 * 1024 * 1024, 4 * 1024 * 1024),
   STL_SQL_TIMEOUT_MS: integer('STL_SQL_TIMEOUT_MS', 100, 60_000, 2000),
@@ -387,6 +398,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stlSqlTimeoutMs: vars.STL_SQL_TIMEOUT_MS,
     sqliteQueryTimeoutMs: vars.SQLITE_QUERY_TIMEOUT_MS,
     corsOrigin: vars.CORS_ORIGIN,
+    compressMinBytes: vars.COMPRESSION === 'true' ? vars.COMPRESSION_MIN_BYTES : undefined,
     events: {
       retentionDays: vars.EVENT_RETENTION_DAYS,
       webhookTimeoutMs: vars.WEBHOOK_TIMEOUT_MS,

@@ -7,6 +7,7 @@ import { handlers as implemented, type Registry } from '../operations/registry.t
 import { ApiKeyAuthenticator } from './apiKeys.ts';
 import { Authenticator, authorize, KnownCredentials } from './auth.ts';
 import { operationBody, unreadBodies } from './bodies.ts';
+import { setCompression } from './compression.ts';
 import { crossOrigin } from './cors.ts';
 import { CredentialCache } from './credentialCache.ts';
 import { errorHandler, notFound } from './errors.ts';
@@ -75,6 +76,7 @@ export function createApp(services: Services, shape: AppShape = {}): express.Exp
   });
 
   const app = express();
+  setCompression(app, config.compressMinBytes);
   app.disable('x-powered-by');
   // The client's address (`req.ip`) every per-address decision and the logs use: TRUST_PROXY.
   app.set('trust proxy', config.trustProxy);

@@ -19,6 +19,7 @@ import {
 } from '../operations/types.ts';
 import type { SharedState } from '../state/port.ts';
 import { principalOf } from './auth.ts';
+import { endCompressed, etagFor, negotiateCoding } from './compression.ts';
 import { notFound } from './errors.ts';
 import { toExpressPath } from './expressPaths.ts';
 import { type PageShape, pageShapeOf, responseChecker, sendPage } from './pages.ts';
@@ -143,17 +144,19 @@ function sendJsonText(res: Response, text: string): void {
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   const byteLength = Buffer.byteLength(text);
   res.setHeader('Content-Length', byteLength);
+  const coding = negotiateCoding(req, res, byteLength);
   const etagOf = res.app.get('etag fn') as ETagOf | undefined;
   if (typeof etagOf === 'function' && res.getHeader('ETag') === undefined) {
     const etag = etagOf === EXPRESS_WEAK_ETAG ? weakETagOf(text, byteLength) : etagOf(text, 'utf8');
-    if (etag) res.setHeader('ETag', etag);
+    if (etag) res.setHeader('ETag', coding === undefined ? etag : etagFor(etag, coding));
   }
   if (req.fresh) {
     res.status(304);
     res.removeHeader('Content-Type');
     res.removeHeader('Content-Length');
     res.end();
-  } else if (req.method === 'HEAD') res.end();
+  } else if (coding !== undefined) endCompressed(res, text, coding);
+  else if (req.method === 'HEAD') res.end();
   else res.end(text, 'utf8');
 }
 

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { type RequestHandler, Router } from 'express';
 import type { Contract } from '../contract.ts';
 import { fromRoot } from '../projectRoot.ts';
+import { type Coding, PRECOMPRESSED_SUFFIX, StaticAsset } from './compression.ts';
 import { problem, sendProblem } from './problem.ts';
 
 /*
@@ -51,13 +52,15 @@ const MAY_MATCH = new RegExp(
 export function serviceRoutes(contract: Contract, options: ServiceRouteOptions = {}): RequestHandler {
   const router = Router();
   const [yamlPath, jsonPath, faviconPath, docsPath] = SERVICE_PATHS;
-  const yaml = readFileSync(contract.file, 'utf8');
-  const json = JSON.stringify(contract.document);
-  router.get(yamlPath, (_req, res) => {
-    res.type('application/yaml').send(yaml);
+  const yaml = new StaticAsset(readFileSync(contract.file));
+  const json = new StaticAsset(Buffer.from(JSON.stringify(contract.document)));
+  router.get(yamlPath, (req, res) => {
+    res.type('application/yaml; charset=utf-8');
+    yaml.send(req, res);
   });
-  router.get(jsonPath, (_req, res) => {
-    res.type('application/json').send(json);
+  router.get(jsonPath, (req, res) => {
+    res.type('application/json; charset=utf-8');
+    json.send(req, res);
   });
   // Browsers ask for it with every page; there is none, and a 404 would only fill the logs.
   router.get(faviconPath, (_req, res) => {
@@ -65,20 +68,31 @@ export function serviceRoutes(contract: Contract, options: ServiceRouteOptions =
   });
   const docsPage = options.docsPage ?? DOCS_PAGE;
   // Read on the first request (a large file, not worth a start-up), then kept: the page changes only
-  // with the contract, i.e. with a new build.
-  let docs: Buffer | undefined;
-  router.get(docsPath, (_req, res) => {
-    docs ??= existsSync(docsPage) ? readFileSync(docsPage) : undefined;
+  // with the contract, i.e. with a new build, which also writes it compressed (scripts/docs.ts).
+  let docs: StaticAsset | undefined;
+  router.get(docsPath, (req, res) => {
+    docs ??= existsSync(docsPage)
+      ? new StaticAsset(readFileSync(docsPage), builtBeside(docsPage))
+      : undefined;
     if (docs === undefined) {
       sendProblem(res, problem(404, 'The docs page has not been built: run `npm run docs`'));
       return;
     }
     res.setHeader('Content-Security-Policy', DOCS_POLICY);
     res.setHeader('Cache-Control', 'no-cache');
-    res.type('text/html').send(docs);
+    res.type('text/html');
+    docs.send(req, res);
   });
   return (req, res, next) => {
     if (MAY_MATCH.test(req.path)) router(req, res, next);
     else next();
+  };
+}
+
+/** The compressed copies of a file the build wrote beside it, read when first asked for. */
+function builtBeside(file: string): (coding: Coding) => Buffer | undefined {
+  return (coding) => {
+    const path = file + PRECOMPRESSED_SUFFIX[coding];
+    return existsSync(path) ? readFileSync(path) : undefined;
   };
 }

@@ -42,6 +42,7 @@ describe('loadConfig', () => {
       stlSqlMaxRows: 1000,
       stlSqlTimeoutMs: 2000,
       sqliteQueryTimeoutMs: 2000,
+      compressMinBytes: 1024,
       events: { retentionDays: 30, webhookTimeoutMs: 10_000, allowedAddresses: [] },
     });
   });
@@ -74,6 +75,7 @@ describe('loadConfig', () => {
         STL_SQL_MAX_ROWS: '50',
         STL_SQL_TIMEOUT_MS: '500',
         SQLITE_QUERY_TIMEOUT_MS: '750',
+        COMPRESSION_MIN_BYTES: '4096',
         EVENT_RETENTION_DAYS: '7',
         WEBHOOK_TIMEOUT_MS: '2500',
         WEBHOOK_ALLOWED_ADDRESSES: '127.0.0.1, 10.0.0.0/8,fd00::/8',
@@ -106,6 +108,7 @@ describe('loadConfig', () => {
       stlSqlMaxRows: 50,
       stlSqlTimeoutMs: 500,
       sqliteQueryTimeoutMs: 750,
+      compressMinBytes: 4096,
       events: {
         retentionDays: 7,
         webhookTimeoutMs: 2500,
@@ -125,6 +128,15 @@ describe('loadConfig', () => {
       true,
     );
     expect(loadConfig({ SEED_DEMO: '' }).seedDemo).toBe(true);
+  });
+
+  test('COMPRESSION=false turns compression off whatever the threshold; other values are refused', () => {
+    expect(
+      loadConfig({ COMPRESSION: 'false', COMPRESSION_MIN_BYTES: '10' }).compressMinBytes,
+    ).toBeUndefined();
+    expect(loadConfig({ COMPRESSION: 'true', COMPRESSION_MIN_BYTES: '0' }).compressMinBytes).toBe(0);
+    expect(() => loadConfig({ COMPRESSION: 'off' })).toThrow('COMPRESSION must be true or false');
+    expect(() => loadConfig({ COMPRESSION_MIN_BYTES: '-1' })).toThrow('COMPRESSION_MIN_BYTES');
   });
 
   test('WORKERS=0 means a single process without supervisor; 1 is one supervised worker', () => {

@@ -152,7 +152,7 @@ export interface SecondAppOptions {
 }
 
 export interface SecondApp {
-  /** The node's express app, e.g. to listen on a port of its own (test/support/client.ts). */
+  /** The node's express app, e.g. to listen on a port of its own (test/support/client.ts, server.ts). */
   app: Express;
   request: TestAgent;
   services: Services;
