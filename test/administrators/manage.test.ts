@@ -87,21 +87,21 @@ describe('POST /api/v1/administrators', () => {
     expect(await app.db.administrator.count()).toBe(before);
   });
 
-  test('400 for a bad name, a weak password, a missing field, an unknown field, a used name or e-mail', async () => {
+  test('400 for a bad name, a weak password, a missing field, an unknown field; 409 for a used name or e-mail', async () => {
     const taken = await create(full);
     const name = taken.data?.value.userName ?? '';
-    const cases: [Record<string, unknown>, string][] = [
-      [{ userName: 'has space' }, 'userName'],
-      [{ password: 'short' }, 'password'],
-      [{ password: undefined }, 'password'],
-      [{ nickname: 'x' }, 'nickname'],
-      [{ siteIdCollection: '1;2' }, 'siteIdCollection'],
-      [{ userName: name }, 'userName'],
-      [{ email: taken.data?.value.email }, 'email'],
+    const cases: [Record<string, unknown>, string, number][] = [
+      [{ userName: 'has space' }, 'userName', 400],
+      [{ password: 'short' }, 'password', 400],
+      [{ password: undefined }, 'password', 400],
+      [{ nickname: 'x' }, 'nickname', 400],
+      [{ siteIdCollection: '1;2' }, 'siteIdCollection', 400],
+      [{ userName: name }, 'userName', 409],
+      [{ email: taken.data?.value.email }, 'email', 409],
     ];
-    for (const [fields, field] of cases) {
+    for (const [fields, field, status] of cases) {
       const { response, error } = await create(full, fields);
-      expect(response.status).toBe(400);
+      expect(response.status).toBe(status);
       expect(JSON.stringify(error)).toContain(field);
     }
   });

@@ -96,7 +96,7 @@ describe('cms command-line tool', () => {
     const everything = await (await db()).apiKey.findUniqueOrThrow({
       where: { digest: digestApiKey(all.stdout.trim()) },
     });
-    expect(everything.scopes).toBe('Contents,Channels,STL,Users,Administrators,Others,ApiKeys');
+    expect(everything.scopes).toBe('Contents,Channels,STL,Users,Administrators,Others,ApiKeys,Webhooks');
   });
 
   test('apikey create refuses unknown scopes and missing options, creating nothing', async () => {
@@ -105,7 +105,7 @@ describe('cms command-line tool', () => {
     expect(bad.code).toBe(2);
     expect(bad.stdout).toBe('');
     expect(bad.stderr).toContain(
-      "unknown scope 'Everything'; valid scopes: Contents, Channels, STL, Users, Administrators, Others, ApiKeys (or 'all' for every scope)",
+      "unknown scope 'Everything'; valid scopes: Contents, Channels, STL, Users, Administrators, Others, ApiKeys, Webhooks (or 'all' for every scope)",
     );
     const untitled = await cms(url, 'apikey', 'create', '--scopes', 'all');
     expect(untitled.code).toBe(2);

@@ -21,7 +21,8 @@ describe('pages of large records', () => {
   let contentIds: { id: number; channelId: number }[];
 
   beforeAll(async () => {
-    ({ app: fixture, key } = await startFixtureApp('all'));
+    // Uncompressed answers: what is measured here is the text and how it is sent.
+    ({ app: fixture, key } = await startFixtureApp('all', { config: { compressMinBytes: undefined } }));
     contentIds = await fixture.db.content.findMany({ select: { id: true, channelId: true } });
     for (const { id } of contentIds)
       await fixture.db.content.update({ where: { id }, data: { body: bodyOf(id), checked: true } });

@@ -118,11 +118,16 @@ function build(rng: Rng, operation: ContractOperation): Built {
   let path = operation.path;
   for (const parameter of described.parameters) {
     if (parameter.in === 'path') {
+      // Awkward values are written as they are (already encoded where they mean to be); a sampled
+      // value is encoded as clients do: a bare space at the end would be trimmed off the URL, and
+      // the empty segment left would address another route (the collection, `/administrators/`).
       const value =
         mutation === 'awkward-path' && rng() < 0.7
           ? pick(rng, AWKWARD_PATH_VALUES)
-          : String(rng() < 0.8 ? 1 + Math.floor(rng() * 12) : sample(rng, parameter.schema));
-      path = path.replace(`{${parameter.name}}`, value);
+          : encodeURIComponent(
+              String(rng() < 0.8 ? 1 + Math.floor(rng() * 12) : sample(rng, parameter.schema)),
+            );
+      path = path.replace(`{${parameter.name}}`, value === '' ? '0' : value);
     } else if (parameter.in === 'query' && (parameter.required || rng() < 0.4)) {
       query.append(parameter.name, String(sample(rng, parameter.schema)));
     }

@@ -29,6 +29,9 @@ test('the operations able to change a key or an account are those the contract m
       'logoutAdministrator',
       'resetAdministratorPassword',
       'updateAdministrator',
+      'deleteAdministrator',
+      'updateUser',
+      'deleteUser',
     ].sort(),
   );
 });

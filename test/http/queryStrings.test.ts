@@ -87,6 +87,9 @@ function validValue(operationId: string, parameter: Parameter): string {
   if (types.includes('integer')) return parameter.name === 'siteId' ? '1' : '2';
   if (types.includes('boolean')) return 'true';
   if (schema.pattern !== undefined) return '1d';
+  if (operationId === 'listActivity' && parameter.name === 'type') return 'content.*';
+  if (operationId === 'listActivity' && (parameter.name === 'since' || parameter.name === 'until'))
+    return '2026-01-02 03:04:05';
   if (operationId === 'stlSqlContents')
     return `SELECT id, channelName FROM siteserver_Channel WHERE channelName = '${SQL_TEXT}'`;
   return RESERVED;

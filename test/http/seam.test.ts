@@ -231,7 +231,7 @@ describe('one rule for aliases: both names with different values is a 400 on the
       .post('/api/v1/channels/1/4/actions/update')
       .set('X-SS-API-KEY', key)
       .send({ indexName: 'news' });
-    expect(response.status).toBe(400);
+    expect(response.status).toBe(409);
     expect(response.body.type).toBe(`${PROBLEM_TYPE_BASE}conflict`);
     expect(response.body.errors).toEqual([
       { path: '/body/indexName', message: 'must be unique within the site' },

@@ -90,7 +90,7 @@ describe('importDocument refuses a bad file as a whole', () => {
       "users[0]: field 'userName' must be 1 to 64 characters without spaces, ', :, / or \\",
       "users[0]: field 'password' must be at least 6 characters with a letter and a digit",
       "apiKeys[0]: field 'key' must be at least 32 characters",
-      "apiKeys[0]: field 'scopes[1]' must be one of Contents, Channels, STL, Users, Administrators, Others, ApiKeys",
+      "apiKeys[0]: field 'scopes[1]' must be one of Contents, Channels, STL, Users, Administrators, Others, ApiKeys, Webhooks",
     ]);
   });
 

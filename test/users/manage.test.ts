@@ -110,24 +110,24 @@ describe('POST /api/v1/users/{id}/actions/update', () => {
     expect((await login(user.userName, password)).response.status).toBe(200);
   });
 
-  test('400 for each rule of creation: name, e-mail, avatar link, weak password, clashes, unknown field', async () => {
+  test('400 for each rule of creation (name, e-mail, avatar link, weak password, unknown field), 409 for clashes', async () => {
     const { user } = await newUser();
     const { user: other } = await newUser();
-    const cases: [Record<string, unknown>, string][] = [
-      [{ userName: 'a b' }, 'userName'],
-      [{ email: 'not-an-address' }, 'email'],
-      [{ avatarUrl: 'javascript:alert(1)' }, 'avatarUrl'],
-      [{ avatarUrl: 'JaVa\tScript:alert(1)' }, 'avatarUrl'],
-      [{ password: 'weak' }, 'password'],
-      [{ userName: other.userName }, 'userName'],
-      [{ email: other.email }, 'email'],
-      [{ mobile: other.mobile }, 'mobile'],
-      [{ openId: other.openId }, 'openId'],
-      [{ favourite: 'x' }, 'favourite'],
+    const cases: [Record<string, unknown>, string, number][] = [
+      [{ userName: 'a b' }, 'userName', 400],
+      [{ email: 'not-an-address' }, 'email', 400],
+      [{ avatarUrl: 'javascript:alert(1)' }, 'avatarUrl', 400],
+      [{ avatarUrl: 'JaVa\tScript:alert(1)' }, 'avatarUrl', 400],
+      [{ password: 'weak' }, 'password', 400],
+      [{ userName: other.userName }, 'userName', 409],
+      [{ email: other.email }, 'email', 409],
+      [{ mobile: other.mobile }, 'mobile', 409],
+      [{ openId: other.openId }, 'openId', 409],
+      [{ favourite: 'x' }, 'favourite', 400],
     ];
-    for (const [body, field] of cases) {
+    for (const [body, field, status] of cases) {
       const { response, error } = await update(granting, user.id, body);
-      expect(response.status).toBe(400);
+      expect(response.status).toBe(status);
       expect(JSON.stringify(error)).toContain(field);
     }
     // Its own values are no clash.

@@ -87,8 +87,9 @@ export function channelRecord(row: Channel): Input<typeof channelSchema> & Recor
  * no secret, so a column added to the model leaves with it, and the round-trip test holds the
  * import to it), with lists, settings and dates in their file form.
  */
+/** The row's `version` (its ETag, for conditional writes) is not content: an import starts it anew. */
 export function contentRecord(row: Content): Input<typeof contentFileSchema> {
-  const { groupNames, tagNames, settings, lastHitsDate, recycledDate, ...plain } = row;
+  const { groupNames, tagNames, settings, lastHitsDate, recycledDate, version: _version, ...plain } = row;
   return {
     ...plain,
     groupNames: splitList(groupNames),
