@@ -80,7 +80,7 @@ export const WRITE_TRANSACTION_MAX_WAIT_MS = 20_000;
 export const WRITE_TRANSACTION_TIMEOUT_MS = 20_000;
 
 /** Attempts after the first when the database gave the transaction up for a concurrent one. */
-const CONFLICT_RETRIES = 1;
+const CONFLICT_RETRIES = 5;
 
 /**
  * How long, in all, a SQLite write transaction keeps trying to begin while other processes hold the
@@ -117,6 +117,8 @@ export async function writeTransaction<T>(
         continue;
       }
       if (!isWriteConflict(error) || conflicts++ >= CONFLICT_RETRIES) throw error;
+      // Apart by a random pause, so that the transactions that collided do not collide again.
+      await pause(5 + Math.random() * 20 * conflicts);
     }
   }
 }
