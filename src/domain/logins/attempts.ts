@@ -72,18 +72,20 @@ export async function guardAttempt<T>(
 ): Promise<T> {
   const keys = attemptKeys(attempt);
   const lockoutMs = policy.lockoutMinutes * 60_000;
-  const [address, lock, account] = await Promise.all([
-    state.get(keys.address),
-    state.get(keys.lock),
-    state.get(keys.account),
-  ]);
+  const [address, account] = await Promise.all([state.get(keys.address), state.get(keys.account)]);
   if (address !== undefined && address.count >= policy.addressFailuresPerMinute) {
     throw tooMany(address.resetAt, now);
   }
-  // A locked-out address gets the answer of any failed login: it learns nothing about the password.
-  if (lock !== undefined && lock.count > 0) throw loginFailed();
   // Counted before the check, so that attempts made at once from one address cannot pass the lockout.
   const pair = await state.increment(keys.pair, lockoutMs);
+  // The lock is read after the pair is counted: the attempt that sets it does so before it resets
+  // the pair, so an attempt counted after that reset always sees the lock.
+  const lock = await state.get(keys.lock);
+  if (lock !== undefined && lock.count > 0) {
+    await state.decrement(keys.pair);
+    // A locked-out address gets the answer of any failed login: it learns nothing about the password.
+    throw loginFailed();
+  }
   const failedBefore = pair.count > 1;
   if (account !== undefined && account.count >= policy.throttleFailures && failedBefore) {
     await state.decrement(keys.pair);
