@@ -7,6 +7,7 @@ import { MigrationError } from './db/migrate/errors.ts';
 import { DomainError } from './domain/errors.ts';
 import type { DemoSecrets } from './domain/seed/demo.ts';
 import { describeError } from './http/logging.ts';
+import { type StartFailedMessage, StartFailure } from './startFailure.ts';
 import { isPreparedMessage, killEarlyWorkers, type PreparedQuery, supervise } from './supervisor.ts';
 
 /*
@@ -175,7 +176,16 @@ main().catch((error: unknown) => {
   // cannot be reached (its URL with the password masked).
   const unreachable = connectionFailureSentence(error, process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL);
   const reason =
-    unreachable ?? (error instanceof MigrationError ? error.message : JSON.stringify(describeError(error)));
+    unreachable ??
+    (error instanceof MigrationError || error instanceof StartFailure
+      ? error.message
+      : JSON.stringify(describeError(error)));
+  if (cluster.isWorker && process.connected) {
+    // The supervisor says it, once for all its workers.
+    const message: StartFailedMessage = { cms: 'startFailed', reason };
+    process.send?.(message, undefined, {}, () => process.exit(1));
+    return;
+  }
   process.stderr.write(`Could not start: ${reason}\n`);
   process.exit(1);
 });

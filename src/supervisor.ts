@@ -4,6 +4,7 @@ import type { MetricsConfig } from './config.ts';
 import type { MetricsEndpoint } from './http/metrics.ts';
 import { DEFAULT_WORKERS, integerWithin, MAX_WORKERS } from './integerSetting.ts';
 import { cmsMessage } from './messages.ts';
+import { startFailedReason } from './startFailure.ts';
 
 /*
  * The supervisor `npm start` runs (WORKERS ≥ 1): the primary process of node:cluster. It owns the
@@ -125,6 +126,13 @@ const SEEN_FOR_MS = 10 * 60_000;
 
 class WorkerDidNotStart extends Error {
   override name = 'WorkerDidNotStart';
+  /** The worker's own sentence for the operator, when it said why (a port in use). */
+  constructor(
+    message: string,
+    readonly sentence?: string,
+  ) {
+    super(message);
+  }
 }
 
 function setUpPrimary(): void {
@@ -234,8 +242,13 @@ export function supervise(options: SupervisorOptions): void {
       return Promise.reject(new WorkerDidNotStart(`worker ${pidOf(worker)} exited before listening`));
     }
     return new Promise((resolve, reject) => {
+      let sentence: string | undefined;
+      const onMessage = (message: unknown) => {
+        sentence = startFailedReason(message) ?? sentence;
+      };
       const onListening = () => {
         worker.off('exit', onExit);
+        worker.off('message', onMessage);
         serving.add(worker);
         listened.add(worker);
         since.set(worker, Date.now());
@@ -244,8 +257,11 @@ export function supervise(options: SupervisorOptions): void {
       };
       const onExit = (code: number | null, signal: string | null) => {
         worker.off('listening', onListening);
-        reject(new WorkerDidNotStart(`worker ${pidOf(worker)} exited before listening (${signal ?? code})`));
+        worker.off('message', onMessage);
+        const why = `worker ${pidOf(worker)} exited before listening (${signal ?? code})`;
+        reject(new WorkerDidNotStart(sentence === undefined ? why : `${why}: ${sentence}`, sentence));
       };
+      worker.on('message', onMessage);
       worker.once('listening', onListening);
       worker.once('exit', onExit);
     });
@@ -406,6 +422,8 @@ export function supervise(options: SupervisorOptions): void {
     }
     // A worker that cannot start now (a port in use, Redis down) will not start on a retry either.
     logger.error({ reason: (failed.reason as Error).message }, 'a worker could not start; stopping');
+    const sentence = failed.reason instanceof WorkerDidNotStart ? failed.reason.sentence : undefined;
+    if (sentence !== undefined) process.stderr.write(`Could not start: ${sentence}\n`);
     stopping = true;
     Promise.all([...serving].map(retire)).then(() => process.exit(1));
   });

@@ -11,6 +11,7 @@ import { createApp } from './http/app.ts';
 import { describeError } from './http/logging.ts';
 import { createHttpServer, drainServer } from './http/server.ts';
 import type { RestartWorkers } from './operations/types.ts';
+import { StartFailure } from './startFailure.ts';
 import type { SharedState } from './state/port.ts';
 import {
   isStopMessage,
@@ -31,11 +32,20 @@ import {
 /** In-flight requests get this long to finish after a stop before their connections are cut. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
+/** A port this process cannot listen on, said as the operator fixes it. */
+function portProblem(error: NodeJS.ErrnoException, port: number): Error {
+  if (error.code === 'EADDRINUSE') return new StartFailure(`port ${port} is already in use; set PORT`);
+  if (error.code === 'EACCES')
+    return new StartFailure(`port ${port} needs privileges this process does not have; set PORT`);
+  return error;
+}
+
 function listen(server: Server, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const onError = (error: NodeJS.ErrnoException) => reject(portProblem(error, port));
+    server.once('error', onError);
     server.listen(port, () => {
-      server.off('error', reject);
+      server.off('error', onError);
       resolve();
     });
   });

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { constants, createReadStream, createWriteStream, type WriteStream } from 'node:fs';
-import { access, rename, rm, stat } from 'node:fs/promises';
+import { access, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
@@ -24,6 +24,28 @@ import {
 } from './options.ts';
 import { createProgress, followPhases } from './progress.ts';
 import { sandboxRoleCommand } from './sandboxRole.ts';
+
+/** Files up to this size are read whole once more to say where their JSON breaks. */
+const LOCATE_LIMIT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * "line 3, column 7" where the JSON of a file breaks: the streaming parser does not count lines, so
+ * a file small enough is parsed once more whole; a larger one is reported without the place.
+ */
+async function jsonErrorLocation(file: string, size: number): Promise<string | undefined> {
+  if (size > LOCATE_LIMIT_BYTES) return undefined;
+  const text = await readFile(file, 'utf8');
+  try {
+    JSON.parse(text);
+    return undefined;
+  } catch (error) {
+    const position = /at position (\d+)/.exec((error as Error).message)?.[1];
+    if (position === undefined) return undefined;
+    const before = text.slice(0, Number(position));
+    const line = before.split('\n').length;
+    return `line ${line}, column ${before.length - before.lastIndexOf('\n')}`;
+  }
+}
 
 export interface CliIo {
   out(line: string): void;
@@ -117,7 +139,10 @@ const importCommand: Command = {
         summary = await importFrom(db, source, { onProgress: progress.onProgress });
       } catch (error) {
         if (error instanceof ImportSyntaxError) {
-          throw new CommandFailure(`${file} is not valid JSON: ${error.message}; nothing was imported`);
+          const where = await jsonErrorLocation(file, size);
+          throw new CommandFailure(
+            `${file} is not valid JSON${where === undefined ? '' : ` at ${where}`}: ${error.message}; nothing was imported`,
+          );
         }
         throw error;
       } finally {

@@ -46,8 +46,29 @@ function unknownOptionMessage(given: string, options: OptionSpec): string {
   return `unknown option '${name}'${hint}${list}`;
 }
 
+/**
+ * `npm run cms apikey create --title t` without the `--`: npm takes the options as its own settings
+ * (left in the environment as npm_config_<name>) and passes only their values on.
+ */
+function keptByNpm(options: OptionSpec, env: NodeJS.ProcessEnv): string | undefined {
+  if (env.npm_lifecycle_event !== 'cms') return undefined;
+  const taken = Object.keys(options).filter(
+    (name) => env[`npm_config_${name.replaceAll('-', '_')}`] !== undefined,
+  );
+  if (taken.length === 0) return undefined;
+  const names = taken.map((name) => `--${name}`).join(', ');
+  return `npm kept ${names} for itself: put -- after npm run cms, e.g. npm run cms -- apikey create --title "my client" --scopes all`;
+}
+
 /** node:util parseArgs, strict, with its errors turned into usage errors. */
-export function parseOptions<O extends OptionSpec>(args: string[], options: O, positionals = 0) {
+export function parseOptions<O extends OptionSpec>(
+  args: string[],
+  options: O,
+  positionals = 0,
+  env: NodeJS.ProcessEnv = process.env,
+) {
+  const npmProblem = keptByNpm(options, env);
+  if (npmProblem !== undefined) throw new UsageError(npmProblem);
   args.forEach((arg, index) => {
     const previous = (args[index - 1] ?? '').replace(/^--/, '');
     const isValue = index > 0 && !args[index - 1]?.includes('=') && options[previous]?.type === 'string';

@@ -1,4 +1,5 @@
 import type { Db } from '../db/client.ts';
+import { looksLikeApiKey } from './crypto/apiKeys.ts';
 import { verifyAccessToken } from './crypto/tokens.ts';
 import { unauthenticated } from './errors.ts';
 import type { Principal } from './principal.ts';
@@ -17,6 +18,12 @@ export async function principalOfAccessToken(
   secret: string,
   now: Date = new Date(),
 ): Promise<{ principal: TokenPrincipal; expiresAt: number }> {
+  // A key sent as a bearer token is a common slip: say where keys go (the 401 echoes no secret).
+  if (looksLikeApiKey(token)) {
+    throw unauthenticated(
+      'This is an API key, not an access token: send it in the X-SS-API-KEY header (or the apiKey query parameter)',
+    );
+  }
   const claims = verifyAccessToken(token, secret, now);
   const id = Number(claims.sub);
   const account =

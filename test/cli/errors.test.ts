@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import pg from 'pg';
@@ -138,6 +140,71 @@ describe('the command line and the environment', () => {
   );
 });
 
+describe('a port that is taken', () => {
+  for (const workers of ['0', '2']) {
+    test(`npm start with WORKERS=${workers}: "port N is already in use; set PORT", once; exit 1`, async () => {
+      const taken = createServer();
+      await new Promise<void>((resolve) => taken.listen(0, '0.0.0.0', resolve));
+      const port = (taken.address() as AddressInfo).port;
+      const dir = await mkdtemp(scratchPrefix('cli-port'));
+      try {
+        const { code, stderr } = await start({
+          DATABASE_URL: `file:${join(dir, 'cms.db')}`,
+          PORT: String(port),
+          WORKERS: workers,
+        });
+        expect(code).toBe(1);
+        expect(oneSentence(stderr)).toBe(`Could not start: port ${port} is already in use; set PORT`);
+      } finally {
+        await new Promise((resolve) => taken.close(resolve));
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+  }
+});
+
+describe('a checkout that was not built', () => {
+  test('npm start without dist/: "dist/ is missing; run npm run build"; exit 1', async () => {
+    const dir = await mkdtemp(scratchPrefix('cli-nodist'));
+    try {
+      await copyFile(join(process.cwd(), 'package.json'), join(dir, 'package.json'));
+      const answer = await new Promise<Run>((resolve) => {
+        execFile(
+          'npm',
+          ['start', '--silent'],
+          { cwd: dir, env: { PATH: process.env.PATH ?? '' }, timeout: 90_000 },
+          (error, stdout, stderr) =>
+            resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),
+        );
+      });
+      expect(answer.code).toBe(1);
+      expect(oneSentence(answer.stderr)).toBe(
+        'Could not start: dist/ is missing; run npm run build (npm ci runs it)',
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('npm run cms without the --', () => {
+  test('npm keeps the options for itself: the tool says to put -- after npm run cms; exit 2', async () => {
+    const answer = await new Promise<Run>((resolve) => {
+      execFile(
+        'npm',
+        ['run', '--silent', 'cms', 'apikey', 'create', '--title', 't', '--scopes', 'all'],
+        { env: { PATH: process.env.PATH ?? '', DATABASE_URL: UNREACHABLE }, timeout: 90_000 },
+        (error, stdout, stderr) =>
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),
+      );
+    });
+    expect(answer.code).toBe(2);
+    expect(answer.stderr.trim().split('\n')[0]).toBe(
+      'cms apikey: npm kept --title, --scopes for itself: put -- after npm run cms, e.g. npm run cms -- apikey create --title "my client" --scopes all',
+    );
+  });
+});
+
 describe('commands on a database', () => {
   let dir: string;
   let url: string;
@@ -148,6 +215,16 @@ describe('commands on a database', () => {
     await applyMigrations(url);
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  test('an import file that is not JSON: the line and column where it breaks; exit 1', async () => {
+    const file = join(dir, 'broken.json');
+    await writeFile(file, '{"sites": [\n  {"id": 1,}\n]}\n');
+    const { code, stderr } = await cms({ DATABASE_URL: url }, ['import', file]);
+    expect(code).toBe(1);
+    expect(oneSentence(stderr)).toBe(
+      `cms import: ${file} is not valid JSON at line 2, column 12: the parser cannot parse input: unexpected token '}'; nothing was imported`,
+    );
+  });
 
   test('cms password with nothing on standard input says so; exit 1', async () => {
     const { code, stderr } = await cms({ DATABASE_URL: url }, ['password', 'user', 'lisa'], '');

@@ -289,6 +289,16 @@ describe('bearer access tokens', () => {
     );
   });
 
+  test('an API key sent as a bearer token is a 401 that says where keys go', async () => {
+    const key = await app.createApiKey('all');
+    const response = await list().set('Authorization', `Bearer ${key}`);
+    expectUnauthorized(
+      response,
+      'This is an API key, not an access token: send it in the X-SS-API-KEY header (or the apiKey query parameter)',
+    );
+    expect(JSON.stringify(response.body)).not.toContain(key);
+  });
+
   test('garbage in the Authorization header is a 401', async () => {
     expectUnauthorized(
       await list().set('Authorization', 'Bearer not-a-jwt'),
