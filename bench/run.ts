@@ -128,6 +128,8 @@ async function prepareDatabase(
   const tag = `${size}_${randomBytes(4).toString('hex')}`;
   if (provider === 'sqlite') {
     url = `file:${join(work, `bench-${tag}.db`)}`;
+    // The tool imports only into a database that exists: an empty file is an empty SQLite database.
+    writeFileSync(join(work, `bench-${tag}.db`), '');
   } else {
     const name = `bench_${tag}`;
     await onPostgres(`CREATE DATABASE "${name}"`);

@@ -57,6 +57,12 @@ export interface Config {
    */
   seedDemo: boolean;
   /**
+   * Create the database when it does not exist (a PostgreSQL database, a SQLite file and its
+   * folder). On by default only for the embedded default file; otherwise a mistyped DATABASE_URL
+   * is refused at start instead of silently served from a new, empty database (CREATE_DATABASE=true).
+   */
+  createDatabase: boolean;
+  /**
    * Worker processes `npm start` runs under its supervisor (src/supervisor.ts), which replaces a
    * crashed one and rolls them all on a restart. 0 means no supervisor: one process serves alone
    * (for orchestrators that run one process per container and restart it themselves).
@@ -287,6 +293,11 @@ const schema = z.object({
       error: (issue) => `SEED_DEMO must be true or false (got '${String(issue.input)}')`,
     })
     .optional(),
+  CREATE_DATABASE: z
+    .enum(['true', 'false'], {
+      error: (issue) => `CREATE_DATABASE must be true or false (got '${String(issue.input)}')`,
+    })
+    .optional(),
   CREDENTIAL_CACHE_SECONDS: integer('CREDENTIAL_CACHE_SECONDS', 0, 3600, 30),
   COMPRESSION: z
     .enum(['true', 'false'], {
@@ -382,6 +393,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisKeyPrefix: vars.REDIS_KEY_PREFIX,
     seedDemo:
       vars.SEED_DEMO === undefined ? vars.DATABASE_URL === DEFAULT_DATABASE_URL : vars.SEED_DEMO === 'true',
+    createDatabase:
+      vars.CREATE_DATABASE === undefined
+        ? vars.DATABASE_URL === DEFAULT_DATABASE_URL
+        : vars.CREATE_DATABASE === 'true',
     workers: vars.WORKERS,
     accounts: {
       lockoutFailures: vars.LOCKOUT_FAILURES,

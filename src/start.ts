@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import pino, { type Logger } from 'pino';
 import { type Config, ConfigError, loadConfig, newTokenSecret, SECRET_SETTING_KEY } from './config.ts';
 import { createDb, DEFAULT_DATABASE_URL } from './db/client.ts';
-import { connectionFailureSentence } from './db/connectionFailure.ts';
+import { assertDatabaseExists, connectionFailureSentence, MissingDatabase } from './db/connectionFailure.ts';
 import { MigrationError } from './db/migrate/errors.ts';
 import { DomainError } from './domain/errors.ts';
 import type { DemoSecrets } from './domain/seed/demo.ts';
@@ -82,6 +82,12 @@ async function printSeedSecrets(config: Config, secrets: DemoSecrets): Promise<v
  * loaded only when there are migrations to apply or a demo to seed.
  */
 async function prepare(config: Config, logger: Logger): Promise<void> {
+  if (!config.createDatabase) {
+    await assertDatabaseExists(config.databaseUrl).catch((error: unknown) => {
+      if (!(error instanceof MissingDatabase)) throw error;
+      throw new StartFailure(`${error.message}; create it, or set CREATE_DATABASE=true to have it created`);
+    });
+  }
   const { checkMigrations } = await import('./db/migrate/check.ts');
   if (!(await checkMigrations(config.databaseUrl)).status.upToDate) {
     // Workers never migrate: the schema engine and its glue are loaded by the first process only.

@@ -1,6 +1,6 @@
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { createDb } from '../db/client.ts';
-import { assertPostgresDatabaseExists, connectionFailureSentence } from '../db/connectionFailure.ts';
+import { assertDatabaseExists, connectionFailureSentence } from '../db/connectionFailure.ts';
 import { applyMigrations, MigrationError } from '../db/migrate/index.ts';
 import { DomainError } from '../domain/errors.ts';
 import { type Action, type CliIo, COMMANDS, type StandaloneAction } from './commands.ts';
@@ -87,7 +87,7 @@ export async function runCli(
 
   try {
     // The tool never creates a database: a mistyped name is refused, not migrated into existence.
-    await assertPostgresDatabaseExists(config.databaseUrl);
+    await assertDatabaseExists(config.databaseUrl);
     const { applied } = await applyMigrations(config.databaseUrl);
     for (const migration of applied) io.err(`Applied migration ${migration}`);
   } catch (error) {

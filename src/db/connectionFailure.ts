@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { providerOfUrl, sqliteFilePath } from './client.ts';
 /*
  * A database that cannot be reached or refuses the service, said in one sentence that names
  * DATABASE_URL with its password masked: what an operator reads when `npm start` or `npm run cms`
@@ -43,6 +45,7 @@ function codesOf(error: unknown): string[] {
 
 /** The sentence for a failure to reach or enter the database, or undefined for any other error. */
 export function connectionFailureSentence(error: unknown, databaseUrl: string): string | undefined {
+  if (error instanceof MissingDatabase) return error.message;
   const where = `${maskedDatabaseUrl(databaseUrl)} (DATABASE_URL)`;
   for (const code of codesOf(error)) {
     const reason = SOCKET_REASONS[code];
@@ -63,18 +66,31 @@ function databaseName(databaseUrl: string): string {
   }
 }
 
+/** A database that is not there: a PostgreSQL database or a SQLite file that does not exist. */
+export class MissingDatabase extends Error {
+  override name = 'MissingDatabase';
+}
+
 /**
- * Connects once to a PostgreSQL database and leaves: the command-line tool calls it before
- * migrating, because the migration engine would create a database whose name was mistyped and
- * work on it. Throws the driver's error (3D000 for a database that does not exist). A SQLite
- * URL is left alone.
+ * Refuses a database that does not exist instead of creating it: the migration engine would create
+ * a PostgreSQL database whose name was mistyped, and SQLite a new file (and the migrations its
+ * folder), and work on it. PostgreSQL is asked once (a connection, then gone); a SQLite file must
+ * be there. Throws MissingDatabase, or the driver's error when the server cannot be reached.
  */
-export async function assertPostgresDatabaseExists(databaseUrl: string): Promise<void> {
-  if (!/^postgres(ql)?:/i.test(databaseUrl)) return;
+export async function assertDatabaseExists(databaseUrl: string): Promise<void> {
+  if (providerOfUrl(databaseUrl) === 'sqlite') {
+    const file = sqliteFilePath(databaseUrl);
+    if (!existsSync(file)) throw new MissingDatabase(`database file ${file} does not exist (DATABASE_URL)`);
+    return;
+  }
   const { default: driver } = await import('pg');
   const client = new driver.Client({ connectionString: databaseUrl });
   try {
     await client.connect();
+  } catch (error) {
+    if (codesOf(error).includes('3D000'))
+      throw new MissingDatabase(`database ${databaseName(databaseUrl)} does not exist (DATABASE_URL)`);
+    throw error;
   } finally {
     await client.end().catch(() => undefined);
   }

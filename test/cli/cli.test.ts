@@ -52,6 +52,8 @@ describe('cms command-line tool', () => {
   beforeAll(async () => {
     dir = await mkdtemp(scratchPrefix('cli'));
     url = `file:${join(dir, 'cms.db')}`;
+    // The tool never creates a database: each one it works on is an (empty) file already.
+    for (const name of ['cms.db', 'empty.db', 'conflict.db']) await writeFile(join(dir, name), '');
   });
   afterAll(async () => {
     await handle?.db.$disconnect();

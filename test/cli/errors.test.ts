@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
@@ -93,6 +94,11 @@ const postgresUrl = process.env.TEST_DATABASE_URL?.startsWith('postgres')
     const { code, stderr } = await cms({ DATABASE_URL: server.toString() }, CREATE_KEY);
     expect(code).toBe(1);
     expect(oneSentence(stderr)).toBe(`cms apikey: database '${name}' does not exist (DATABASE_URL)`);
+    const served = await start({ DATABASE_URL: server.toString() });
+    expect(served.code).toBe(1);
+    expect(oneSentence(served.stderr)).toBe(
+      `Could not start: database '${name}' does not exist (DATABASE_URL); create it, or set CREATE_DATABASE=true to have it created`,
+    );
     const client = new pg.Client({ connectionString: postgresUrl });
     await client.connect();
     try {
@@ -100,6 +106,36 @@ const postgresUrl = process.env.TEST_DATABASE_URL?.startsWith('postgres')
       expect(rows).toHaveLength(0);
     } finally {
       await client.end();
+    }
+  });
+});
+
+describe('a database that does not exist is never created unless asked', () => {
+  test('cms on a SQLite file that is not there: one sentence, exit 1, nothing created', async () => {
+    const dir = await mkdtemp(scratchPrefix('cli-nofile'));
+    try {
+      const file = join(dir, 'typo', 'cms.db');
+      const { code, stderr } = await cms({ DATABASE_URL: `file:${file}` }, CREATE_KEY);
+      expect(code).toBe(1);
+      expect(oneSentence(stderr)).toBe(`cms apikey: database file ${file} does not exist (DATABASE_URL)`);
+      expect(existsSync(join(dir, 'typo'))).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('npm start on a database that is not there: says how to have it created; exit 1', async () => {
+    const dir = await mkdtemp(scratchPrefix('cli-nofile'));
+    try {
+      const file = join(dir, 'typo', 'cms.db');
+      const { code, stderr } = await start({ DATABASE_URL: `file:${file}` });
+      expect(code).toBe(1);
+      expect(oneSentence(stderr)).toBe(
+        `Could not start: database file ${file} does not exist (DATABASE_URL); create it, or set CREATE_DATABASE=true to have it created`,
+      );
+      expect(existsSync(join(dir, 'typo'))).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
@@ -149,12 +185,15 @@ describe('a port that is taken', () => {
       const dir = await mkdtemp(scratchPrefix('cli-port'));
       try {
         const { code, stderr } = await start({
-          DATABASE_URL: `file:${join(dir, 'cms.db')}`,
+          DATABASE_URL: `file:${join(dir, 'new', 'cms.db')}`,
+          CREATE_DATABASE: 'true',
           PORT: String(port),
           WORKERS: workers,
         });
         expect(code).toBe(1);
         expect(oneSentence(stderr)).toBe(`Could not start: port ${port} is already in use; set PORT`);
+        // Asked to, the service created the database (and its folder) before it met the port.
+        expect(existsSync(join(dir, 'new', 'cms.db'))).toBe(true);
       } finally {
         await new Promise((resolve) => taken.close(resolve));
         await rm(dir, { recursive: true, force: true });

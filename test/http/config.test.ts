@@ -27,6 +27,7 @@ describe('loadConfig', () => {
       redisUrl: undefined,
       redisKeyPrefix: 'cms:',
       seedDemo: true,
+      createDatabase: true,
       workers: 2,
       accounts: {
         lockoutFailures: 5,
@@ -63,6 +64,7 @@ describe('loadConfig', () => {
         REDIS_URL: 'redis://:pw@cache:6379/2',
         REDIS_KEY_PREFIX: 'cms-staging:',
         SEED_DEMO: 'true',
+        CREATE_DATABASE: 'true',
         WORKERS: '4',
         LOCKOUT_FAILURES: '3',
         LOCKOUT_MINUTES: '60',
@@ -93,6 +95,7 @@ describe('loadConfig', () => {
       redisUrl: 'redis://:pw@cache:6379/2',
       redisKeyPrefix: 'cms-staging:',
       seedDemo: true,
+      createDatabase: true,
       workers: 4,
       accounts: {
         lockoutFailures: 3,
@@ -128,6 +131,19 @@ describe('loadConfig', () => {
       true,
     );
     expect(loadConfig({ SEED_DEMO: '' }).seedDemo).toBe(true);
+  });
+
+  test('a missing database is created by default only for the embedded default SQLite file', () => {
+    expect(loadConfig({}).createDatabase).toBe(true);
+    expect(loadConfig({ DATABASE_URL: 'file:/srv/cms/site.db' }).createDatabase).toBe(false);
+    expect(loadConfig({ DATABASE_URL: 'postgresql://cms@db:5432/cms' }).createDatabase).toBe(false);
+    expect(
+      loadConfig({ DATABASE_URL: 'postgresql://cms@db:5432/cms', CREATE_DATABASE: 'true' }).createDatabase,
+    ).toBe(true);
+    expect(loadConfig({ CREATE_DATABASE: 'false' }).createDatabase).toBe(false);
+    expect(problemsOf({ CREATE_DATABASE: 'yes' })).toEqual([
+      "CREATE_DATABASE must be true or false (got 'yes')",
+    ]);
   });
 
   test('COMPRESSION=false turns compression off whatever the threshold; other values are refused', () => {

@@ -389,7 +389,8 @@ async function ownRedis(port: number) {
   }
   return {
     async stop() {
-      if (child.exitCode !== null) return;
+      // Killed once already (the outage), it has no exit left to wait for.
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const gone = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGKILL');
       await gone;
@@ -416,21 +417,28 @@ async function ownRedis(port: number) {
           expect(await send(port, 'GET', '/readyz', {})).toEqual({ status: 200, text: '{"status":"ok"}' });
           await redis.stop();
 
+          const before = traffic(port, key, 2);
+          try {
+            await before.advance(10);
+          } finally {
+            await before.stop();
+          }
+          expect(before.failures).toEqual([]);
+          const ready = await send(port, 'GET', '/readyz', {});
+          expect(ready.status).toBe(200);
+          expect(JSON.parse(ready.text)).toMatchObject({
+            status: 'degraded',
+            degraded: [expect.stringMatching(/^Redis is not reachable/)],
+          });
+          // A worker that dies during the outage is replaced: its replacement starts without Redis.
+          // (No traffic meanwhile: a SIGKILL cuts what the worker had in flight, by its nature.)
+          const [victim] = workersOf(service, 'workers ready') as [number, number];
+          process.kill(victim, 'SIGKILL');
+          await service.waitFor(/"msg":"worker exited unexpectedly"/);
+          const listening = () => logLines(service).filter((line) => line.msg === 'worker listening');
+          await until(() => listening().length === 3, service);
           const load = traffic(port, key, 2);
           try {
-            await load.advance(10);
-            const ready = await send(port, 'GET', '/readyz', {});
-            expect(ready.status).toBe(200);
-            expect(JSON.parse(ready.text)).toMatchObject({
-              status: 'degraded',
-              degraded: [expect.stringMatching(/^Redis is not reachable/)],
-            });
-            // A worker that dies during the outage is replaced: its replacement starts without Redis.
-            const [victim] = workersOf(service, 'workers ready') as [number, number];
-            process.kill(victim, 'SIGKILL');
-            await service.waitFor(/"msg":"worker exited unexpectedly"/);
-            const listening = () => logLines(service).filter((line) => line.msg === 'worker listening');
-            await until(() => listening().length === 3, service);
             await load.advance(20);
             // And a restart rolls every worker during the outage.
             expect(await restart(port, key)).toEqual({ status: 200, text: '{"value":true}' });

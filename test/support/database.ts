@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createDb, type DbHandle, type DbOptions, providerOfUrl } from '../../src/db/client.ts';
 import { applyMigrations } from '../../src/db/migrate/index.ts';
@@ -40,6 +40,9 @@ export async function createEmptyDatabase(): Promise<EmptyDatabase> {
   const server = testServerUrl();
   if (server === undefined) {
     const dir = await mkdtemp(scratchPrefix('db'));
+    // An empty file is an empty SQLite database: the service and the tool open it without being
+    // told to create a database (CREATE_DATABASE).
+    await writeFile(join(dir, 'cms.db'), '');
     return { url: `file:${join(dir, 'cms.db')}`, drop: () => rm(dir, { recursive: true, force: true }) };
   }
   const name = uniqueDatabaseName(databaseNamePrefix());
