@@ -61,13 +61,17 @@ export async function composeServices(
     const metrics = given.metrics ?? (metricsModule && new metricsModule.ServiceMetrics());
     // ioredis is loaded only when Redis is configured (bench/RUNTIME.md, "Start-up").
     let redis = given.redis;
+    let redisDown = false;
     if (redis === undefined && given.state === undefined && config.redisUrl !== undefined) {
       const connection = await (await import('./db/redis.ts')).connectRedis(config.redisUrl, {
         failOpen: given.redisFailOpen === true,
-        onUnavailable: () =>
-          logger.warn('Redis does not answer: starting under the fail-open policy of the shared state'),
+        onUnavailable: () => {
+          redisDown = true;
+          logger.warn('Redis does not answer: starting under the fail-open policy of the shared state');
+        },
       });
-      made.push(() => connection.quit());
+      // QUIT waits for an answer Redis cannot give during an outage: then the socket is just closed.
+      made.push(() => connection.quit().then(undefined, () => connection.disconnect()));
       redis = connection;
     }
     let handle = given.db;
@@ -89,7 +93,13 @@ export async function composeServices(
     made.push(() => sandbox.close());
     let state = given.state;
     if (state === undefined) {
-      const own = createSharedState({ db, redis, redisKeyPrefix: config.redisKeyPrefix, logger });
+      const own = createSharedState({
+        db,
+        redis,
+        redisKeyPrefix: config.redisKeyPrefix,
+        logger,
+        startDown: redisDown,
+      });
       made.push(() => own.close());
       state = own;
     }

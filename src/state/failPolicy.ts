@@ -49,6 +49,8 @@ const WARNING: Record<Failure, string> = {
 export interface FailPolicyOptions {
   /** How often the store is pinged while it is down. */
   probeIntervalMs?: number;
+  /** The store did not answer at start (a worker started during an outage): begin as down. */
+  startDown?: boolean;
 }
 
 export function withFailPolicy(
@@ -112,6 +114,9 @@ export function withFailPolicy(
     );
   }
 
+  // Known down from the start: no request waits for a command timeout to learn it.
+  if (options.startDown === true) markDown();
+
   return {
     kind: state.kind,
     async increment(key: string, windowMs: number): Promise<CounterState> {
@@ -162,13 +167,18 @@ export function withFailPolicy(
     async subscribe(channel: string, listener: SignalListener): Promise<Unsubscribe> {
       try {
         // A listener that throws must not break delivery to the others (or the connection).
-        return await state.subscribe(channel, (message) => {
+        const unsubscribe = await state.subscribe(channel, (message) => {
           try {
             listener(message);
           } catch (error) {
             warn('listener', error);
           }
         });
+        // Best effort too: a process that stops during an outage must not fail on it.
+        return () =>
+          unsubscribe().catch((error: unknown) => {
+            warn('subscribe', error);
+          });
       } catch (error) {
         warn('subscribe', error);
         return async () => {};

@@ -19,6 +19,8 @@ export interface SharedStateOptions {
   logger: Logger;
   /** How often the database store looks for signals (tests shorten it). */
   signalPollIntervalMs?: number;
+  /** The store did not answer at start: the fail policy begins as if it had just failed. */
+  startDown?: boolean;
 }
 
 /** The shared state of this deployment, with the service's fail policy applied. */
@@ -31,5 +33,5 @@ export function createSharedState(options: SharedStateOptions): SharedState {
           ...(options.signalPollIntervalMs !== undefined && { pollIntervalMs: options.signalPollIntervalMs }),
         })
       : new RedisSharedState(redis, redisKeyPrefix);
-  return withFailPolicy(store, logger);
+  return withFailPolicy(store, logger, { startDown: options.startDown === true });
 }

@@ -39,7 +39,7 @@ class ControlledStore implements SharedState {
     return this.call(() => undefined);
   }
   async subscribe() {
-    return async () => {};
+    return () => this.call(() => undefined);
   }
   pings = 0;
   async ping(): Promise<void> {
@@ -82,6 +82,34 @@ describe('once a call fails the store is known to be down until a background pro
     } finally {
       await state.close();
     }
+  });
+
+  test('a store that did not answer at start is down from the first call: nothing waits on it', async () => {
+    const store = new ControlledStore();
+    const state = withFailPolicy(store, pino({ level: 'silent' }), { probeIntervalMs: 50, startDown: true });
+    try {
+      expect((await state.increment('k', 60_000)).count).toBe(0);
+      await expect(state.mark('m', 60_000)).rejects.toBeInstanceOf(SharedStateUnavailable);
+      expect(store.calls).toBe(0);
+      store.down = false;
+      let count = 0;
+      for (let tries = 0; count === 0 && tries < 200; tries++) {
+        await sleep(20);
+        count = (await state.increment('k', 60_000)).count;
+      }
+      expect(count).toBe(1);
+    } finally {
+      await state.close();
+    }
+  });
+
+  test('an unsubscribe the store cannot answer is logged, not thrown (a process stopping in an outage)', async () => {
+    const store = new ControlledStore();
+    const state = withFailPolicy(store, pino({ level: 'silent' }));
+    const unsubscribe = await state.subscribe('c', () => undefined);
+    await expect(unsubscribe()).resolves.toBeUndefined();
+    expect(store.calls).toBe(1);
+    await state.close();
   });
 
   test('a store that answers is never marked down, nor probed', async () => {
