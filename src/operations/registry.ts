@@ -38,9 +38,11 @@ import { redeliverWebhook } from './events/redeliverWebhook.ts';
 import { rotateWebhookSecret } from './events/rotateWebhookSecret.ts';
 import { testWebhook } from './events/testWebhook.ts';
 import { updateWebhook } from './events/updateWebhook.ts';
+import { stlCountHits } from './stl/stlCountHits.ts';
 import { stlGetChannel } from './stl/stlGetChannel.ts';
 import { stlGetContent } from './stl/stlGetContent.ts';
 import { stlGetSite } from './stl/stlGetSite.ts';
+import { stlListChannels } from './stl/stlListChannels.ts';
 import { stlListContents } from './stl/stlListContents.ts';
 import { stlListSites } from './stl/stlListSites.ts';
 import { stlSqlContents } from './stl/stlSqlContents.ts';
@@ -99,9 +101,11 @@ export const handlers: Registry = {
   stlListSites,
   stlGetSite,
   stlGetChannel,
+  stlListChannels,
   stlListContents,
   stlGetContent,
   stlSqlContents,
+  stlCountHits,
   // apiKeys
   listApiKeys,
   createApiKey,
