@@ -3022,6 +3022,26 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
       }
     }
   },
+  "StlSqlContentResponse": {
+    "type": "object",
+    "additionalProperties": false,
+    "required": [
+      "value"
+    ],
+    "properties": {
+      "value": {
+        "description": "The first row, keyed by camelCase column name; null when the query has no row.",
+        "oneOf": [
+          {
+            "$ref": "#/components/schemas/SqlRow"
+          },
+          {
+            "type": "null"
+          }
+        ]
+      }
+    }
+  },
   "SqlRow": {
     "type": "object",
     "description": "One row of a query result, keyed by camelCase column name.",

@@ -45,6 +45,7 @@ import { stlGetSite } from './stl/stlGetSite.ts';
 import { stlListChannels } from './stl/stlListChannels.ts';
 import { stlListContents } from './stl/stlListContents.ts';
 import { stlListSites } from './stl/stlListSites.ts';
+import { stlSqlContent } from './stl/stlSqlContent.ts';
 import { stlSqlContents } from './stl/stlSqlContents.ts';
 import { healthz } from './system/healthz.ts';
 import { ping } from './system/ping.ts';
@@ -105,6 +106,7 @@ export const handlers: Registry = {
   stlListContents,
   stlGetContent,
   stlSqlContents,
+  stlSqlContent,
   stlCountHits,
   // apiKeys
   listApiKeys,

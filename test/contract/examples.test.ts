@@ -159,6 +159,7 @@ const CASES: Case[] = [
   },
   { operationId: 'stlGetContent', example: UNNAMED, query: { siteId: '1', channelId: '3', contentId: '10' } },
   { operationId: 'stlSqlContents', example: UNNAMED },
+  { operationId: 'stlSqlContent', example: UNNAMED },
   {
     operationId: 'stlListChannels',
     example: UNNAMED,

@@ -857,6 +857,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/stl/sqlContent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one row of a read-only query (template tag)
+         * @description The first row of a query, wrapped in `value`, or `null` when the query has no row: the
+         *     data of the original's `stl:sqlContent` tag. The query runs in the same read-only sandbox
+         *     as stl/sqlContents, behind the same three walls, with the same limits, refusals (400
+         *     naming the reason on `queryString`) and fair sharing (429 when the sandbox is busy), except
+         *     that the cursor stops after the first row. The original's `type` (one column of the row,
+         *     formatted as text) is left to the template: the whole row is answered, keyed by camelCase
+         *     column name. Parameters other than `queryString` are refused with a 400.
+         */
+        get: operations["stlSqlContent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/stl/actions/hits": {
         parameters: {
             query?: never;
@@ -3398,6 +3424,10 @@ export interface components {
             /** @description The rows, each an object keyed by camelCase column name. */
             value: components["schemas"]["SqlRow"][];
         };
+        StlSqlContentResponse: {
+            /** @description The first row, keyed by camelCase column name; null when the query has no row. */
+            value: components["schemas"]["SqlRow"] | null;
+        };
         /** @description One row of a query result, keyed by camelCase column name. */
         SqlRow: {
             [key: string]: string | number | boolean | null;
@@ -5804,6 +5834,49 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    stlSqlContent: {
+        parameters: {
+            query: {
+                /**
+                 * @description The SQL `SELECT` statement, at most 10,000 characters, under the rules of stl/sqlContents;
+                 *     one final `;` is allowed. Reserved URL characters may be sent as they are
+                 *     (`allowReserved`).
+                 * @example SELECT id, siteName, siteDir FROM siteserver_Site ORDER BY taxis, id
+                 */
+                queryString: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The query's first row, or null. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "value": {
+                     *         "id": 1,
+                     *         "siteName": "Demo site",
+                     *         "siteDir": "demo"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StlSqlContentResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
         };
