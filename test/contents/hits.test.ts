@@ -13,7 +13,8 @@ import { startTestApp, type TestApp } from '../support/app.ts';
 let app: TestApp;
 
 beforeAll(async () => {
-  app = await startTestApp();
+  // Unlimited: this file's anonymous views come from one address (the limit has its own app below).
+  app = await startTestApp({ config: { rateLimitPerMinute: 0 } });
   await loadStlFixture(app.db, new Date());
 });
 afterAll(async () => {
