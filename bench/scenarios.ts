@@ -5,8 +5,19 @@ import type { FloorQueries, ScenarioParams } from './sql.ts';
  * the same question. The service is a black box: only its public API is used.
  */
 
-export type ScenarioName = 'get-one' | 'list-page1' | 'filtered-deep' | 'stl-contents' | 'update' | 'create';
-/** create comes last: the contents it adds must not change what the other scenarios measure. */
+export type ScenarioName =
+  | 'get-one'
+  | 'list-page1'
+  | 'filtered-deep'
+  | 'stl-contents'
+  | 'update'
+  | 'create'
+  | 'hits';
+/**
+ * create comes after the reads: the contents it adds must not change what they measure. hits
+ * comes last: the views it counts change the hits that stl-contents orders by (its content is
+ * outside that scenario's channels all the same).
+ */
 export const SCENARIOS: ScenarioName[] = [
   'get-one',
   'list-page1',
@@ -14,6 +25,7 @@ export const SCENARIOS: ScenarioName[] = [
   'stl-contents',
   'update',
   'create',
+  'hits',
 ];
 
 /** The title every benchmark create gives its content. */
@@ -70,6 +82,14 @@ export function serviceRequest(name: ScenarioName, p: ScenarioParams): HttpReque
         path: `/api/v1/contents/${p.siteId}/${p.contentChannelId}`,
         body: json({ title: CREATE_TITLE }),
       };
+    case 'hits':
+      // As the page of a content calls it: no credentials are needed (the benchmark's key is sent
+      // all the same, so that no rate limit applies).
+      return {
+        method: 'POST',
+        path: '/api/stl/actions/hits',
+        body: json({ siteId: p.siteId, channelId: p.hitsChannelId, contentId: p.hitsContentId }),
+      };
   }
 }
 
@@ -94,7 +114,21 @@ export async function floorAnswer(name: ScenarioName, q: FloorQueries, body: str
       return q.update(String((JSON.parse(body) as { title?: unknown }).title));
     case 'create':
       return q.create(String((JSON.parse(body) as { title?: unknown }).title));
+    case 'hits':
+      return q.hits();
   }
+}
+
+/**
+ * The guard of hits, whose answers count views: the second of two views in a row (the first by
+ * one side, the second by the other) answers one more hit.
+ */
+export function sameHits(first: unknown, second: unknown): { ok: boolean; detail: string } {
+  const value = (answer: unknown) => Number((answer as { value?: unknown } | null)?.value);
+  const a = value(first);
+  const b = value(second);
+  const ok = Number.isInteger(a) && b === a + 1;
+  return { ok, detail: ok ? `hits ${a}, then ${b}` : `hits: ${a} then ${b}` };
 }
 
 /**

@@ -77,6 +77,9 @@ export interface ScenarioParams {
   /** stl/contents: Descendant scope of this channel, Hits order, this many. */
   stlChannelId: number;
   stlTotal: number;
+  /** hits: an approved content outside the stl scenario's channels, and its channel. */
+  hitsContentId: number;
+  hitsChannelId: number;
 }
 
 const SUBTREE = {
@@ -148,6 +151,14 @@ const FORM_B_COLUMNS = [
   .map((column) => `"${column}"`)
   .join(', ');
 
+// The hit counter: one statement, each period counter restarting at 1 when its period (day, week
+// from Monday, month: the starts are bound) began after the last hit.
+const HITS_SET = (p: (n: number) => string) => `UPDATE "Content" SET "hits" = "hits" + 1,
+      "hitsByDay" = CASE WHEN "lastHitsDate" >= ${p(1)} THEN "hitsByDay" + 1 ELSE 1 END,
+      "hitsByWeek" = CASE WHEN "lastHitsDate" >= ${p(2)} THEN "hitsByWeek" + 1 ELSE 1 END,
+      "hitsByMonth" = CASE WHEN "lastHitsDate" >= ${p(3)} THEN "hitsByMonth" + 1 ELSE 1 END,
+      "lastHitsDate" = ${p(4)}, "version" = "version" + 1`;
+
 export const STATEMENTS = {
   getOne: {
     sqlite: `SELECT * FROM "Content" WHERE "id" = ? AND "siteId" = ? AND "channelId" = ? AND "recycled" = 0`,
@@ -201,6 +212,12 @@ export const STATEMENTS = {
         "lastModifiedDate", "lastEditDate")
       SELECT $1, $2, $3, COALESCE(MAX("taxis"), 0) + 1, $4, $5, $5, $5, $5 FROM "Content"
       WHERE "siteId" = $2 AND NOT "recycled" AND "channelId" = $3 AND "taxis" < 2000000000 RETURNING *`,
+  },
+  hits: {
+    sqlite: `${HITS_SET(() => '?')} WHERE "id" = ? AND "siteId" = ? AND "channelId" = ? AND "checked" = 1
+      AND "recycled" = 0 RETURNING "hits"`,
+    postgresql: `${HITS_SET((n) => `$${n}`)} WHERE "id" = $5 AND "siteId" = $6 AND "channelId" = $7 AND "checked"
+      AND NOT "recycled" RETURNING "hits"`,
   },
 };
 
@@ -264,6 +281,16 @@ export function floorQueries(sql: Sql, p: ScenarioParams) {
           ]
         : [randomUUID(), p.siteId, p.contentChannelId, title, now];
       return (await sql.all(STATEMENTS.create, params))[0];
+    },
+    async hits(): Promise<{ value: number } | undefined> {
+      const now = new Date();
+      const day = new Date(now.getFullYear(), now.getMonth(), now.getDate());
+      const week = new Date(day);
+      week.setDate(day.getDate() - ((day.getDay() + 6) % 7));
+      const month = new Date(now.getFullYear(), now.getMonth(), 1);
+      const dates = [day, week, month, now].map((date) => (s ? date.getTime() : date));
+      const [row] = await sql.all(STATEMENTS.hits, [...dates, p.hitsContentId, p.siteId, p.hitsChannelId]);
+      return row && { value: Number(row.hits) };
     },
   };
 }

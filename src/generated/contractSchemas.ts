@@ -2916,6 +2916,69 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
       }
     }
   },
+  "StlListChannelsResponse": {
+    "type": "object",
+    "additionalProperties": false,
+    "required": [
+      "value"
+    ],
+    "properties": {
+      "value": {
+        "type": "array",
+        "items": {
+          "$ref": "#/components/schemas/ChannelFormB"
+        }
+      }
+    }
+  },
+  "StlHitsRequest": {
+    "type": "object",
+    "additionalProperties": false,
+    "required": [
+      "siteId",
+      "channelId",
+      "contentId"
+    ],
+    "properties": {
+      "siteId": {
+        "type": "integer",
+        "format": "int32",
+        "minimum": 1,
+        "description": "The content's site."
+      },
+      "channelId": {
+        "type": "integer",
+        "format": "int32",
+        "minimum": 1,
+        "description": "The content's channel."
+      },
+      "contentId": {
+        "type": "integer",
+        "format": "int32",
+        "minimum": 1,
+        "description": "The content viewed."
+      },
+      "autoIncrease": {
+        "type": "boolean",
+        "default": true,
+        "description": "false = count nothing, only answer the current hits."
+      }
+    }
+  },
+  "StlHitsResponse": {
+    "type": "object",
+    "additionalProperties": false,
+    "required": [
+      "value"
+    ],
+    "properties": {
+      "value": {
+        "type": "integer",
+        "minimum": 0,
+        "description": "The content's hits (after this view, when it was counted)."
+      }
+    }
+  },
   "StlListContentsResponse": {
     "type": "object",
     "additionalProperties": false,
@@ -2956,6 +3019,26 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
         "items": {
           "$ref": "#/components/schemas/SqlRow"
         }
+      }
+    }
+  },
+  "StlSqlContentResponse": {
+    "type": "object",
+    "additionalProperties": false,
+    "required": [
+      "value"
+    ],
+    "properties": {
+      "value": {
+        "description": "The first row, keyed by camelCase column name; null when the query has no row.",
+        "oneOf": [
+          {
+            "$ref": "#/components/schemas/SqlRow"
+          },
+          {
+            "type": "null"
+          }
+        ]
       }
     }
   },

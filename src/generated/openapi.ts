@@ -684,6 +684,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/stl/channels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List channels (template tag)
+         * @description Channels around one channel, each as form B (as get channel answers one), wrapped in
+         *     `value`: the data the original's `stl:channels` tag lists. Site and channel are chosen as
+         *     in get channel (404 when unknown). The attributes are the original tag's for channels:
+         *
+         *     - `scope` (relative to that channel): `Children` (default) its direct children, `Self` the
+         *       channel alone, `SelfAndChildren` both, `Descendant` all its descendants (not itself),
+         *       `All` the channel and all its descendants (for the root channel: the whole site).
+         *     - `order`: `Default` = taxis ascending (the tree's order among siblings); `Back` = taxis
+         *       descending; `AddDate` newest first; `AddDateBack` oldest first; `Hits` = most viewed
+         *       first, by the sum of the hits of the channel's approved contents outside the recycle
+         *       bin; `Random`. Ties are broken by taxis, then id.
+         *     - `startNum` (1-based, default 1) and `totalNum` (absent or 0 = every match, up to the
+         *       configured list maximum of 1000; above it is a 400) pick a window of the ordered list.
+         *     - `group` / `groupNot`: channels in any / in none of the comma-separated channel groups
+         *       (compared without regard to case).
+         */
+        get: operations["stlListChannels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/stl/contents": {
         parameters: {
             query?: never;
@@ -817,6 +851,66 @@ export interface paths {
         get: operations["stlSqlContents"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stl/sqlContent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one row of a read-only query (template tag)
+         * @description The first row of a query, wrapped in `value`, or `null` when the query has no row: the
+         *     data of the original's `stl:sqlContent` tag. The query runs in the same read-only sandbox
+         *     as stl/sqlContents, behind the same three walls, with the same limits, refusals (400
+         *     naming the reason on `queryString`) and fair sharing (429 when the sandbox is busy), except
+         *     that the cursor stops after the first row. The original's `type` (one column of the row,
+         *     formatted as text) is left to the template: the whole row is answered, keyed by camelCase
+         *     column name. Parameters other than `queryString` are refused with a 400.
+         */
+        get: operations["stlSqlContent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/stl/actions/hits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Count a page view of a content (hit counter)
+         * @description Public, for the page of a content to call on every view: the original system's hit
+         *     counter, at the original's route with its body and answer, so pages it generated keep
+         *     counting. Adds one to the content's `hits` and to its `hitsByDay`, `hitsByWeek` and
+         *     `hitsByMonth`, and sets `lastHitsDate` to now. A day, week (Monday to Sunday) or month
+         *     counter whose period, in the service's time zone, began after `lastHitsDate` (or that was
+         *     never hit) restarts at 1. Answers the content's `hits` after the view, wrapped in `value`.
+         *
+         *     With `autoIncrease: false` nothing is counted: the answer is the current `hits`.
+         *
+         *     Only approved contents outside the recycle bin are counted: any other content, or one that
+         *     is not in that channel of that site, is a 404. Counting is one statement, with no event
+         *     recorded (a page view is not an event); it changes the content's version, so its `ETag`
+         *     changes too. Requests are limited per client address like every request without
+         *     credentials (`RATE_LIMIT_PER_MINUTE`, 429 with `Retry-After` beyond). A page on another
+         *     origin needs that origin in `CORS_ORIGIN`.
+         */
+        post: operations["stlCountHits"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3291,6 +3385,35 @@ export interface components {
         StlGetChannelResponse: {
             value: components["schemas"]["ChannelFormB"];
         };
+        StlListChannelsResponse: {
+            value: components["schemas"]["ChannelFormB"][];
+        };
+        StlHitsRequest: {
+            /**
+             * Format: int32
+             * @description The content's site.
+             */
+            siteId: number;
+            /**
+             * Format: int32
+             * @description The content's channel.
+             */
+            channelId: number;
+            /**
+             * Format: int32
+             * @description The content viewed.
+             */
+            contentId: number;
+            /**
+             * @description false = count nothing, only answer the current hits.
+             * @default true
+             */
+            autoIncrease: boolean;
+        };
+        StlHitsResponse: {
+            /** @description The content's hits (after this view, when it was counted). */
+            value: number;
+        };
         StlListContentsResponse: {
             value: components["schemas"]["ContentFormB"][];
         };
@@ -3300,6 +3423,10 @@ export interface components {
         StlSqlContentsResponse: {
             /** @description The rows, each an object keyed by camelCase column name. */
             value: components["schemas"]["SqlRow"][];
+        };
+        StlSqlContentResponse: {
+            /** @description The first row, keyed by camelCase column name; null when the query has no row. */
+            value: components["schemas"]["SqlRow"] | null;
         };
         /** @description One row of a query result, keyed by camelCase column name. */
         SqlRow: {
@@ -4158,6 +4285,26 @@ export interface components {
          * @example 7d
          */
         StlSince: string;
+        /**
+         * @description Which channels, relative to the chosen channel (see the operation).
+         * @example Descendant
+         */
+        StlChannelScope: "Self" | "Children" | "SelfAndChildren" | "Descendant" | "All";
+        /**
+         * @description Order of the channel list (see the operation).
+         * @example Hits
+         */
+        StlChannelOrder: "Default" | "Back" | "AddDate" | "AddDateBack" | "Hits" | "Random";
+        /**
+         * @description Comma-separated channel group names; channels in any of them.
+         * @example nav
+         */
+        StlChannelGroup: string;
+        /**
+         * @description Comma-separated channel group names; channels in none of them.
+         * @example hidden
+         */
+        StlChannelGroupNot: string;
         /** @description Refused. The original system's raw-SQL condition is not supported; any value is a 400. */
         StlWhere: string;
         /**
@@ -5138,6 +5285,219 @@ export interface operations {
             default: components["responses"]["UnexpectedError"];
         };
     };
+    stlListChannels: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Id of the site (first choice).
+                 * @example 1
+                 */
+                siteId?: components["parameters"]["StlSiteId"];
+                /**
+                 * @description Directory name of the site (used when `siteId` is absent).
+                 * @example main
+                 */
+                siteDir?: components["parameters"]["StlSiteDir"];
+                /**
+                 * @description Id of a channel of the site (first choice).
+                 * @example 7
+                 */
+                channelId?: components["parameters"]["StlChannelId"];
+                /**
+                 * @description Index name of a channel of the site (used when `channelId` is absent).
+                 * @example news
+                 */
+                channelIndex?: components["parameters"]["StlChannelIndex"];
+                /**
+                 * @description Name of a channel of the site (used when `channelId` and `channelIndex` are absent).
+                 * @example News
+                 */
+                channelName?: components["parameters"]["StlChannelName"];
+                /**
+                 * @description Which channels, relative to the chosen channel (see the operation).
+                 * @example Descendant
+                 */
+                scope?: components["parameters"]["StlChannelScope"];
+                /**
+                 * @description Order of the channel list (see the operation).
+                 * @example Hits
+                 */
+                order?: components["parameters"]["StlChannelOrder"];
+                /**
+                 * @description 1-based position of the first content to answer.
+                 * @example 1
+                 */
+                startNum?: components["parameters"]["StlStartNum"];
+                /**
+                 * @description How many contents to answer; absent or 0 = all (up to the configured maximum, 1000 by default; above it is a 400).
+                 * @example 10
+                 */
+                totalNum?: components["parameters"]["StlTotalNum"];
+                /**
+                 * @description Comma-separated channel group names; channels in any of them.
+                 * @example nav
+                 */
+                group?: components["parameters"]["StlChannelGroup"];
+                /**
+                 * @description Comma-separated channel group names; channels in none of them.
+                 * @example hidden
+                 */
+                groupNot?: components["parameters"]["StlChannelGroupNot"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The matching channels (form B). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "value": [
+                     *         {
+                     *           "id": 5,
+                     *           "siteId": 1,
+                     *           "parentId": 1,
+                     *           "channelName": "Products",
+                     *           "indexName": "products",
+                     *           "parentsCount": 1,
+                     *           "childrenCount": 1,
+                     *           "taxis": 4,
+                     *           "addDate": "2024-01-02 09:00:00",
+                     *           "imageUrl": "",
+                     *           "content": "",
+                     *           "filePath": "",
+                     *           "channelFilePathRule": "",
+                     *           "contentFilePathRule": "",
+                     *           "linkUrl": "",
+                     *           "linkType": "None",
+                     *           "channelTemplateId": 0,
+                     *           "contentTemplateId": 0,
+                     *           "keywords": "",
+                     *           "description": "Products of the demo site",
+                     *           "contentModelPluginId": "",
+                     *           "contentRelatedPluginIds": "",
+                     *           "parentsPath": "1",
+                     *           "isLastNode": true,
+                     *           "groupNameCollection": "",
+                     *           "contentNum": 7,
+                     *           "additional": {
+                     *             "isChannelAddable": true,
+                     *             "isContentAddable": true,
+                     *             "isChannelCreatable": true,
+                     *             "isContentCreatable": true,
+                     *             "isCreateChannelIfContentChanged": true,
+                     *             "createChannelIDsIfContentChanged": "",
+                     *             "contentAttributesOfDisplay": "",
+                     *             "transChannelIds": "",
+                     *             "transChannelNames": "",
+                     *             "defaultTaxisType": "OrderByTaxisDesc",
+                     *             "transType": 0,
+                     *             "transSiteId": 0,
+                     *             "transDoneType": 0,
+                     *             "transIsAutomatic": false,
+                     *             "isPreviewContents": false
+                     *           },
+                     *           "attributes": {
+                     *             "isChannelAddable": true,
+                     *             "isContentAddable": true,
+                     *             "isChannelCreatable": true,
+                     *             "isContentCreatable": true,
+                     *             "isCreateChannelIfContentChanged": true,
+                     *             "createChannelIDsIfContentChanged": "",
+                     *             "contentAttributesOfDisplay": "",
+                     *             "transChannelIds": "",
+                     *             "transChannelNames": "",
+                     *             "defaultTaxisType": "OrderByTaxisDesc",
+                     *             "transType": 0,
+                     *             "transSiteId": 0,
+                     *             "transDoneType": 0,
+                     *             "transIsAutomatic": false,
+                     *             "isPreviewContents": false
+                     *           }
+                     *         },
+                     *         {
+                     *           "id": 3,
+                     *           "siteId": 1,
+                     *           "parentId": 2,
+                     *           "channelName": "Tech news",
+                     *           "indexName": "news-tech",
+                     *           "parentsCount": 2,
+                     *           "childrenCount": 0,
+                     *           "taxis": 2,
+                     *           "addDate": "2024-01-02 09:00:00",
+                     *           "imageUrl": "",
+                     *           "content": "",
+                     *           "filePath": "",
+                     *           "channelFilePathRule": "",
+                     *           "contentFilePathRule": "",
+                     *           "linkUrl": "",
+                     *           "linkType": "None",
+                     *           "channelTemplateId": 0,
+                     *           "contentTemplateId": 0,
+                     *           "keywords": "",
+                     *           "description": "Tech news of the demo site",
+                     *           "contentModelPluginId": "",
+                     *           "contentRelatedPluginIds": "",
+                     *           "parentsPath": "1,2",
+                     *           "isLastNode": false,
+                     *           "groupNameCollection": "",
+                     *           "contentNum": 7,
+                     *           "additional": {
+                     *             "isChannelAddable": true,
+                     *             "isContentAddable": true,
+                     *             "isChannelCreatable": true,
+                     *             "isContentCreatable": true,
+                     *             "isCreateChannelIfContentChanged": true,
+                     *             "createChannelIDsIfContentChanged": "",
+                     *             "contentAttributesOfDisplay": "",
+                     *             "transChannelIds": "",
+                     *             "transChannelNames": "",
+                     *             "defaultTaxisType": "OrderByTaxisDesc",
+                     *             "transType": 0,
+                     *             "transSiteId": 0,
+                     *             "transDoneType": 0,
+                     *             "transIsAutomatic": false,
+                     *             "isPreviewContents": false
+                     *           },
+                     *           "attributes": {
+                     *             "isChannelAddable": true,
+                     *             "isContentAddable": true,
+                     *             "isChannelCreatable": true,
+                     *             "isContentCreatable": true,
+                     *             "isCreateChannelIfContentChanged": true,
+                     *             "createChannelIDsIfContentChanged": "",
+                     *             "contentAttributesOfDisplay": "",
+                     *             "transChannelIds": "",
+                     *             "transChannelNames": "",
+                     *             "defaultTaxisType": "OrderByTaxisDesc",
+                     *             "transType": 0,
+                     *             "transSiteId": 0,
+                     *             "transDoneType": 0,
+                     *             "transIsAutomatic": false,
+                     *             "isPreviewContents": false
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StlListChannelsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
     stlListContents: {
         parameters: {
             query?: {
@@ -5474,6 +5834,91 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    stlSqlContent: {
+        parameters: {
+            query: {
+                /**
+                 * @description The SQL `SELECT` statement, at most 10,000 characters, under the rules of stl/sqlContents;
+                 *     one final `;` is allowed. Reserved URL characters may be sent as they are
+                 *     (`allowReserved`).
+                 * @example SELECT id, siteName, siteDir FROM siteserver_Site ORDER BY taxis, id
+                 */
+                queryString: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The query's first row, or null. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "value": {
+                     *         "id": 1,
+                     *         "siteName": "Demo site",
+                     *         "siteDir": "demo"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StlSqlContentResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    stlCountHits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "siteId": 1,
+                 *       "channelId": 3,
+                 *       "contentId": 10,
+                 *       "autoIncrease": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["StlHitsRequest"];
+            };
+        };
+        responses: {
+            /** @description The content's hits after this view. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "value": 234
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StlHitsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
         };

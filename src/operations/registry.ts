@@ -38,11 +38,14 @@ import { redeliverWebhook } from './events/redeliverWebhook.ts';
 import { rotateWebhookSecret } from './events/rotateWebhookSecret.ts';
 import { testWebhook } from './events/testWebhook.ts';
 import { updateWebhook } from './events/updateWebhook.ts';
+import { stlCountHits } from './stl/stlCountHits.ts';
 import { stlGetChannel } from './stl/stlGetChannel.ts';
 import { stlGetContent } from './stl/stlGetContent.ts';
 import { stlGetSite } from './stl/stlGetSite.ts';
+import { stlListChannels } from './stl/stlListChannels.ts';
 import { stlListContents } from './stl/stlListContents.ts';
 import { stlListSites } from './stl/stlListSites.ts';
+import { stlSqlContent } from './stl/stlSqlContent.ts';
 import { stlSqlContents } from './stl/stlSqlContents.ts';
 import { healthz } from './system/healthz.ts';
 import { ping } from './system/ping.ts';
@@ -99,9 +102,12 @@ export const handlers: Registry = {
   stlListSites,
   stlGetSite,
   stlGetChannel,
+  stlListChannels,
   stlListContents,
   stlGetContent,
   stlSqlContents,
+  stlSqlContent,
+  stlCountHits,
   // apiKeys
   listApiKeys,
   createApiKey,

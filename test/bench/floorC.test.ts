@@ -17,6 +17,7 @@ import {
   SCENARIOS,
   type ScenarioName,
   sameCreate,
+  sameHits,
   serviceRequest,
 } from '../../bench/scenarios.ts';
 import { type FloorQueries, floorQueries, openSql, type ScenarioParams, type Sql } from '../../bench/sql.ts';
@@ -46,7 +47,11 @@ beforeAll(async () => {
   await importDocument(app.db, JSON.parse(await readFile(file, 'utf8')));
   sql = openSql(app.config.databaseUrl, 2);
   const middle = Math.ceil(CONTENTS / 2);
-  const target = [...benchContents(CONTENTS, 7)][middle - 1]!;
+  const contents = [...benchContents(CONTENTS, 7)];
+  const target = contents[middle - 1]!;
+  // Ids follow the generator's order; the viewed content is approved and outside the News subtree.
+  const news = new Set(subtreeOf(benchChannels(7), NEWS_CHANNEL_ID));
+  const viewed = contents.findIndex((c) => c.checkedLevel >= 1 && !news.has(c.channelId));
   params = {
     siteId: SITE_ID,
     perPage: 7,
@@ -58,6 +63,8 @@ beforeAll(async () => {
     deepPage: 1,
     stlChannelId: NEWS_CHANNEL_ID,
     stlTotal: 12,
+    hitsContentId: viewed + 1,
+    hitsChannelId: contents[viewed]!.channelId,
   };
   // The last page that still has rows, as the benchmark picks on small data sets.
   const { totalCount } = await floorQueries(sql, params).filteredDeep();
@@ -105,7 +112,7 @@ describe('floor C answers what the service answers', () => {
     expect(params.deepPage).toBeGreaterThan(1);
   });
 
-  test.each(SCENARIOS.filter((name) => name !== 'update' && name !== 'create'))(
+  test.each(SCENARIOS.filter((name) => name !== 'update' && name !== 'create' && name !== 'hits'))(
     '%s: same ids and total',
     async (name) => {
       const ours = answerIds(await service(name));
@@ -123,6 +130,25 @@ describe('floor C answers what the service answers', () => {
     expect(theirs).toMatchObject({ id: params.contentId, title: `${params.updateTitle} again` });
     const read = (await service('get-one')) as { id: number; title: string };
     expect(read.title).toBe(`${params.updateTitle} again`);
+  });
+
+  test('hits: each counts one view of the same content, with the same counters', async () => {
+    const counters = () =>
+      app.db.content.findUniqueOrThrow({
+        where: { id: params.hitsContentId },
+        select: { hits: true, hitsByDay: true, hitsByWeek: true, hitsByMonth: true, version: true },
+      });
+    const before = await counters();
+    const ours = await service('hits');
+    expect(ours).toEqual({ value: before.hits + 1 });
+    const theirs = await floor.hits();
+    expect(sameHits(ours, theirs)).toMatchObject({ ok: true });
+    expect(sameHits(theirs, await service('hits'))).toMatchObject({ ok: true });
+    // Each side's statement counted exactly one view and bumped the row's version once.
+    const after = await counters();
+    expect(after.hits).toBe(before.hits + 3);
+    expect(after.version).toBe(before.version + 3);
+    expect(sameHits(ours, ours).ok).toBe(false);
   });
 
   test('create: each adds the next content at the top of the same channel', async () => {

@@ -159,6 +159,14 @@ const CASES: Case[] = [
   },
   { operationId: 'stlGetContent', example: UNNAMED, query: { siteId: '1', channelId: '3', contentId: '10' } },
   { operationId: 'stlSqlContents', example: UNNAMED },
+  { operationId: 'stlSqlContent', example: UNNAMED },
+  {
+    operationId: 'stlListChannels',
+    example: UNNAMED,
+    query: { siteId: '1', scope: 'All', order: 'Hits', totalNum: '2' },
+  },
+  // A view of content 10 (233 hits in the demo), after every read that shows its hits.
+  { operationId: 'stlCountHits', example: UNNAMED, credentials: 'none' },
   {
     operationId: 'updateContent',
     example: 'titleAndBody',

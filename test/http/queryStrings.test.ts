@@ -90,7 +90,7 @@ function validValue(operationId: string, parameter: Parameter): string {
   if (operationId === 'listActivity' && parameter.name === 'type') return 'content.*';
   if (operationId === 'listActivity' && (parameter.name === 'since' || parameter.name === 'until'))
     return '2026-01-02 03:04:05';
-  if (operationId === 'stlSqlContents')
+  if (operationId === 'stlSqlContents' || operationId === 'stlSqlContent')
     return `SELECT id, channelName FROM siteserver_Channel WHERE channelName = '${SQL_TEXT}'`;
   return RESERVED;
 }

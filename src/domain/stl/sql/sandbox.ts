@@ -1,6 +1,7 @@
 import type { ExecuteOptions, ExecuteOutcome, SqlExecutor } from '../../../db/sandbox/executor.ts';
 import { SandboxBusy } from '../../../db/sandbox/gate.ts';
 import { invalidFields, RateLimited } from '../../errors.ts';
+import type { Principal } from '../../principal.ts';
 import { checkWithParser } from './parserWall.ts';
 import { normaliseRows, type SqlRow } from './rows.ts';
 
@@ -74,6 +75,35 @@ export async function runSqlContents(
       throw refuse(`was refused by the database: ${outcome.reason}`);
     case 'failed':
       throw refuse(`failed in the database: ${outcome.reason}`);
+  }
+}
+
+/**
+ * stl/sqlContent (the original's `stl:sqlContent` read as data): the first row of the query, or
+ * null when it has none. The same walls as stl/sqlContents, with a cap of one row: the cursor stops
+ * after it, so a query matching many rows costs no more than its first.
+ */
+export async function runSqlContent(
+  executor: SqlExecutor,
+  queryString: string,
+  limits: SandboxLimits,
+  caller: string,
+): Promise<SqlRow | null> {
+  const [row] = await runSqlContents(executor, queryString, { ...limits, maxRows: 1 }, caller);
+  return row ?? null;
+}
+
+/** Whose share of the sandbox a query takes: the key, administrator or user that asks. */
+export function sandboxCallerOf(principal: Principal): string {
+  switch (principal.kind) {
+    case 'apiKey':
+      return `apiKey:${principal.apiKeyId}`;
+    case 'administrator':
+      return `administrator:${principal.administratorId}`;
+    case 'user':
+      return `user:${principal.userId}`;
+    case 'anonymous':
+      return 'anonymous';
   }
 }
 
