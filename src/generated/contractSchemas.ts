@@ -3803,6 +3803,32 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
       }
     }
   },
+  "ClearCacheResponse": {
+    "type": "object",
+    "additionalProperties": false,
+    "required": [
+      "value",
+      "cleared"
+    ],
+    "properties": {
+      "value": {
+        "type": "boolean",
+        "const": true,
+        "description": "Always true once the caches are dropped."
+      },
+      "cleared": {
+        "type": "array",
+        "description": "The caches dropped, by name.",
+        "items": {
+          "type": "string",
+          "enum": [
+            "credentials",
+            "contentCounts"
+          ]
+        }
+      }
+    }
+  },
   "ApiKeyScope": {
     "type": "string",
     "description": "A scope an API key may carry; `ApiKeys` is the management of keys themselves.",

@@ -44,6 +44,7 @@ import { stlGetSite } from './stl/stlGetSite.ts';
 import { stlListContents } from './stl/stlListContents.ts';
 import { stlListSites } from './stl/stlListSites.ts';
 import { stlSqlContents } from './stl/stlSqlContents.ts';
+import { clearCache } from './system/clearCache.ts';
 import { healthz } from './system/healthz.ts';
 import { ping } from './system/ping.ts';
 import { readyz } from './system/readyz.ts';
@@ -136,6 +137,7 @@ export const handlers: Registry = {
   healthz,
   readyz,
   restartSystem,
+  clearCache,
 };
 
 /** operationIds of the contract that no handler implements yet (their requests get a 404 problem). */

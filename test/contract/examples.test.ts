@@ -134,6 +134,8 @@ const CASES: Case[] = [
   { operationId: 'readyz', example: UNNAMED },
   // The test app runs without a supervisor, as WORKERS=0 does.
   { operationId: 'restartSystem', example: 'unsupervised' },
+  // Without Redis, as here, no node caches credentials.
+  { operationId: 'clearCache', example: 'database' },
   { operationId: 'listContents', example: 'channelPage' },
   { operationId: 'listContents', example: 'filtered' },
   { operationId: 'listContents', example: 'badValue' },

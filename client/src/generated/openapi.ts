@@ -1503,6 +1503,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/actions/clearCache": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clear the caches
+         * @description Drops every cache the service keeps that can be rebuilt, and answers which it dropped:
+         *
+         *     - `credentials`: the credentials each node caches (with Redis only; without Redis no node
+         *       caches them, and this name is not in the answer). The credentials generation is advanced
+         *       in the shared state, so every node's cached entries stop being used at once: the next
+         *       request with each key or token is looked up in the database again.
+         *     - `contentCounts`: the stored totals and page marks of costly content-list filters
+         *       (rebuilt by the next list that needs them).
+         *
+         *     Nothing else is touched: the per-channel tallies and labels are exact data kept by the
+         *     database, not caches. The action is recorded as a `system.cacheCleared` event. `value` is
+         *     true, as the other system actions answer. No request body.
+         */
+        post: operations["clearCache"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/activity": {
         parameters: {
             query?: never;
@@ -3742,6 +3773,15 @@ export interface components {
              *     nodes); false when the process has no supervisor (WORKERS=0).
              */
             value: boolean;
+        };
+        ClearCacheResponse: {
+            /**
+             * @description Always true once the caches are dropped.
+             * @constant
+             */
+            value: true;
+            /** @description The caches dropped, by name. */
+            cleared: ("credentials" | "contentCounts")[];
         };
         /**
          * @description A scope an API key may carry; `ApiKeys` is the management of keys themselves.
@@ -6663,6 +6703,32 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RestartSystemResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    clearCache: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caches dropped. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClearCacheResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
