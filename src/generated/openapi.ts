@@ -1052,17 +1052,46 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get a user's avatar address
-         * @description Public. The address of the user's avatar image, wrapped in `value`: the user's
-         *     `avatarUrl` as stored (an http(s) URL or a path on the site), or, when the user has none
-         *     (or holds one stored before the URL rule that breaks it), the service's default avatar
-         *     `/assets/images/default-avatar.png`. 404 when no user has
-         *     this id (locked or unapproved users still have an avatar); 400 when the id is not a
-         *     positive 32-bit integer. Nothing else about the user is revealed.
+         * Get a user's avatar
+         * @description Public. A user with an uploaded avatar (upload a user's avatar): the image itself, as the
+         *     PNG the service encoded (`image/png`, `X-Content-Type-Options: nosniff`,
+         *     `Cache-Control: public, no-cache`), with a strong `ETag` derived from the avatar's
+         *     version; `If-None-Match` with it answers 304 without a body while the avatar is unchanged.
+         *
+         *     A user without one: the address of the user's avatar image, wrapped in `value`, as JSON:
+         *     the user's `avatarUrl` as stored (an http(s) URL or a path on the site), or, when the user
+         *     has none (or holds one stored before the URL rule that breaks it), the service's default
+         *     avatar `/assets/images/default-avatar.png`.
+         *
+         *     404 when no user has this id (locked or unapproved users still have an avatar); 400 when
+         *     the id is not a positive 32-bit integer. Nothing else about the user is revealed.
          */
         get: operations["getUserAvatar"];
         put?: never;
-        post?: never;
+        /**
+         * Upload a user's avatar
+         * @description Stores an image as the user's avatar, which get user avatar then serves in preference to
+         *     the user's `avatarUrl`; a later upload replaces it. The body is `multipart/form-data` with
+         *     exactly one part, a file (any field name; its file name and `Content-Type` are ignored).
+         *
+         *     **What is accepted** is judged by the file's bytes alone: a PNG, JPEG or GIF (first frame)
+         *     whose header states at most 1024×1024 pixels, checked before anything is decoded (422
+         *     beyond). The pixels are decoded and encoded afresh as a PNG: nothing else of the file —
+         *     metadata chunks, EXIF, comments, bytes after the image's end — is stored or served. WebP
+         *     and anything else (HTML, SVG, a file that only claims to be an image) is a 400
+         *     `invalid-image`.
+         *
+         *     **Limits**: the file may have at most `AVATAR_MAX_BYTES` bytes (2 MiB unless set),
+         *     counted while it streams in: a longer one is a 413 as soon as it passes the limit (a
+         *     declared `Content-Length` beyond the limit is refused before a byte is read). No part,
+         *     more than one part, or a plain field: 400. A body that is not `multipart/form-data`: 415.
+         *
+         *     **Who**: a key (or an administrator's token) with `Users`, for any user; a user's own
+         *     access token, for its own account only (403 for another). 404 when no user has this id.
+         *     Recorded as a `user.avatarChanged` event. Answers the stored avatar's description, wrapped
+         *     in `value`, with its `ETag`.
+         */
+        post: operations["uploadUserAvatar"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1837,7 +1866,7 @@ export interface components {
              *     pages to fetch.
              * @example https://cms.example/problems/not-found
              */
-            type: "https://cms.example/problems/bad-request" | "https://cms.example/problems/validation" | "https://cms.example/problems/malformed-json" | "https://cms.example/problems/conflict" | "https://cms.example/problems/captcha-invalid" | "https://cms.example/problems/unauthorized" | "https://cms.example/problems/login-failed" | "https://cms.example/problems/locked-out" | "https://cms.example/problems/forbidden" | "https://cms.example/problems/not-found" | "https://cms.example/problems/precondition-failed" | "https://cms.example/problems/method-not-allowed" | "https://cms.example/problems/request-timeout" | "https://cms.example/problems/payload-too-large" | "https://cms.example/problems/headers-too-large" | "https://cms.example/problems/unsupported-media-type" | "https://cms.example/problems/rate-limited" | "https://cms.example/problems/internal" | "https://cms.example/problems/service-unavailable";
+            type: "https://cms.example/problems/bad-request" | "https://cms.example/problems/validation" | "https://cms.example/problems/malformed-json" | "https://cms.example/problems/conflict" | "https://cms.example/problems/captcha-invalid" | "https://cms.example/problems/invalid-image" | "https://cms.example/problems/image-too-large" | "https://cms.example/problems/unauthorized" | "https://cms.example/problems/login-failed" | "https://cms.example/problems/locked-out" | "https://cms.example/problems/forbidden" | "https://cms.example/problems/not-found" | "https://cms.example/problems/precondition-failed" | "https://cms.example/problems/method-not-allowed" | "https://cms.example/problems/request-timeout" | "https://cms.example/problems/payload-too-large" | "https://cms.example/problems/headers-too-large" | "https://cms.example/problems/unsupported-media-type" | "https://cms.example/problems/rate-limited" | "https://cms.example/problems/internal" | "https://cms.example/problems/service-unavailable";
             /** @example Not Found */
             title: string;
             /**
@@ -3616,6 +3645,31 @@ export interface components {
             account: string;
             password: components["schemas"]["Md5Password"];
             newPassword: components["schemas"]["NewPassword"];
+        };
+        /** @description One file part (any field name); nothing else. */
+        UploadUserAvatarRequest: {
+            /**
+             * Format: binary
+             * @description The image (PNG, JPEG or GIF), judged by its bytes.
+             */
+            file?: string;
+        };
+        UploadUserAvatarResponse: {
+            value: {
+                /** Format: int32 */
+                userId: number;
+                /** @description Pixels. */
+                width: number;
+                /** @description Pixels. */
+                height: number;
+                /** @description Bytes of the PNG the service stored and serves. */
+                size: number;
+                /** @description Advanced by every upload; the `ETag` is derived from it. */
+                version: number;
+                updatedAt: components["schemas"]["DateTime"];
+                /** @description Where the avatar is served (get user avatar). */
+                url: string;
+            };
         };
         GetUserAvatarResponse: {
             /**
@@ -5878,7 +5932,14 @@ export interface operations {
     getUserAvatar: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` held by the client: when it is still the record's, the answer is 304 without a
+                 *     body.
+                 * @example "v3"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description Id of the user.
@@ -5890,15 +5951,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The avatar address. */
+            /** @description The uploaded avatar (a PNG), or the avatar's address (JSON). */
             200: {
                 headers: {
+                    /** @description With the image only; the avatar's strong validator. */
+                    ETag?: string;
+                    /** @description With the image only; `nosniff`. */
+                    "X-Content-Type-Options"?: "nosniff";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["GetUserAvatarResponse"];
+                    "image/png": string;
                 };
             };
+            304: components["responses"]["NotModified"];
             /** @description The id is not a positive 32-bit integer. */
             400: {
                 headers: {
@@ -5936,6 +6003,128 @@ export interface operations {
                      *       "status": 404,
                      *       "detail": "User 12 does not exist",
                      *       "message": "User 12 does not exist"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    uploadUserAvatar: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the user.
+                 * @example 12
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["UploadUserAvatarRequest"];
+            };
+        };
+        responses: {
+            /** @description The avatar as stored. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "value": {
+                     *         "userId": 2,
+                     *         "width": 64,
+                     *         "height": 64,
+                     *         "size": 213,
+                     *         "version": 1,
+                     *         "updatedAt": "2026-11-26 10:15:00",
+                     *         "url": "/api/v1/users/2/avatar"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UploadUserAvatarResponse"];
+                };
+            };
+            /** @description No file part, more than one part, or a file that is not a PNG, JPEG or GIF image. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://cms.example/problems/invalid-image",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "The file is not a PNG, JPEG or GIF image",
+                     *       "message": "The file is not a PNG, JPEG or GIF image"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The file is longer than `AVATAR_MAX_BYTES`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://cms.example/problems/payload-too-large",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "The file is longer than 2097152 bytes, the most an avatar may have",
+                     *       "message": "The file is longer than 2097152 bytes, the most an avatar may have"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not `multipart/form-data`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://cms.example/problems/unsupported-media-type",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Content-Type 'application/json' is not supported here; send multipart/form-data",
+                     *       "message": "Content-Type 'application/json' is not supported here; send multipart/form-data"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The image's dimensions are above 1024×1024. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://cms.example/problems/image-too-large",
+                     *       "title": "Unprocessable Entity",
+                     *       "status": 422,
+                     *       "detail": "The image is 4000×3000 pixels; an avatar may be at most 1024×1024",
+                     *       "message": "The image is 4000×3000 pixels; an avatar may be at most 1024×1024"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];

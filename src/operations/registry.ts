@@ -59,6 +59,7 @@ import { loginUser } from './users/loginUser.ts';
 import { logoutUser } from './users/logoutUser.ts';
 import { resetUserPassword } from './users/resetUserPassword.ts';
 import { updateUser } from './users/updateUser.ts';
+import { uploadUserAvatar } from './users/uploadUserAvatar.ts';
 
 /*
  * Every implemented operation, one line each, grouped by the contract's tags. The mapped type ties
@@ -111,6 +112,7 @@ export const handlers: Registry = {
   resetApiKey,
   // users
   getUserAvatar,
+  uploadUserAvatar,
   // captcha
   getCaptcha,
   checkCaptcha,
