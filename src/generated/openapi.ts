@@ -6045,7 +6045,7 @@ export interface operations {
                      *         "userId": 2,
                      *         "width": 64,
                      *         "height": 64,
-                     *         "size": 213,
+                     *         "size": 180,
                      *         "version": 1,
                      *         "updatedAt": "2026-11-26 10:15:00",
                      *         "url": "/api/v1/users/2/avatar"

@@ -113,6 +113,46 @@ const upload = (id: number, file: Buffer, filename = 'avatar.png', contentType =
     .set('X-SS-API-KEY', usersKey)
     .attach('file', file, { filename, contentType });
 
+/**
+ * A request that declares a 50 MiB multipart body and sends none of it: what the service answers
+ * can only come from its headers.
+ */
+async function declaredOnly(
+  id: number,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
+  const server: Listening = await listen(app.app);
+  try {
+    const { port } = new URL(server.base);
+    return await new Promise((resolve, reject) => {
+      const request = httpRequest(
+        {
+          host: '127.0.0.1',
+          port: Number(port),
+          method: 'POST',
+          path: `/api/v1/users/${id}/avatar`,
+          headers: {
+            ...headers,
+            'Content-Type': 'multipart/form-data; boundary=xyz',
+            'Content-Length': String(50 * 1024 * 1024),
+          },
+        },
+        (response) => {
+          let body = '';
+          response.on('data', (part: Buffer) => {
+            body += part.toString();
+          });
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+        },
+      );
+      request.on('error', reject);
+      request.flushHeaders();
+    });
+  } finally {
+    await server.close();
+  }
+}
+
 const decoded = (bytes: Buffer) => PNG.sync.read(bytes);
 
 function userToken(id: number): string {
@@ -288,38 +328,9 @@ describe('upload a user avatar', () => {
     });
 
     // A declared length far beyond: answered before a byte of the body is sent.
-    const server: Listening = await listen(app.app);
-    try {
-      const { port } = new URL(server.base);
-      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const request = httpRequest(
-          {
-            host: '127.0.0.1',
-            port: Number(port),
-            method: 'POST',
-            path: `/api/v1/users/${tom}/avatar`,
-            headers: {
-              'X-SS-API-KEY': usersKey,
-              'Content-Type': 'multipart/form-data; boundary=xyz',
-              'Content-Length': String(50 * 1024 * 1024),
-            },
-          },
-          (response) => {
-            let body = '';
-            response.on('data', (part: Buffer) => {
-              body += part.toString();
-            });
-            response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
-          },
-        );
-        request.on('error', reject);
-        request.flushHeaders();
-      });
-      expect(answer.status).toBe(413);
-      expect(JSON.parse(answer.body).type).toBe(`${PROBLEM_TYPE_BASE}payload-too-large`);
-    } finally {
-      await server.close();
-    }
+    const answer = await declaredOnly(tom, { 'X-SS-API-KEY': usersKey });
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.body).type).toBe(`${PROBLEM_TYPE_BASE}payload-too-large`);
     expect((await app.db.userAvatar.findUnique({ where: { userId: tom } }))?.version).toBe(1);
   });
 
