@@ -311,6 +311,13 @@ describe('upload a user avatar', () => {
     const bomb = await upload(tom, pngHeaderOnly(100_000, 100_000));
     expect(bomb.status).toBe(422);
     expect(bomb.body.type).toBe(`${PROBLEM_TYPE_BASE}image-too-large`);
+    // The JPEG's frame marker and the GIF's logical screen are read the same way.
+    const tallJpeg = await upload(tom, jpegOf(8, 1100), 'a.jpg', 'image/jpeg');
+    expect(tallJpeg.status).toBe(422);
+    expect(tallJpeg.body.detail).toBe('The image is 8×1100 pixels; an avatar may be at most 1024×1024');
+    const wideGif = await upload(tom, gifOf(1500, 2), 'a.gif', 'image/gif');
+    expect(wideGif.status).toBe(422);
+    expect(wideGif.body.detail).toBe('The image is 1500×2 pixels; an avatar may be at most 1024×1024');
   });
 
   test('a file longer than the limit: 413 while it streams, and at once for a declared length', async () => {
