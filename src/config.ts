@@ -74,6 +74,11 @@ export interface Config {
    * node: see src/http/credentialCache.ts.
    */
   credentialCacheSeconds: number;
+  /**
+   * Bytes an uploaded avatar may have (the file part itself); counted while the upload streams in,
+   * so a longer one is a 413 as soon as it passes the limit, and never held whole.
+   */
+  avatarMaxBytes: number;
   /** Rows stl/sqlContents answers at most; the cursor stops there. */
   stlSqlMaxRows: number;
   /** Bytes of values stl/sqlContents answers at most, counted as the rows are read (400 beyond). */
@@ -299,6 +304,7 @@ const schema = z.object({
     })
     .optional(),
   CREDENTIAL_CACHE_SECONDS: integer('CREDENTIAL_CACHE_SECONDS', 0, 3600, 30),
+  AVATAR_MAX_BYTES: integer('AVATAR_MAX_BYTES', 1024, 16 * 1024 * 1024, 2 * 1024 * 1024),
   COMPRESSION: z
     .enum(['true', 'false'], {
       error: (issue) => `COMPRESSION must be true or false (got '${String(issue.input)}')`,
@@ -408,6 +414,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       passwordRule: { ...DEFAULT_ACCOUNT_POLICY.passwordRule, minLength: vars.PASSWORD_MIN_LENGTH },
     },
     credentialCacheSeconds: vars.CREDENTIAL_CACHE_SECONDS,
+    avatarMaxBytes: vars.AVATAR_MAX_BYTES,
     stlSqlMaxRows: vars.STL_SQL_MAX_ROWS,
     stlSqlMaxBytes: vars.STL_SQL_MAX_BYTES,
     stlSqlTimeoutMs: vars.STL_SQL_TIMEOUT_MS,

@@ -58,6 +58,11 @@ export interface ContractOperation {
   /** Path and query parameters whose schema is an integer (read as plain digits only). */
   integerParameters: readonly { name: string; in: 'path' | 'query' }[];
   hasBody: boolean;
+  /**
+   * The body is a `multipart/form-data` upload (its one media type): read as a stream within the
+   * upload limit (src/http/bodies.ts), never as JSON.
+   */
+  multipartBody: boolean;
   /** Media types of each declared response status (e.g. 200 → ['image/png']). */
   responses: ReadonlyMap<number, readonly string[]>;
 }
@@ -243,6 +248,15 @@ function accessOf(
   return principals === undefined ? { scopes: first } : { scopes: first, principals };
 }
 
+export const MULTIPART_FORM_DATA = 'multipart/form-data';
+
+/** The media types a request body may come as (none without a body). */
+function bodyMediaTypes(requestBody: unknown): string[] {
+  const content: unknown =
+    typeof requestBody === 'object' && requestBody !== null ? Reflect.get(requestBody, 'content') : undefined;
+  return typeof content === 'object' && content !== null ? Object.keys(content) : [];
+}
+
 /** The status of a plain return: the one declared 2xx, or `x-success-status` among several. */
 function successStatusOf(
   operation: OperationObject,
@@ -349,6 +363,7 @@ export async function loadContract(
         parameters,
         integerParameters,
         hasBody: operation.requestBody !== undefined,
+        multipartBody: bodyMediaTypes(operation.requestBody).includes(MULTIPART_FORM_DATA),
         responses,
       });
     }

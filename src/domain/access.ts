@@ -25,6 +25,12 @@ export const USER_GRANTABLE_SCOPES: readonly Scope[] = ['Contents', 'Channels', 
 /** What a site member's token may call without any granted scope: reads, of approved contents only. */
 export const MEMBER_OPERATIONS: ReadonlySet<string> = new Set(['listContents', 'getContent', 'getChannel']);
 
+/**
+ * Operations on one account that a user's token may call for its own account (the operation itself
+ * refuses another's: 403), whatever scopes it was granted.
+ */
+export const OWN_ACCOUNT_OPERATIONS: ReadonlySet<string> = new Set(['uploadUserAvatar']);
+
 /** The scopes of the operations a member may call, for the rule on who may give an account a password. */
 const MEMBER_READ_SCOPES: readonly Scope[] = ['Contents', 'Channels'];
 
@@ -70,7 +76,12 @@ export function assertMayCall(requirement: Requirement, principal: Principal, op
   const granted = grantedScopes(principal);
   const missing = requirement.scopes.filter((scope) => !granted.has(scope as Scope));
   if (missing.length === 0) return;
-  if (principal.kind === 'user' && operationId !== undefined && MEMBER_OPERATIONS.has(operationId)) return;
+  if (
+    principal.kind === 'user' &&
+    operationId !== undefined &&
+    (MEMBER_OPERATIONS.has(operationId) || OWN_ACCOUNT_OPERATIONS.has(operationId))
+  )
+    return;
   const names = missing.map((scope) => `'${scope}'`).join(', ');
   if (principal.kind === 'user') {
     throw forbidden(

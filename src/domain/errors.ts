@@ -18,6 +18,10 @@ export const DOMAIN_ERROR_CODES = [
   'locked-out',
   /** A wrong, expired or already used captcha answer (400). */
   'captcha-invalid',
+  /** An upload that is not an image the service accepts, judged by its bytes (400). */
+  'invalid-image',
+  /** An image whose width, height or pixel count is above the limit (422). */
+  'image-too-large',
   /** Valid credentials that may not do this (403). */
   'forbidden',
   /** A record the input names does not exist (404). */

@@ -469,6 +469,14 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
             "description": "A wrong, expired or already used captcha answer (400)."
           },
           {
+            "const": "https://cms.example/problems/invalid-image",
+            "description": "An upload that is not a PNG, JPEG or GIF image the service can decode, whatever its file name or part type say (400)."
+          },
+          {
+            "const": "https://cms.example/problems/image-too-large",
+            "description": "An image whose dimensions exceed what the operation accepts (422); its header says so before any pixel is decoded."
+          },
+          {
             "const": "https://cms.example/problems/unauthorized",
             "description": "No credentials, or an unknown, revoked or expired key or token (401, with `WWW-Authenticate`)."
           },
@@ -3531,6 +3539,68 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
       }
     }
   },
+  "UploadUserAvatarRequest": {
+    "type": "object",
+    "description": "One file part (any field name); nothing else.",
+    "properties": {
+      "file": {
+        "type": "string",
+        "format": "binary",
+        "description": "The image (PNG, JPEG or GIF), judged by its bytes."
+      }
+    }
+  },
+  "UploadUserAvatarResponse": {
+    "type": "object",
+    "additionalProperties": false,
+    "required": [
+      "value"
+    ],
+    "properties": {
+      "value": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "userId",
+          "width",
+          "height",
+          "size",
+          "version",
+          "updatedAt",
+          "url"
+        ],
+        "properties": {
+          "userId": {
+            "type": "integer",
+            "format": "int32"
+          },
+          "width": {
+            "type": "integer",
+            "description": "Pixels."
+          },
+          "height": {
+            "type": "integer",
+            "description": "Pixels."
+          },
+          "size": {
+            "type": "integer",
+            "description": "Bytes of the PNG the service stored and serves."
+          },
+          "version": {
+            "type": "integer",
+            "description": "Advanced by every upload; the `ETag` is derived from it."
+          },
+          "updatedAt": {
+            "$ref": "#/components/schemas/DateTime"
+          },
+          "url": {
+            "type": "string",
+            "description": "Where the avatar is served (get user avatar)."
+          }
+        }
+      }
+    }
+  },
   "GetUserAvatarResponse": {
     "type": "object",
     "additionalProperties": false,
@@ -3883,6 +3953,32 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
       "value": {
         "type": "boolean",
         "description": "true when the local supervisor accepted the restart (and it was broadcast to the other\nnodes); false when the process has no supervisor (WORKERS=0).\n"
+      }
+    }
+  },
+  "ClearCacheResponse": {
+    "type": "object",
+    "additionalProperties": false,
+    "required": [
+      "value",
+      "cleared"
+    ],
+    "properties": {
+      "value": {
+        "type": "boolean",
+        "const": true,
+        "description": "Always true once the caches are dropped."
+      },
+      "cleared": {
+        "type": "array",
+        "description": "The caches dropped, by name.",
+        "items": {
+          "type": "string",
+          "enum": [
+            "credentials",
+            "contentCounts"
+          ]
+        }
       }
     }
   },

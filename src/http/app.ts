@@ -116,6 +116,9 @@ export function createApp(services: Services, shape: AppShape = {}): express.Exp
     validateRequests: { allowUnknownQueryParameters: false },
     validateResponses: config.nodeEnv !== 'production',
     validateSecurity: false,
+    // Uploads are read by the body stage (src/http/bodies.ts), within their limit, after the
+    // authorization stage; the validator's own reader (multer, in memory, unbounded) never runs.
+    fileUploader: false,
   });
   const validation = validationStages(validator);
   // Cookies are read only by operations that declare a cookie parameter (the validator checks no
@@ -138,7 +141,7 @@ export function createApp(services: Services, shape: AppShape = {}): express.Exp
           authorize(operation, authenticator),
           ...(integers === undefined ? [] : [integers]),
           ...([...operation.parameters.values()].includes('cookie') ? [cookies] : []),
-          operationBody(operation, nulCharacters),
+          operationBody(operation, nulCharacters, config.avatarMaxBytes),
           ...validation(operation),
         ];
       },

@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import busboy from 'busboy';
 import express, { type RequestHandler } from 'express';
-import type { ContractOperation } from '../contract.ts';
+import { type ContractOperation, MULTIPART_FORM_DATA } from '../contract.ts';
+import type { UploadedFile } from '../operations/types.ts';
 import { ProblemError, problem, sendProblem } from './problem.ts';
 
 /*
@@ -91,10 +93,10 @@ export function checkBodies(limitBytes: number = JSON_BODY_LIMIT_BYTES): Request
 }
 
 /** The one 415 of the service, whoever notices the media type first. */
-export function unsupportedMediaType(given: string | undefined): ProblemError {
+export function unsupportedMediaType(given: string | undefined, wanted = 'application/json'): ProblemError {
   const detail = given
-    ? `Content-Type '${given.split(';')[0]?.trim()}' is not supported here; send application/json`
-    : 'The request has no Content-Type; send the body as application/json';
+    ? `Content-Type '${given.split(';')[0]?.trim()}' is not supported here; send ${wanted}`
+    : `The request has no Content-Type; send the body as ${wanted}`;
   return new ProblemError(problem(415, detail));
 }
 
@@ -188,15 +190,126 @@ export function bodyStages(
 }
 
 /**
+ * What a multipart body may hold beyond its file: the boundaries and the part's headers. A declared
+ * length beyond the file limit plus this is refused before a byte is read.
+ */
+export const MULTIPART_OVERHEAD_BYTES = 16 * 1024;
+
+/** The file part each multipart request brought, for the dispatcher (src/http/routes.ts). */
+const uploads = new WeakMap<IncomingMessage, UploadedFile>();
+
+/** The file part of a multipart request that the upload stage read; undefined for any other request. */
+export function uploadedFileOf(req: IncomingMessage): UploadedFile | undefined {
+  return uploads.get(req);
+}
+
+const badUpload = (detail: string) => new ProblemError(problem(400, detail));
+
+const tooLong = (limitBytes: number) =>
+  new ProblemError(problem(413, `The file is longer than ${limitBytes} bytes, the most an avatar may have`));
+
+/**
+ * The body stage of an upload (`multipart/form-data`): exactly one file part, of at most
+ * `limitBytes`, counted as it streams in (busboy), so that a longer file is never held whole. A
+ * declared length beyond the limit (with the multipart overhead) is refused at once; a longer file
+ * is refused once it passes the limit, its rest read and discarded up to DRAIN_LIMIT_BYTES more (so
+ * that the client, still sending, reads the answer), beyond which the connection is closed. A plain
+ * field, a second part, or none: 400. What the file holds is judged by the operation, not here: the
+ * part's file name and Content-Type are not even kept.
+ */
+export function uploadBody(limitBytes: number): RequestHandler {
+  const maxBodyBytes = limitBytes + MULTIPART_OVERHEAD_BYTES;
+  return (req, res, next) => {
+    if (!req.is(MULTIPART_FORM_DATA)) {
+      if (hasBody(req) || req.headers['content-type'] !== undefined)
+        return next(unsupportedMediaType(req.headers['content-type'], MULTIPART_FORM_DATA));
+      return next(badUpload('The request has no body; send one file part as multipart/form-data'));
+    }
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > maxBodyBytes) {
+      res.setHeader('Connection', 'close');
+      return next(tooLong(limitBytes));
+    }
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({
+        headers: req.headers,
+        // busboy tells a limit when a part beyond it begins (files, fields), or once the parts seen
+        // reach it (parts): any of them means more than the one file part.
+        limits: { files: 1, fields: 0, parts: 2, fileSize: limitBytes, headerPairs: 20 },
+      });
+    } catch {
+      return next(badUpload('The multipart body has no boundary in its Content-Type'));
+    }
+    let file: UploadedFile | undefined;
+    let failure: ProblemError | undefined;
+    let done = false;
+    const fail = (error: ProblemError) => {
+      failure ??= error;
+    };
+    const finish = (error: ProblemError | undefined) => {
+      if (done) return;
+      done = true;
+      req.removeListener('data', count);
+      if (error === undefined && file === undefined)
+        error = badUpload('The body has no file part; send the image as the one file part');
+      if (error !== undefined) return next(error);
+      uploads.set(req, file as UploadedFile);
+      req.body = {};
+      next();
+    };
+    let received = 0;
+    // Beyond the limit the rest is discarded, not waited for without end.
+    const count = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received <= maxBodyBytes + DRAIN_LIMIT_BYTES) return;
+      req.unpipe(parser);
+      req.pause();
+      res.setHeader('Connection', 'close');
+      finish(failure ?? tooLong(limitBytes));
+    };
+    req.on('data', count);
+    parser.on('file', (field, stream) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => {
+        if (failure === undefined) chunks.push(chunk);
+      });
+      stream.on('limit', () => fail(tooLong(limitBytes)));
+      stream.on('end', () => {
+        if (failure === undefined) file = { bytes: Buffer.concat(chunks), field };
+      });
+    });
+    const onePart = () =>
+      fail(badUpload('The body must hold exactly one part, the image file, and nothing else'));
+    parser.on('partsLimit', onePart);
+    parser.on('filesLimit', onePart);
+    parser.on('fieldsLimit', onePart);
+    parser.on('error', () => finish(failure ?? badUpload('The multipart body is malformed')));
+    parser.on('close', () => {
+      // Read in full: an answer no longer needs to close the connection.
+      if (closingUnlessRead.delete(req)) res.removeHeader('Connection');
+      finish(failure);
+    });
+    req.pipe(parser);
+  };
+}
+
+/**
  * The body stage of one operation's route, then `after`. An operation the contract gives no
  * request body never reads one (whatever is sent is discarded as unreadBodies says); the others
  * read theirs within the limit of their kind: public operations a short one, the rest up to
  * JSON_BODY_LIMIT_BYTES.
  */
 export function operationBody(
-  operation: Pick<ContractOperation, 'hasBody' | 'access'>,
+  operation: Pick<ContractOperation, 'hasBody' | 'access' | 'multipartBody'>,
   after: RequestHandler,
+  uploadLimitBytes: number,
 ): RequestHandler {
+  if (operation.multipartBody) {
+    const upload = uploadBody(uploadLimitBytes);
+    return (req, res, next) =>
+      upload(req, res, (error?: unknown) => (error ? next(error) : after(req, res, next)));
+  }
   if (!operation.hasBody) {
     return (req, res, next) => {
       if (!Reflect.has(req, 'body')) req.body = undefined;

@@ -43,6 +43,8 @@ const DOMAIN_PROBLEMS: Record<DomainErrorCode, { status: number; kind: ProblemKi
   validation: { status: 400, kind: 'validation' },
   conflict: { status: 409, kind: 'conflict' },
   'captcha-invalid': { status: 400, kind: 'captcha-invalid' },
+  'invalid-image': { status: 400, kind: 'invalid-image' },
+  'image-too-large': { status: 422, kind: 'image-too-large' },
   unauthenticated: { status: 401, kind: 'unauthorized' },
   'login-failed': { status: 401, kind: 'login-failed' },
   'locked-out': { status: 401, kind: 'locked-out' },

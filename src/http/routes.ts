@@ -19,6 +19,7 @@ import {
 } from '../operations/types.ts';
 import type { SharedState } from '../state/port.ts';
 import { principalOf } from './auth.ts';
+import { uploadedFileOf } from './bodies.ts';
 import { endCompressed, etagFor, negotiateCoding } from './compression.ts';
 import { notFound } from './errors.ts';
 import { toExpressPath } from './expressPaths.ts';
@@ -78,7 +79,12 @@ function inputOf(req: ValidatedRequest, res: Response, operation: ContractOperat
     const value = parameterSource(req, location)[key];
     if (value !== undefined) input[location][name] = value;
   }
-  return { ...input, body: operation.hasBody ? req.body : undefined, principal: principalOf(res) };
+  const body = operation.multipartBody
+    ? { file: uploadedFileOf(req) }
+    : operation.hasBody
+      ? req.body
+      : undefined;
+  return { ...input, body, principal: principalOf(res) };
 }
 
 /** The status and media type a plain body is sent with: the contract's success status (src/contract.ts). */

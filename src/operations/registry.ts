@@ -47,6 +47,7 @@ import { stlListContents } from './stl/stlListContents.ts';
 import { stlListSites } from './stl/stlListSites.ts';
 import { stlSqlContent } from './stl/stlSqlContent.ts';
 import { stlSqlContents } from './stl/stlSqlContents.ts';
+import { clearCache } from './system/clearCache.ts';
 import { healthz } from './system/healthz.ts';
 import { ping } from './system/ping.ts';
 import { readyz } from './system/readyz.ts';
@@ -61,6 +62,7 @@ import { loginUser } from './users/loginUser.ts';
 import { logoutUser } from './users/logoutUser.ts';
 import { resetUserPassword } from './users/resetUserPassword.ts';
 import { updateUser } from './users/updateUser.ts';
+import { uploadUserAvatar } from './users/uploadUserAvatar.ts';
 
 /*
  * Every implemented operation, one line each, grouped by the contract's tags. The mapped type ties
@@ -116,6 +118,7 @@ export const handlers: Registry = {
   resetApiKey,
   // users
   getUserAvatar,
+  uploadUserAvatar,
   // captcha
   getCaptcha,
   checkCaptcha,
@@ -142,6 +145,7 @@ export const handlers: Registry = {
   healthz,
   readyz,
   restartSystem,
+  clearCache,
 };
 
 /** operationIds of the contract that no handler implements yet (their requests get a 404 problem). */

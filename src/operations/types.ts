@@ -34,6 +34,22 @@ type JsonBody<O> = O extends { requestBody: { content: { 'application/json': inf
     ? B | undefined
     : undefined;
 
+/** A file part of a `multipart/form-data` body, as read within the upload limit (src/http/bodies.ts). */
+export interface UploadedFile {
+  /** The part's bytes, exactly as sent. */
+  bytes: Uint8Array;
+  /** The part's field name. */
+  field: string;
+}
+
+/**
+ * A `multipart/form-data` body: its one file part (the HTTP stage refuses any other shape), the
+ * rest of the contract's fields being for documentation.
+ */
+type Body<O> = O extends { requestBody: { content: { 'multipart/form-data': unknown } } }
+  ? { file: UploadedFile }
+  : JsonBody<O>;
+
 type Responses<K extends OperationId> = operations[K]['responses'];
 
 /** The operation's first success status is its default: what a handler's plain body is sent with. */
@@ -46,7 +62,7 @@ export interface OperationInput<K extends OperationId> {
   header: Section<operations[K], 'header'>;
   /** Declared cookie parameters. */
   cookie: Section<operations[K], 'cookie'>;
-  body: JsonBody<operations[K]>;
+  body: Body<operations[K]>;
   /** Who is calling: anonymous on public operations. */
   principal: Principal;
 }

@@ -1,6 +1,8 @@
+import { crc32 } from 'node:zlib';
 import { $RefParser } from '@apidevtools/json-schema-ref-parser';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import pino from 'pino';
+import { PNG } from 'pngjs';
 import supertest from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
 import { composeServices } from '../../src/compose.ts';
@@ -96,6 +98,8 @@ interface Case {
   captchaImage?: true;
   /** Fields whose value is not reproducible here (checked for type only). */
   volatile?: readonly string[];
+  /** A file sent as the one part of a multipart body (an avatar upload), instead of JSON. */
+  upload?: Buffer;
   /**
    * Fields and headers whose numbers are not reproducible here (a retry-in number of seconds, a
    * limit set low to be reached): matched by the example with every number wildcarded.
@@ -124,6 +128,33 @@ const DEMO_SECRETS: DemoSecrets = {
   apiKey: generateApiKey(),
 };
 
+/** A PNG chunk: length, type, data, CRC. */
+function pngChunk(type: string, data: Buffer): Buffer {
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(data.length);
+  const typed = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(typed));
+  return Buffer.concat([length, typed, crc]);
+}
+
+/** The upload example's avatar: 64×64 of one colour (its re-encoded PNG has 180 bytes). */
+function exampleAvatar(): Buffer {
+  const png = new PNG({ width: 64, height: 64 });
+  for (let i = 0; i < 64 * 64; i++) png.data.set([0x33, 0x66, 0x99, 255], i * 4);
+  return PNG.sync.write(png);
+}
+
+/** A PNG whose header states 4000×3000 and that holds no pixel: the 422 example. */
+function oversizedHeader(): Buffer {
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(4000, 0);
+  header.writeUInt32BE(3000, 4);
+  header.set([8, 6], 8);
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  return Buffer.concat([signature, pngChunk('IHDR', header), pngChunk('IEND', Buffer.alloc(0))]);
+}
+
 /*
  * In order, as one story: the reads of the demo first, then writes, each on a record no later
  * read expects unchanged; accounts and keys are created before they are used.
@@ -134,6 +165,8 @@ const CASES: Case[] = [
   { operationId: 'readyz', example: UNNAMED },
   // The test app runs without a supervisor, as WORKERS=0 does.
   { operationId: 'restartSystem', example: 'unsupervised' },
+  // Without Redis, as here, no node caches credentials.
+  { operationId: 'clearCache', example: 'database' },
   { operationId: 'listContents', example: 'channelPage' },
   { operationId: 'listContents', example: 'filtered' },
   { operationId: 'listContents', example: 'badValue' },
@@ -259,6 +292,29 @@ const CASES: Case[] = [
   { operationId: 'getUserAvatar', example: 'default', path: { id: 1 } },
   { operationId: 'getUserAvatar', example: UNNAMED, status: 400, path: { id: 0 } },
   { operationId: 'getUserAvatar', example: UNNAMED, status: 404, path: { id: 12 } },
+  // After the address reads: from now on user 2's avatar is the uploaded image.
+  {
+    operationId: 'uploadUserAvatar',
+    example: UNNAMED,
+    path: { id: 2 },
+    upload: exampleAvatar(),
+    volatile: ['updatedAt'],
+  },
+  {
+    operationId: 'uploadUserAvatar',
+    example: UNNAMED,
+    status: 400,
+    path: { id: 2 },
+    upload: Buffer.from('<html><script>alert(1)</script></html>'),
+  },
+  { operationId: 'uploadUserAvatar', example: UNNAMED, status: 415, path: { id: 2 }, body: {} },
+  {
+    operationId: 'uploadUserAvatar',
+    example: UNNAMED,
+    status: 422,
+    path: { id: 2 },
+    upload: oversizedHeader(),
+  },
   // paul is read by name, given contact details, then deleted.
   { operationId: 'getUser', example: 'byName', path: { account: 'paul' }, volatile: USER_DATES },
   { operationId: 'updateUser', example: 'contact', path: { id: 3 }, volatile: USER_DATES },
@@ -587,7 +643,11 @@ describe('each example, sent to the demo, gets the response example of its name'
         expect({ status: image.status, type: image.type }).toEqual({ status: 200, type: 'image/png' });
       }
       const request =
-        method === 'get' ? service.request.get(url) : service.request.post(url).type('application/json');
+        method === 'get'
+          ? service.request.get(url)
+          : c.upload !== undefined
+            ? service.request.post(url).attach('file', c.upload, 'avatar.png')
+            : service.request.post(url).type('application/json');
       await presentCredentials(request, c, service);
       for (const [header, value] of Object.entries(c.headers ?? {})) request.set(header, value);
       const response = await (body === undefined ? request : request.send(body as object));

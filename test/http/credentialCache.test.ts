@@ -32,6 +32,7 @@ test('the operations able to change a key or an account are those the contract m
       'deleteAdministrator',
       'updateUser',
       'deleteUser',
+      'clearCache',
     ].sort(),
   );
 });

@@ -1146,17 +1146,46 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get a user's avatar address
-         * @description Public. The address of the user's avatar image, wrapped in `value`: the user's
-         *     `avatarUrl` as stored (an http(s) URL or a path on the site), or, when the user has none
-         *     (or holds one stored before the URL rule that breaks it), the service's default avatar
-         *     `/assets/images/default-avatar.png`. 404 when no user has
-         *     this id (locked or unapproved users still have an avatar); 400 when the id is not a
-         *     positive 32-bit integer. Nothing else about the user is revealed.
+         * Get a user's avatar
+         * @description Public. A user with an uploaded avatar (upload a user's avatar): the image itself, as the
+         *     PNG the service encoded (`image/png`, `X-Content-Type-Options: nosniff`,
+         *     `Cache-Control: public, no-cache`), with a strong `ETag` derived from the avatar's
+         *     version; `If-None-Match` with it answers 304 without a body while the avatar is unchanged.
+         *
+         *     A user without one: the address of the user's avatar image, wrapped in `value`, as JSON:
+         *     the user's `avatarUrl` as stored (an http(s) URL or a path on the site), or, when the user
+         *     has none (or holds one stored before the URL rule that breaks it), the service's default
+         *     avatar `/assets/images/default-avatar.png`.
+         *
+         *     404 when no user has this id (locked or unapproved users still have an avatar); 400 when
+         *     the id is not a positive 32-bit integer. Nothing else about the user is revealed.
          */
         get: operations["getUserAvatar"];
         put?: never;
-        post?: never;
+        /**
+         * Upload a user's avatar
+         * @description Stores an image as the user's avatar, which get user avatar then serves in preference to
+         *     the user's `avatarUrl`; a later upload replaces it. The body is `multipart/form-data` with
+         *     exactly one part, a file (any field name; its file name and `Content-Type` are ignored).
+         *
+         *     **What is accepted** is judged by the file's bytes alone: a PNG, JPEG or GIF (first frame)
+         *     whose header states at most 1024×1024 pixels, checked before anything is decoded (422
+         *     beyond). The pixels are decoded and encoded afresh as a PNG: nothing else of the file —
+         *     metadata chunks, EXIF, comments, bytes after the image's end — is stored or served. WebP
+         *     and anything else (HTML, SVG, a file that only claims to be an image) is a 400
+         *     `invalid-image`.
+         *
+         *     **Limits**: the file may have at most `AVATAR_MAX_BYTES` bytes (2 MiB unless set),
+         *     counted while it streams in: a longer one is a 413 as soon as it passes the limit (a
+         *     declared `Content-Length` beyond the limit is refused before a byte is read). No part,
+         *     more than one part, or a plain field: 400. A body that is not `multipart/form-data`: 415.
+         *
+         *     **Who**: a key (or an administrator's token) with `Users`, for any user; a user's own
+         *     access token, for its own account only (403 for another). 404 when no user has this id.
+         *     Recorded as a `user.avatarChanged` event. Answers the stored avatar's description, wrapped
+         *     in `value`, with its `ETag`.
+         */
+        post: operations["uploadUserAvatar"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1597,6 +1626,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/actions/clearCache": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clear the caches
+         * @description Drops every cache the service keeps that can be rebuilt, and answers which it dropped:
+         *
+         *     - `credentials`: the credentials each node caches (with Redis only; without Redis no node
+         *       caches them, and this name is not in the answer). The credentials generation is advanced
+         *       in the shared state, so every node's cached entries stop being used at once: the next
+         *       request with each key or token is looked up in the database again.
+         *     - `contentCounts`: the stored totals and page marks of costly content-list filters
+         *       (rebuilt by the next list that needs them).
+         *
+         *     Nothing else is touched: the per-channel tallies and labels are exact data kept by the
+         *     database, not caches. The action is recorded as a `system.cacheCleared` event. `value` is
+         *     true, as the other system actions answer. No request body.
+         */
+        post: operations["clearCache"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/activity": {
         parameters: {
             query?: never;
@@ -1900,7 +1960,7 @@ export interface components {
              *     pages to fetch.
              * @example https://cms.example/problems/not-found
              */
-            type: "https://cms.example/problems/bad-request" | "https://cms.example/problems/validation" | "https://cms.example/problems/malformed-json" | "https://cms.example/problems/conflict" | "https://cms.example/problems/captcha-invalid" | "https://cms.example/problems/unauthorized" | "https://cms.example/problems/login-failed" | "https://cms.example/problems/locked-out" | "https://cms.example/problems/forbidden" | "https://cms.example/problems/not-found" | "https://cms.example/problems/precondition-failed" | "https://cms.example/problems/method-not-allowed" | "https://cms.example/problems/request-timeout" | "https://cms.example/problems/payload-too-large" | "https://cms.example/problems/headers-too-large" | "https://cms.example/problems/unsupported-media-type" | "https://cms.example/problems/rate-limited" | "https://cms.example/problems/internal" | "https://cms.example/problems/service-unavailable";
+            type: "https://cms.example/problems/bad-request" | "https://cms.example/problems/validation" | "https://cms.example/problems/malformed-json" | "https://cms.example/problems/conflict" | "https://cms.example/problems/captcha-invalid" | "https://cms.example/problems/invalid-image" | "https://cms.example/problems/image-too-large" | "https://cms.example/problems/unauthorized" | "https://cms.example/problems/login-failed" | "https://cms.example/problems/locked-out" | "https://cms.example/problems/forbidden" | "https://cms.example/problems/not-found" | "https://cms.example/problems/precondition-failed" | "https://cms.example/problems/method-not-allowed" | "https://cms.example/problems/request-timeout" | "https://cms.example/problems/payload-too-large" | "https://cms.example/problems/headers-too-large" | "https://cms.example/problems/unsupported-media-type" | "https://cms.example/problems/rate-limited" | "https://cms.example/problems/internal" | "https://cms.example/problems/service-unavailable";
             /** @example Not Found */
             title: string;
             /**
@@ -3713,6 +3773,31 @@ export interface components {
             password: components["schemas"]["Md5Password"];
             newPassword: components["schemas"]["NewPassword"];
         };
+        /** @description One file part (any field name); nothing else. */
+        UploadUserAvatarRequest: {
+            /**
+             * Format: binary
+             * @description The image (PNG, JPEG or GIF), judged by its bytes.
+             */
+            file?: string;
+        };
+        UploadUserAvatarResponse: {
+            value: {
+                /** Format: int32 */
+                userId: number;
+                /** @description Pixels. */
+                width: number;
+                /** @description Pixels. */
+                height: number;
+                /** @description Bytes of the PNG the service stored and serves. */
+                size: number;
+                /** @description Advanced by every upload; the `ETag` is derived from it. */
+                version: number;
+                updatedAt: components["schemas"]["DateTime"];
+                /** @description Where the avatar is served (get user avatar). */
+                url: string;
+            };
+        };
         GetUserAvatarResponse: {
             /**
              * @description Address of the avatar image.
@@ -3869,6 +3954,15 @@ export interface components {
              *     nodes); false when the process has no supervisor (WORKERS=0).
              */
             value: boolean;
+        };
+        ClearCacheResponse: {
+            /**
+             * @description Always true once the caches are dropped.
+             * @constant
+             */
+            value: true;
+            /** @description The caches dropped, by name. */
+            cleared: ("credentials" | "contentCounts")[];
         };
         /**
          * @description A scope an API key may carry; `ApiKeys` is the management of keys themselves.
@@ -6283,7 +6377,14 @@ export interface operations {
     getUserAvatar: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` held by the client: when it is still the record's, the answer is 304 without a
+                 *     body.
+                 * @example "v3"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description Id of the user.
@@ -6295,15 +6396,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The avatar address. */
+            /** @description The uploaded avatar (a PNG), or the avatar's address (JSON). */
             200: {
                 headers: {
+                    /** @description With the image only; the avatar's strong validator. */
+                    ETag?: string;
+                    /** @description With the image only; `nosniff`. */
+                    "X-Content-Type-Options"?: "nosniff";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["GetUserAvatarResponse"];
+                    "image/png": string;
                 };
             };
+            304: components["responses"]["NotModified"];
             /** @description The id is not a positive 32-bit integer. */
             400: {
                 headers: {
@@ -6341,6 +6448,128 @@ export interface operations {
                      *       "status": 404,
                      *       "detail": "User 12 does not exist",
                      *       "message": "User 12 does not exist"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    uploadUserAvatar: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Id of the user.
+                 * @example 12
+                 */
+                id: components["parameters"]["UserId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["UploadUserAvatarRequest"];
+            };
+        };
+        responses: {
+            /** @description The avatar as stored. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "value": {
+                     *         "userId": 2,
+                     *         "width": 64,
+                     *         "height": 64,
+                     *         "size": 180,
+                     *         "version": 1,
+                     *         "updatedAt": "2026-11-26 10:15:00",
+                     *         "url": "/api/v1/users/2/avatar"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UploadUserAvatarResponse"];
+                };
+            };
+            /** @description No file part, more than one part, or a file that is not a PNG, JPEG or GIF image. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://cms.example/problems/invalid-image",
+                     *       "title": "Bad Request",
+                     *       "status": 400,
+                     *       "detail": "The file is not a PNG, JPEG or GIF image",
+                     *       "message": "The file is not a PNG, JPEG or GIF image"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The file is longer than `AVATAR_MAX_BYTES`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://cms.example/problems/payload-too-large",
+                     *       "title": "Payload Too Large",
+                     *       "status": 413,
+                     *       "detail": "The file is longer than 2097152 bytes, the most an avatar may have",
+                     *       "message": "The file is longer than 2097152 bytes, the most an avatar may have"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not `multipart/form-data`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://cms.example/problems/unsupported-media-type",
+                     *       "title": "Unsupported Media Type",
+                     *       "status": 415,
+                     *       "detail": "Content-Type 'application/json' is not supported here; send multipart/form-data",
+                     *       "message": "Content-Type 'application/json' is not supported here; send multipart/form-data"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The image's dimensions are above 1024×1024. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://cms.example/problems/image-too-large",
+                     *       "title": "Unprocessable Entity",
+                     *       "status": 422,
+                     *       "detail": "The image is 4000×3000 pixels; an avatar may be at most 1024×1024",
+                     *       "message": "The image is 4000×3000 pixels; an avatar may be at most 1024×1024"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -7108,6 +7337,32 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RestartSystemResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    clearCache: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caches dropped. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClearCacheResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -16,6 +16,7 @@ export const EVENT_TYPES = [
   'user.deleted',
   'user.passwordChanged',
   'user.locked',
+  'user.avatarChanged',
   'administrator.created',
   'administrator.updated',
   'administrator.deleted',
@@ -26,6 +27,7 @@ export const EVENT_TYPES = [
   'apiKey.reset',
   'apiKey.deleted',
   'system.restarted',
+  'system.cacheCleared',
   /** Sent only by the "send a test event" operation, never recorded as activity. */
   'webhook.test',
 ] as const;

@@ -97,6 +97,14 @@ export type ContentCheck = Prisma.ContentCheckModel
  */
 export type User = Prisma.UserModel
 /**
+ * Model UserAvatar
+ * A user's uploaded avatar: always a PNG the service encoded itself from the decoded pixels of
+ * the upload, so nothing of the uploaded file but its pixels survives (no metadata chunk, no
+ * appended payload). Served by getUserAvatar in preference to the user's avatarUrl; goes with
+ * the user.
+ */
+export type UserAvatar = Prisma.UserAvatarModel
+/**
  * Model Administrator
  * 
  */

@@ -406,6 +406,7 @@ export const ModelName = {
   ContentCount: 'ContentCount',
   ContentCheck: 'ContentCheck',
   User: 'User',
+  UserAvatar: 'UserAvatar',
   Administrator: 'Administrator',
   ApiKey: 'ApiKey',
   SystemSetting: 'SystemSetting',
@@ -431,7 +432,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "site" | "channel" | "content" | "contentLabel" | "contentTally" | "contentGeneration" | "contentCount" | "contentCheck" | "user" | "administrator" | "apiKey" | "systemSetting" | "sharedCounter" | "sharedMark" | "sharedSignal" | "event" | "webhookSubscription" | "webhookDelivery" | "webhookAttempt"
+    modelProps: "site" | "channel" | "content" | "contentLabel" | "contentTally" | "contentGeneration" | "contentCount" | "contentCheck" | "user" | "userAvatar" | "administrator" | "apiKey" | "systemSetting" | "sharedCounter" | "sharedMark" | "sharedSignal" | "event" | "webhookSubscription" | "webhookDelivery" | "webhookAttempt"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1098,6 +1099,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.UserCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.UserCountAggregateOutputType> | number
+        }
+      }
+    }
+    UserAvatar: {
+      payload: Prisma.$UserAvatarPayload<ExtArgs>
+      fields: Prisma.UserAvatarFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.UserAvatarFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserAvatarPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.UserAvatarFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserAvatarPayload>
+        }
+        findFirst: {
+          args: Prisma.UserAvatarFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserAvatarPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.UserAvatarFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserAvatarPayload>
+        }
+        findMany: {
+          args: Prisma.UserAvatarFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserAvatarPayload>[]
+        }
+        create: {
+          args: Prisma.UserAvatarCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserAvatarPayload>
+        }
+        createMany: {
+          args: Prisma.UserAvatarCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.UserAvatarCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserAvatarPayload>[]
+        }
+        delete: {
+          args: Prisma.UserAvatarDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserAvatarPayload>
+        }
+        update: {
+          args: Prisma.UserAvatarUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserAvatarPayload>
+        }
+        deleteMany: {
+          args: Prisma.UserAvatarDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.UserAvatarUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.UserAvatarUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserAvatarPayload>[]
+        }
+        upsert: {
+          args: Prisma.UserAvatarUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserAvatarPayload>
+        }
+        aggregate: {
+          args: Prisma.UserAvatarAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateUserAvatar>
+        }
+        groupBy: {
+          args: Prisma.UserAvatarGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserAvatarGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.UserAvatarCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserAvatarCountAggregateOutputType> | number
         }
       }
     }
@@ -2071,6 +2146,18 @@ export const UserScalarFieldEnum = {
 export type UserScalarFieldEnum = (typeof UserScalarFieldEnum)[keyof typeof UserScalarFieldEnum]
 
 
+export const UserAvatarScalarFieldEnum = {
+  userId: 'userId',
+  bytes: 'bytes',
+  width: 'width',
+  height: 'height',
+  updatedAt: 'updatedAt',
+  version: 'version'
+} as const
+
+export type UserAvatarScalarFieldEnum = (typeof UserAvatarScalarFieldEnum)[keyof typeof UserAvatarScalarFieldEnum]
+
+
 export const AdministratorScalarFieldEnum = {
   id: 'id',
   userName: 'userName',
@@ -2308,6 +2395,20 @@ export type ListBigIntFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaMod
 
 
 /**
+ * Reference to a field of type 'Bytes'
+ */
+export type BytesFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Bytes'>
+    
+
+
+/**
+ * Reference to a field of type 'Bytes[]'
+ */
+export type ListBytesFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Bytes[]'>
+    
+
+
+/**
  * Reference to a field of type 'Float'
  */
 export type FloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float'>
@@ -2480,6 +2581,7 @@ export type GlobalOmitConfig = {
   contentCount?: Prisma.ContentCountOmit
   contentCheck?: Prisma.ContentCheckOmit
   user?: Prisma.UserOmit
+  userAvatar?: Prisma.UserAvatarOmit
   administrator?: Prisma.AdministratorOmit
   apiKey?: Prisma.ApiKeyOmit
   systemSetting?: Prisma.SystemSettingOmit

@@ -60,6 +60,7 @@ export const ModelName = {
   ContentCount: 'ContentCount',
   ContentCheck: 'ContentCheck',
   User: 'User',
+  UserAvatar: 'UserAvatar',
   Administrator: 'Administrator',
   ApiKey: 'ApiKey',
   SystemSetting: 'SystemSetting',
@@ -277,6 +278,18 @@ export const UserScalarFieldEnum = {
 } as const
 
 export type UserScalarFieldEnum = (typeof UserScalarFieldEnum)[keyof typeof UserScalarFieldEnum]
+
+
+export const UserAvatarScalarFieldEnum = {
+  userId: 'userId',
+  bytes: 'bytes',
+  width: 'width',
+  height: 'height',
+  updatedAt: 'updatedAt',
+  version: 'version'
+} as const
+
+export type UserAvatarScalarFieldEnum = (typeof UserAvatarScalarFieldEnum)[keyof typeof UserAvatarScalarFieldEnum]
 
 
 export const AdministratorScalarFieldEnum = {

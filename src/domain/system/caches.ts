@@ -1,0 +1,29 @@
+import type { Db } from '../../db/client.ts';
+import { writeTransaction } from '../../db/transaction.ts';
+import { recordEvent } from '../events/record.ts';
+
+/*
+ * The caches the service keeps that can be dropped without losing anything: each is rebuilt by the
+ * next request that needs it. The per-channel tallies and labels are not among them: they are exact
+ * data the database's triggers keep, and rebuilding them would mean counting every content again.
+ */
+
+/** A cache's name, as the clearCache operation answers it. */
+export type CacheName = 'credentials' | 'contentCounts';
+
+/**
+ * Drops the stored totals and page marks of content-list filters and records the action; answers
+ * what was dropped. `credentialsCached` says whether any node caches credentials (with Redis only):
+ * the caller drops those on every node by advancing the credentials generation.
+ */
+export async function clearCaches(db: Db, credentialsCached: boolean): Promise<CacheName[]> {
+  const cleared: CacheName[] = [...(credentialsCached ? (['credentials'] as const) : []), 'contentCounts'];
+  await writeTransaction(db, async (tx) => {
+    const counts = await tx.contentCount.deleteMany({});
+    await recordEvent(tx, {
+      type: 'system.cacheCleared',
+      payload: { cleared: cleared.join(','), contentCounts: counts.count },
+    });
+  });
+  return cleared;
+}
