@@ -225,7 +225,22 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
       disposeExternalPool: true,
     });
     db = postgresAsDb(new PostgresClient({ adapter, log }));
-    reads = postgresPointReads(pool, pg.types, options.onQuery);
+    // The adapter ends the pool on $disconnect only if the client has connected: a point read before
+    // any Prisma query connects it first, so that $disconnect ends every connection the reads opened.
+    let connected: Promise<void> | undefined;
+    reads = postgresPointReads(
+      async () => {
+        // Not kept when it fails: the next read tries again (the database may be back by then).
+        connected ??= db.$connect().catch((error: unknown) => {
+          connected = undefined;
+          throw error;
+        });
+        await connected;
+        return pool;
+      },
+      pg.types,
+      options.onQuery,
+    );
     costly = new PooledCostlyReads(db);
   }
   const onQuery = options.onQuery;
