@@ -42,6 +42,13 @@ type Rows<TypeMap extends { model: Record<string, { payload: { scalars: unknown 
 // A model, field or field type the two renders disagree on makes this false, and the build fails.
 const rendersAgree: Same<Rows<Sqlite.Prisma.TypeMap>, Rows<Postgres.Prisma.TypeMap>> = true;
 void rendersAgree;
+// The field lists are taken from the SQLite render's browser entry (enums only, no client and no
+// driver): the same values as the PostgreSQL render's, or the build fails.
+const fieldListsAgree: Same<
+  [typeof Sqlite.Prisma.ContentScalarFieldEnum, typeof Sqlite.Prisma.ApiKeyScalarFieldEnum],
+  [typeof Postgres.Prisma.ContentScalarFieldEnum, typeof Postgres.Prisma.ApiKeyScalarFieldEnum]
+> = true;
+void fieldListsAgree;
 
 type Operations = {
   model: Record<string, { operations: Record<string, unknown> }>;
