@@ -129,7 +129,7 @@ async function updateThroughput(slowSubscriptions: number): Promise<number> {
   await applyMigrations(place.url);
   const handle = await createDb(place.url);
   const { db, provider: kind } = handle;
-  await seedDemo(db);
+  await seedDemo(handle);
   const targets = await db.content.findMany({ select: { id: true, channelId: true }, take: 40 });
   const { key } = await issueApiKey(db, { title: 'bench', scopes: SCOPES });
   const slow = receiver(2000);

@@ -211,14 +211,15 @@ async function main() {
   const url = `file:${FILE}`;
   const fresh = !existsSync(FILE);
   await applyMigrations(url);
-  const { db, provider } = await createDb(url);
+  const handle = await createDb(url);
+  const { db } = handle;
   try {
     if (fresh || (await db.content.count()) !== CONTENTS) {
       await db.content.deleteMany();
       await db.channel.deleteMany();
       await db.site.deleteMany();
       const start = performance.now();
-      await importDocument(db, document());
+      await importDocument(handle, document());
       console.log(`${CONTENTS} contents imported in ${((performance.now() - start) / 1000).toFixed(1)} s`);
     }
     const only = process.env.HOSTILE_ONLY;
@@ -231,7 +232,7 @@ async function main() {
       for (let i = 0; i < RUNS; i++) {
         const start = performance.now();
         try {
-          total = (await listContents(db, provider, request, MAX_PER_PAGE)).totalCount;
+          total = (await listContents(handle, request, MAX_PER_PAGE)).totalCount;
         } catch (error) {
           total = -1;
           console.log(`  ${name}: ${(error as Error).message.split('\n').at(-1)}`);

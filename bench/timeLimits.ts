@@ -49,9 +49,10 @@ async function prepare(): Promise<{ url: string; drop: () => Promise<void> }> {
     drop = () => dropDatabase(server, name);
   }
   await applyMigrations(url);
-  const { db } = await createDb(url);
+  const handle = await createDb(url);
+  const { db } = handle;
   try {
-    await importDocument(db, {
+    await importDocument(handle, {
       sites: [{ id: 1, siteDir: 'hostile', siteName: 'Hostile', isRoot: true }],
       channels: [{ id: 2, siteId: 1, parentId: 1, channelName: 'News' }],
       contents: [1, 2, 3, 4].map((id) => ({ id, channelId: 2, title: `Content ${id}`, checkedLevel: 1 })),

@@ -87,7 +87,7 @@ export async function composeServices(
       made.push(() => opened.db.$disconnect());
       handle = opened;
     }
-    const { db, provider, reads } = handle;
+    const { db, provider, reads, costly } = handle;
     const resolved = await ensureTokenSecret(config, db);
     const sandbox = openSandbox(config.databaseUrl);
     made.push(() => sandbox.close());
@@ -121,6 +121,7 @@ export async function composeServices(
       db,
       provider,
       reads,
+      costly,
       config: resolved,
       logger,
       state,

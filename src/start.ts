@@ -43,9 +43,10 @@ const KEY_HINT =
  */
 async function seedDemo(config: Config, logger: Logger): Promise<DemoSecrets | undefined> {
   const { seedDemoWhenEmpty } = await import('./domain/seed/demo.ts');
-  const { db } = await createDb(config.databaseUrl);
+  const handle = await createDb(config.databaseUrl);
+  const { db } = handle;
   try {
-    return await seedDemoWhenEmpty(db, config.databaseUrl);
+    return await seedDemoWhenEmpty(handle, config.databaseUrl);
   } catch (error) {
     // The seed is one transaction: nothing of it was written, and the service is still useful.
     if (!(error instanceof DomainError)) throw error;

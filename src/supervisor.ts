@@ -139,6 +139,7 @@ function setUpPrimary(): void {
   cluster.setupPrimary({ execArgv: [...WORKER_V8_FLAGS, ...process.execArgv] });
 }
 
+// The state below is the primary process's own, as node:cluster (which it drives) is process-wide.
 /** Workers forkEarly started, until supervise takes them. */
 const forkedEarly: Worker[] = [];
 

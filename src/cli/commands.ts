@@ -3,7 +3,7 @@ import { constants, createReadStream, createWriteStream, type WriteStream } from
 import { access, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Config } from '../config.ts';
-import type { Db } from '../db/client.ts';
+import type { DbHandle } from '../db/client.ts';
 import { hashPlainPassword } from '../domain/accounts/passwords.ts';
 import { passwordProblem } from '../domain/accounts/rules.ts';
 import { issueApiKey } from '../domain/apiKeys/issueApiKey.ts';
@@ -56,8 +56,7 @@ export interface CliIo {
   tty?: NodeJS.WriteStream | undefined;
 }
 
-export interface CliContext extends CliIo {
-  db: Db;
+export interface CliContext extends CliIo, Pick<DbHandle, 'db' | 'provider'> {
   /** The settings, the database the client is connected to (`config.databaseUrl`) among them. */
   config: Config;
 }
@@ -74,7 +73,7 @@ export interface Command {
 }
 
 /** What a command that touches no schema of the service does: no migrations, no client. */
-export type StandaloneAction = (context: Omit<CliContext, 'db'>) => Promise<number>;
+export type StandaloneAction = (context: Omit<CliContext, 'db' | 'provider'>) => Promise<number>;
 
 /**
  * A command run with rights the service must not have (a privileged database role): the tool
@@ -128,7 +127,7 @@ const importCommand: Command = {
     } catch (error) {
       throw new CommandFailure(`cannot read ${file}: ${(error as Error).message}`);
     }
-    return async ({ db, out, err, tty }) => {
+    return async ({ db, provider, out, err, tty }) => {
       const source = streamSource(() => createReadStream(file, { highWaterMark: 1024 * 1024 }), size);
       const progress = followPhases(createProgress({ tty, line: err }), {
         reading: { label: 'Checking', unit: 'bytes' },
@@ -136,7 +135,7 @@ const importCommand: Command = {
       });
       let summary: ImportSummary;
       try {
-        summary = await importFrom(db, source, { onProgress: progress.onProgress });
+        summary = await importFrom({ db, provider }, source, { onProgress: progress.onProgress });
       } catch (error) {
         if (error instanceof ImportSyntaxError) {
           const where = await jsonErrorLocation(file, size);
@@ -170,7 +169,7 @@ const exportCommand: Command = {
     const { positionals } = parseOptions(args, {}, 1);
     const file = positionals[0];
     if (!file) throw new UsageError('name the JSON file to write');
-    return async ({ db, out, err, tty }) => {
+    return async ({ db, provider, out, err, tty }) => {
       // Written beside the target and renamed at the end: a failed export leaves no half file.
       const partial = join(dirname(file), `.${basename(file)}.${process.pid}.partial`);
       let output: WriteStream;
@@ -184,7 +183,7 @@ const exportCommand: Command = {
       });
       let summary: ExportSummary;
       try {
-        summary = await exportDocument(db, sinkOf(output), {
+        summary = await exportDocument({ db, provider }, sinkOf(output), {
           onProgress: (event) => progress.onProgress({ phase: 'exporting', ...event }),
         });
         await closeOutput(output);
@@ -246,8 +245,8 @@ const seedDemoCommand: Command = {
     'Fill an empty database with a demo site, channels, contents, two accounts with random passwords and an all-scopes key, in one transaction.',
   async prepare(args) {
     parseOptions(args, {});
-    return async ({ db, config, out, err }) => {
-      const secrets = await seedDemoWhenEmpty(db, config.databaseUrl);
+    return async ({ db, provider, config, out, err }) => {
+      const secrets = await seedDemoWhenEmpty({ db, provider }, config.databaseUrl);
       if (secrets === undefined) {
         const sites = await db.site.count();
         err(

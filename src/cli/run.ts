@@ -101,9 +101,9 @@ export async function runCli(
     io.err(`cms ${name}: cannot prepare the database: ${error.message}`);
     return EXIT_FAILED;
   }
-  const { db } = await createDb(config.databaseUrl);
+  const { db, provider } = await createDb(config.databaseUrl);
   try {
-    return await (action as Action)({ db, config, ...io });
+    return await (action as Action)({ db, provider, config, ...io });
   } catch (error) {
     // A lock another process keeps (seed-demo waits for migrations and other seeders) is one sentence too.
     if (error instanceof MigrationError || error instanceof CommandFailure) {

@@ -1,25 +1,33 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { PrismaClient as PostgresClient } from '../generated/prisma/postgresql/client.ts';
 import type { PrismaClient as SqliteClient } from '../generated/prisma/sqlite/client.ts';
-import type { Same } from './models.ts';
+import type { CostlyReads } from './costlyReads.ts';
+import type { PostgresServesSqliteCalls, Same } from './models.ts';
 import type { PointReads } from './pointReads.ts';
 
 /**
  * The database client as the service uses it, whichever the provider: the model's delegates, raw
- * queries and transactions. `npm run gen` renders one model for both providers, and the build
- * checks that the renders agree — every model, field and field type (models.ts), every member of
- * the client (below). What it cannot check is the generic types of the delegates' methods: they are
- * two generated copies TypeScript does not relate to each other, so they are written once, as the
- * SQLite render has them, and a client of either provider becomes a Db through toDb only.
+ * queries and transactions. It is a type only — no provider's runtime is loaded for it; createDb
+ * loads the one the URL names. `npm run gen` renders one model for both providers; the SQLite
+ * render's client type stands for both, because the build checks (models.ts) that the PostgreSQL
+ * client takes every argument that type allows, model by model and operation by operation, and
+ * returns the same results.
  */
 export type Db = SqliteClient;
 
 // A member (a model's delegate, a $ method) one render's client has and the other's lacks fails the build.
 const clientsAgree: Same<keyof SqliteClient, keyof PostgresClient> = true;
 void clientsAgree;
+// An argument SQLite's render allows that PostgreSQL's refuses, or a result they disagree on, fails the build.
+const postgresServes: PostgresServesSqliteCalls = true;
+void postgresServes;
 
-/** Either provider's client as the one Db type (see Db for what makes that sound). */
-function toDb(client: SqliteClient | PostgresClient): Db {
+/**
+ * The PostgreSQL client as a Db: what the two checks above prove. TypeScript cannot relate the two
+ * renders' generic method signatures by itself (each render declares its own copies), hence the
+ * conversion, made here only.
+ */
+function postgresAsDb(client: PostgresClient): Db {
   return client as unknown as Db;
 }
 
@@ -33,6 +41,8 @@ export interface DbHandle {
    * an interactive transaction's reads must go through the transaction.
    */
   reads: PointReads;
+  /** Where the reads whose cost depends on the data run (src/db/costlyReads.ts); closed with the client. */
+  costly: CostlyReads;
 }
 
 export const DEFAULT_DATABASE_URL = 'file:./data/cms.db';
@@ -117,7 +127,7 @@ async function loadSqlite() {
   const { PrismaClient: SqliteClient } = await import('../generated/prisma/sqlite/client.ts');
   const { withTimeLimit } = await import('./sqliteTimeLimit.ts');
   const { sqlitePointReads } = await import('./pointReads.ts');
-  const { SqliteCostlyReads, registerCostlyReads } = await import('./costlyReads.ts');
+  const { SqliteCostlyReads } = await import('./costlyReads.ts');
   const { beginImmediateForWrites } = await import('./transaction.ts');
   return {
     beginImmediateForWrites,
@@ -126,7 +136,6 @@ async function loadSqlite() {
     withTimeLimit,
     sqlitePointReads,
     SqliteCostlyReads,
-    registerCostlyReads,
   };
 }
 
@@ -135,9 +144,11 @@ async function loadPostgres() {
   const { PrismaPg } = await import('@prisma/adapter-pg');
   const { PrismaClient: PostgresClient } = await import('../generated/prisma/postgresql/client.ts');
   const { postgresPointReads } = await import('./pointReads.ts');
-  return { pg, PrismaPg, PostgresClient, postgresPointReads };
+  const { PooledCostlyReads } = await import('./costlyReads.ts');
+  return { pg, PrismaPg, PostgresClient, postgresPointReads, PooledCostlyReads };
 }
 
+// Code, not state: each provider's modules, loaded once, shared by every client made from them.
 let sqliteModules: ReturnType<typeof loadSqlite> | undefined;
 let postgresModules: ReturnType<typeof loadPostgres> | undefined;
 
@@ -151,6 +162,7 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
   const log = options.onQuery ? [{ emit: 'event' as const, level: 'query' as const }] : [];
   let db: Db;
   let reads: PointReads;
+  let costly: CostlyReads;
   if (provider === 'sqlite') {
     sqliteModules ??= loadSqlite();
     const {
@@ -159,12 +171,12 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
       withTimeLimit,
       sqlitePointReads,
       beginImmediateForWrites,
-      ...costly
+      SqliteCostlyReads,
     } = await sqliteModules;
     let connection: BetterSqlite3.Database | undefined;
     const file = sqliteFilePath(databaseUrl);
     const limitMs = options.sqliteQueryTimeoutMs ?? DEFAULT_SQLITE_QUERY_TIMEOUT_MS;
-    const costlyReads = new costly.SqliteCostlyReads(
+    const costlyReads = new SqliteCostlyReads(
       { file, limitMs, cacheKib: options.sqliteCacheKib },
       options.onQuery,
     );
@@ -186,9 +198,9 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
       },
       () => costlyReads.close(),
     );
-    const client = toDb(new SqliteClient({ adapter, log }));
-    costly.registerCostlyReads(client, costlyReads);
+    const client: Db = new SqliteClient({ adapter, log });
     db = client;
+    costly = costlyReads;
     reads = sqlitePointReads(async () => {
       // The adapter opens its connection on the client's first query.
       if (connection === undefined || !connection.open) await client.$connect();
@@ -197,7 +209,7 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
     }, options.onQuery);
   } else {
     postgresModules ??= loadPostgres();
-    const { pg, PrismaPg, PostgresClient, postgresPointReads } = await postgresModules;
+    const { pg, PrismaPg, PostgresClient, postgresPointReads, PooledCostlyReads } = await postgresModules;
     // The pool is made here, not by the adapter, so that the point reads share it; the adapter
     // still ends it on $disconnect.
     const pool = new pg.Pool({
@@ -212,22 +224,28 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
     const adapter = new PrismaPg(pool as unknown as ConstructorParameters<typeof PrismaPg>[0], {
       disposeExternalPool: true,
     });
-    db = toDb(new PostgresClient({ adapter, log }));
-    reads = postgresPointReads(pool, pg.types, options.onQuery);
+    db = postgresAsDb(new PostgresClient({ adapter, log }));
+    // The adapter ends the pool on $disconnect only if the client has connected: a point read before
+    // any Prisma query connects it first, so that $disconnect ends every connection the reads opened.
+    let connected: Promise<void> | undefined;
+    reads = postgresPointReads(
+      async () => {
+        // Not kept when it fails: the next read tries again (the database may be back by then).
+        connected ??= db.$connect().catch((error: unknown) => {
+          connected = undefined;
+          throw error;
+        });
+        await connected;
+        return pool;
+      },
+      pg.types,
+      options.onQuery,
+    );
+    costly = new PooledCostlyReads(db);
   }
   const onQuery = options.onQuery;
   if (onQuery) (db as unknown as QueryEvents).$on('query', (event) => onQuery(event.query, event.duration));
-  providers.set(db, provider);
-  return { db, provider, reads };
-}
-
-/** The provider of every client createDb made, for code that is handed only the client. */
-const providers = new WeakMap<Db, DbProvider>();
-
-export function providerOfClient(db: Db): DbProvider {
-  const provider = providers.get(db);
-  if (provider === undefined) throw new Error('This database client was not made by createDb');
-  return provider;
+  return { db, provider, reads, costly };
 }
 
 /** The part of a logging client's API that reports queries. */

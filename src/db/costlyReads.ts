@@ -12,8 +12,14 @@ import type { Sql } from './sql.ts';
  * event loop even a statement its time limit ends (src/db/sqliteTimeLimit.ts) would hold every
  * other request — ping, a get-by-id — until then. In the thread it holds only the content filters
  * queued behind it, and the time limit, counted from when the request compiled its filter, bounds
- * their wait too. On PostgreSQL, and for a client createDb did not make, they are ordinary queries.
+ * their wait too. On PostgreSQL they are ordinary queries, a few at a time. Either way they belong
+ * to the database handle createDb makes (DbHandle.costly), and end with its client.
  */
+
+/** Where a database handle runs its costly reads. */
+export interface CostlyReads {
+  all<T>(statement: Sql): Promise<T[]>;
+}
 
 export interface CostlyReadsSetup {
   file: string;
@@ -77,7 +83,7 @@ function bindable(value: unknown): unknown {
   return value;
 }
 
-export class SqliteCostlyReads {
+export class SqliteCostlyReads implements CostlyReads {
   private worker: Worker | undefined;
   private readonly pending = new Map<
     number,
@@ -146,12 +152,6 @@ export class SqliteCostlyReads {
   }
 }
 
-const costlyReadsByClient = new WeakMap<Db, SqliteCostlyReads>();
-
-export function registerCostlyReads(db: Db, reads: SqliteCostlyReads): void {
-  costlyReadsByClient.set(db, reads);
-}
-
 /**
  * PostgreSQL: at most this many costly reads of one client hold pool connections at once (pg's pool
  * has 10), so that point reads, writes and the cheap queries of every request always find a
@@ -178,21 +178,13 @@ class Turns {
   }
 }
 
-const turnsByClient = new WeakMap<Db, Turns>();
+/** PostgreSQL's costly reads: ordinary queries of the client, at most COSTLY_READS_AT_ONCE at a time. */
+export class PooledCostlyReads implements CostlyReads {
+  private readonly turns = new Turns();
 
-/** Runs a read whose cost depends on the data: in SQLite's read thread when the client has one. */
-export function readCostly<T>(db: Db, statement: Sql): Promise<T[]> {
-  const reads = costlyReadsByClient.get(db);
-  if (reads !== undefined) return reads.all<T>(statement);
-  let turns = turnsByClient.get(db);
-  if (turns === undefined) {
-    turns = new Turns();
-    turnsByClient.set(db, turns);
+  constructor(private readonly db: Db) {}
+
+  all<T>(statement: Sql): Promise<T[]> {
+    return this.turns.run(() => this.db.$queryRaw<T[]>(statement));
   }
-  return turns.run(() => db.$queryRaw<T[]>(statement));
-}
-
-/** Whether the client's costly reads run apart from its own connection (SQLite's read thread). */
-export function hasReadThread(db: Db): boolean {
-  return costlyReadsByClient.has(db);
 }

@@ -12,6 +12,7 @@ import { installTimeLimit } from './sqliteTimeLimit.ts';
 const port = parentPort;
 if (port === null) throw new Error('costlyReadsThread.ts runs as a worker thread');
 const { file, limitMs, cacheKib } = workerData as CostlyReadsSetup;
+// This thread's one connection: the module is the thread's entry, not a library.
 const db = new Database(file, { readonly: true, fileMustExist: true });
 db.pragma('query_only = 1');
 if (cacheKib !== undefined) db.pragma(`cache_size = -${cacheKib}`);

@@ -147,11 +147,12 @@ function parseUtcTimestamp(text: string): Date {
   return new Date(`${text.replace(' ', 'T')}Z`);
 }
 /**
- * Point reads on the pool Prisma's adapter uses; each statement is prepared once per connection
- * (named). `types` is pg's own (passed in: only a PostgreSQL service loads pg).
+ * Point reads on the pool Prisma's adapter uses (`pool` gives it once the adapter owns it); each
+ * statement is prepared once per connection (named). `types` is pg's own (passed in: only a
+ * PostgreSQL service loads pg).
  */
 export function postgresPointReads(
-  pool: pg.Pool,
+  pool: () => Promise<pg.Pool>,
   types: typeof pg.types,
   observe?: QueryObserver,
 ): PointReads {
@@ -166,7 +167,7 @@ export function postgresPointReads(
     const name = `cms_point_read_${++count}`;
     return async (params) => {
       const start = performance.now();
-      const result = await pool.query<Row>({
+      const result = await (await pool()).query<Row>({
         name,
         text: sqlText,
         values: [...params],

@@ -51,6 +51,7 @@ export interface PresentedCredentials {
   fingerprint: string;
 }
 
+// Not shared state: each request's own memo, collected with its request.
 const presented = new WeakMap<Request, PresentedCredentials | null>();
 
 /**

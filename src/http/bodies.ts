@@ -47,6 +47,7 @@ function hasBody(req: IncomingMessage): boolean {
 }
 
 /** Requests whose answer closes the connection until their body has been read in full. */
+// Not shared state: a mark on each request, collected with its request.
 const closingUnlessRead = new WeakSet<IncomingMessage>();
 
 /**

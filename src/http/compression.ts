@@ -18,6 +18,7 @@ export type Coding = 'br' | 'gzip';
 export const PRECOMPRESSED_SUFFIX: Readonly<Record<Coding, string>> = { br: '.br', gzip: '.gz' };
 
 /** Per app, the smallest answer compressed; absent: compression is off. */
+// Not shared state: a side table of each app's own setting, collected with its app.
 const thresholds = new WeakMap<Application, number>();
 
 /**

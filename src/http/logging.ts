@@ -189,6 +189,7 @@ const requestLog: PropertyDescriptor = {
     this[BOUND_LOGGER] = value;
   },
 };
+// Not shared state: marks request prototypes already given req.log, collected with them.
 const withRequestLog = new WeakSet<object>();
 
 /**

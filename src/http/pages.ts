@@ -165,6 +165,7 @@ export function responseChecker(operationId: string): (schema: JsonSchema) => (b
   };
 }
 
+// Made on first use and the same for every app: it compiles the contract's schemas, which are the process's.
 let ajv: Ajv2020 | undefined;
 function checkerAjv(): Ajv2020 {
   if (ajv !== undefined) return ajv;

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Contract, ContractOperation, ParameterLocation } from '../contract.ts';
 import type { Db, DbProvider } from '../db/client.ts';
+import type { CostlyReads } from '../db/costlyReads.ts';
 import type { PointReads } from '../db/pointReads.ts';
 import type { SqlExecutor } from '../db/sandbox/executor.ts';
 import { actorOf, withActor } from '../domain/events/actor.ts';
@@ -246,6 +247,7 @@ class RequestContext implements OperationContext {
   readonly db: Db;
   readonly provider: DbProvider;
   readonly reads: PointReads;
+  readonly costly: CostlyReads;
   readonly config: Config;
   readonly state: SharedState;
   readonly restart: RestartWorkers;
@@ -258,6 +260,7 @@ class RequestContext implements OperationContext {
     this.db = services.db;
     this.provider = services.provider;
     this.reads = services.reads;
+    this.costly = services.costly;
     this.config = services.config;
     this.state = services.state;
     this.restart = services.restart;

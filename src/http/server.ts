@@ -104,6 +104,7 @@ function constructorsFor(app: Express): {
 }
 
 /** Servers drainServer has been called on. */
+// Not shared state: a mark on each server, collected with its server.
 const draining = new WeakSet<Server>();
 
 export function createHttpServer(app: Express, limits: ServerLimits = DEFAULT_SERVER_LIMITS): Server {

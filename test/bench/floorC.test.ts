@@ -44,7 +44,7 @@ beforeAll(async () => {
   folder = await mkdtemp(scratchPrefix('bench'));
   const file = join(folder, 'contents.json');
   await writeImportFile(file, { contents: CONTENTS, seed: 7, apiKey: KEY });
-  await importDocument(app.db, JSON.parse(await readFile(file, 'utf8')));
+  await importDocument(app, JSON.parse(await readFile(file, 'utf8')));
   sql = openSql(app.config.databaseUrl, 2);
   const middle = Math.ceil(CONTENTS / 2);
   const contents = [...benchContents(CONTENTS, 7)];

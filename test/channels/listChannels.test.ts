@@ -28,7 +28,7 @@ beforeAll(async () => {
     // Few distinct taxis values, so that ties fall back to the id.
     generated.push({ id: 1000 + i, parentId: parent.id, taxis: Math.floor(random() * 5) });
   }
-  await importDocument(app.db, {
+  await importDocument(app, {
     sites: [{ id: 20, siteDir: 'generated', siteName: 'Generated' }],
     channels: generated.map((channel) => ({ ...channel, siteId: 20, channelName: `Channel ${channel.id}` })),
   });

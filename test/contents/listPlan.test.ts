@@ -79,7 +79,7 @@ function contentsFor(from: number, count: number, channels: number[]) {
 beforeAll(async () => {
   app = await startTestApp();
   key = await app.createApiKey(['Contents']);
-  await importDocument(app.db, {
+  await importDocument(app, {
     sites: [
       { id: 1, siteDir: 'main', siteName: 'Main', isRoot: true, attributes: { checkContentLevel: 1 } },
       { id: 10, siteDir: 'other', siteName: 'Other' },
@@ -364,7 +364,7 @@ describe('totals and memberships stay exact after writes', () => {
   });
 
   test('an import', async () => {
-    await importDocument(app.db, { contents: contentsFor(500, 40, [3, 5, 11, 4]) });
+    await importDocument(app, { contents: contentsFor(500, 40, [3, 5, 11, 4]) });
     expect((await plain({ siteId: 10 })).total).toBeGreaterThan(30);
     await expectAllExact();
   });
@@ -423,7 +423,7 @@ describe('stored totals (ContentCount) are used, and only while the site is not 
         'a channel move',
         () => other.db.$executeRaw`UPDATE "Channel" SET "parentsPath" = "parentsPath" WHERE "id" = 5`,
       ],
-      ['an import', () => importDocument(app.db, { contents: contentsFor(900, 3, [2, 4]) })],
+      ['an import', () => importDocument(app, { contents: contentsFor(900, 3, [2, 4]) })],
       ['a delete', () => other.db.$executeRaw`DELETE FROM "Content" WHERE "id" = 900`],
     ];
     for (const [what, write] of writes) {
@@ -492,7 +492,7 @@ describe('deep pages start from stored page marks (keyset), and answer exactly t
   beforeAll(async () => {
     TREE[21] = [21, 22];
     TREE[23] = [23];
-    await importDocument(app.db, {
+    await importDocument(app, {
       sites: [{ id: SITE, siteDir: 'deep', siteName: 'Deep' }],
       channels: [
         { id: 21, siteId: SITE, parentId: 20, channelName: 'A', taxis: 1 },
@@ -538,7 +538,7 @@ describe('deep pages start from stored page marks (keyset), and answer exactly t
       await expectSame(filter, 60); // from the stored marks
       await other.db
         .$executeRaw`UPDATE "Content" SET "taxis" = "taxis" + 1, "hits" = "hits" + 2 WHERE "siteId" = ${SITE} AND "id" % 7 = 0`;
-      await importDocument(app.db, { contents: deep(5000 + _ * 100, 40) });
+      await importDocument(app, { contents: deep(5000 + _ * 100, 40) });
       await other.db.$executeRaw`DELETE FROM "Content" WHERE "siteId" = ${SITE} AND "id" % 11 = 0`;
       await expectSame(filter, 60);
       await expectSame(filter, 60);
@@ -551,8 +551,7 @@ describe('deep pages start from stored page marks (keyset), and answer exactly t
     const keys = compiled.orderKeys;
     if (!keys) throw new Error('the default order has keys');
     const marks = await pageMarks(
-      app.db,
-      app.provider,
+      app.services,
       SITE,
       compiled.where,
       compiled.matchWhere,

@@ -17,7 +17,7 @@ const queries: string[] = [];
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  await loadFixture(database.handle.db);
+  await loadFixture(database.handle);
   observed = await createDb(database.url, { onQuery: (text) => queries.push(text) });
 });
 afterAll(async () => {
@@ -43,7 +43,7 @@ const everyFilter: ListContentsRequest = {
 
 async function countQueries(request: ListContentsRequest) {
   queries.length = 0;
-  const page = await listContents(observed.db, observed.provider, request, 1000);
+  const page = await listContents(observed, request, 1000);
   const contentQueries = queries.filter((text) =>
     /FROM\s+[`"]?(main[`"]?\.)?[`"]?Content(Tally|Label)?\b/i.test(text),
   );

@@ -460,7 +460,7 @@ beforeAll(async () => {
       checkCaptcha: createCheckCaptcha(captchaOptions),
     },
   });
-  ({ apiKey } = await seedDemo(app.db, DEMO_SECRETS));
+  ({ apiKey } = await seedDemo(app, DEMO_SECRETS));
   limited = await startTestApp({ config: { rateLimitPerMinute: 1 } });
   failing = await startTestApp({
     handlers: {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { createDb } from '../../src/db/client.ts';
 import { Prisma } from '../../src/generated/prisma/sqlite/client.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/database.ts';
 
 /*
  * The point reads (src/db/pointReads.ts) return Prisma's rows: every column of the model, with the
@@ -174,3 +174,28 @@ test('a fresh client reads before its first Prisma query, and its reads are repo
     await db.$disconnect();
   }
 });
+
+(testServerUrl() === undefined ? test.skip : test)(
+  'PostgreSQL: a client whose only queries were point reads ends their connection when it disconnects',
+  async () => {
+    const { db: main } = database.handle;
+    const connections = async () => {
+      const [row] = await main.$queryRawUnsafe<{ n: number }[]>(
+        'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database()',
+      );
+      return row?.n ?? 0;
+    };
+    const before = await connections();
+    const { db, reads: fresh } = await createDb(database.url);
+    expect(await fresh.content(-1, siteId, channelId)).toBeNull();
+    expect(await connections()).toBe(before + 1);
+    await db.$disconnect();
+    // The server lists a backend until it has exited: wait for that, not for a set time.
+    let after = await connections();
+    for (let tries = 0; after > before && tries < 200; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      after = await connections();
+    }
+    expect(after).toBe(before);
+  },
+);

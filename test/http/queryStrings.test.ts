@@ -21,7 +21,7 @@ let key: string;
 
 beforeAll(async () => {
   app = await startTestApp();
-  await importDocument(app.db, {
+  await importDocument(app, {
     sites: [{ id: 1, siteDir: 'main', siteName: 'Main', isRoot: true }],
     channels: [
       { id: 1, siteId: 1, parentId: 0, channelName: 'Main', taxis: 0 },

@@ -168,7 +168,7 @@ describe('user avatars', () => {
 describe('import obeys the same rule', () => {
   test('every unsafe URL, index name and path rule of a file is reported; nothing is imported', async () => {
     const before = await app.db.channel.count();
-    const error = await importDocument(app.db, {
+    const error = await importDocument(app, {
       sites: [
         {
           id: 30,

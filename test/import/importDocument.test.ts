@@ -82,7 +82,7 @@ describe('importDocument', () => {
   afterAll(() => database.drop());
 
   test('writes every table, keeping the ids given and assigning the others', async () => {
-    const summary = await importDocument(db, sampleDocument());
+    const summary = await importDocument(database.handle, sampleDocument());
     expect(summary).toEqual({
       sites: 2,
       channels: 5,
@@ -292,7 +292,7 @@ describe('importDocument', () => {
   });
 
   test('channels added to an existing site update the tree fields of their new parent', async () => {
-    const summary = await importDocument(db, {
+    const summary = await importDocument(database.handle, {
       channels: [{ id: 30, siteId: 3, parentId: 5, channelName: 'France', indexName: 'france' }],
       contents: [{ channelId: 30, title: 'Paris' }],
     });
@@ -345,7 +345,7 @@ describe('importDocument at scale', () => {
         hits: i,
         addDate: '2024-06-01 12:00:00',
       }));
-      const summary = await importDocument(database.handle.db, {
+      const summary = await importDocument(database.handle, {
         sites: [{ id: 1, siteDir: 'bulk', siteName: 'Bulk' }],
         channels: [
           { id: 2, siteId: 1, parentId: 1, channelName: 'A' },

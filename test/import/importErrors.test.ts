@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import type { Db } from '../../src/db/client.ts';
+import type { Db, DbHandle } from '../../src/db/client.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import { importDocument } from '../../src/domain/import/index.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
@@ -24,9 +24,13 @@ const EXISTING = {
 };
 
 /** Runs an import that must fail; returns its error lines and checks that nothing was written. */
-async function failingImport(db: Db, document: unknown): Promise<string[]> {
+async function failingImport(
+  database: Pick<DbHandle, 'db' | 'provider'>,
+  document: unknown,
+): Promise<string[]> {
+  const { db } = database;
   const before = await rowCounts(db);
-  const error = await importDocument(db, document).then(
+  const error = await importDocument(database, document).then(
     () => undefined,
     (thrown: unknown) => thrown,
   );
@@ -47,15 +51,15 @@ describe('importDocument refuses a bad file as a whole', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     db = database.handle.db;
-    await importDocument(db, EXISTING);
+    await importDocument(database.handle, EXISTING);
   });
   afterAll(() => database.drop());
 
   test('the file itself must be an object of known sections, each an array of objects', async () => {
-    expect(await failingImport(db, [])).toEqual([
+    expect(await failingImport(database.handle, [])).toEqual([
       'the import file must be a JSON object with the keys sites, channels, contents, users, administrators, apiKeys',
     ]);
-    expect(await failingImport(db, { site: [], contents: {}, users: [5] })).toEqual([
+    expect(await failingImport(database.handle, { site: [], contents: {}, users: [5] })).toEqual([
       'site: unknown key (expected sites, channels, contents, users, administrators, apiKeys)',
       'contents: must be an array of records',
       'users[0]: must be an object',
@@ -63,7 +67,7 @@ describe('importDocument refuses a bad file as a whole', () => {
   });
 
   test('unknown fields, wrong types and missing fields name the record and the field', async () => {
-    const errors = await failingImport(db, {
+    const errors = await failingImport(database.handle, {
       sites: [{ id: 3, siteDir: 'x', siteName: 'X', attributes: { pageSize: '30', colour: 'red' } }],
       channels: [{ id: 11, siteId: 1, parentId: 1, taxis: 1.5, titleColumnWidth: 'wide' }],
       contents: [
@@ -95,7 +99,7 @@ describe('importDocument refuses a bad file as a whole', () => {
   });
 
   test('a text longer than the contract allows for its field is refused, as the API refuses it', async () => {
-    const errors = await failingImport(db, {
+    const errors = await failingImport(database.handle, {
       channels: [{ id: 12, siteId: 1, parentId: 1, channelName: 'c'.repeat(256) }],
       contents: [
         { id: 4, channelId: 10, title: 't'.repeat(256), body: 'b'.repeat(5_000_001) },
@@ -113,7 +117,7 @@ describe('importDocument refuses a bad file as a whole', () => {
   });
 
   test('references must exist, and belong to the same site', async () => {
-    const errors = await failingImport(db, {
+    const errors = await failingImport(database.handle, {
       channels: [
         { id: 11, siteId: 9, parentId: 9, channelName: 'No site' },
         { id: 12, siteId: 1, parentId: 99, channelName: 'No parent' },
@@ -148,7 +152,7 @@ describe('importDocument refuses a bad file as a whole', () => {
   });
 
   test('ids, names and keys must be unique within the file and against the database', async () => {
-    const errors = await failingImport(db, {
+    const errors = await failingImport(database.handle, {
       sites: [
         { id: 1, siteDir: 'again', siteName: 'Again' },
         { id: 3, siteDir: 'main', siteName: 'Dir taken', isRoot: true },
@@ -216,7 +220,7 @@ describe('importDocument refuses a bad file as a whole', () => {
   });
 
   test('channel file paths and rules must stay inside the site, as channel update requires', async () => {
-    const errors = await failingImport(db, {
+    const errors = await failingImport(database.handle, {
       channels: [
         { id: 30, siteId: 1, parentId: 1, channelName: 'Up', filePath: '../outside.html' },
         {
@@ -241,7 +245,7 @@ describe('importDocument refuses a bad file as a whole', () => {
   });
 
   test('a file whose records are all valid still imports after those refusals', async () => {
-    const summary = await importDocument(db, {
+    const summary = await importDocument(database.handle, {
       channels: [{ id: 11, siteId: 2, parentId: 20, channelName: 'Below elsewhere', indexName: 'news' }],
       contents: [{ channelId: 11, title: 'Fine', checked: true }],
     });

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import type { Db } from '../../src/db/client.ts';
+import type { Db, DbHandle } from '../../src/db/client.ts';
 import { md5Hex, verifyMd5Password } from '../../src/domain/accounts/passwords.ts';
 import { digestApiKey } from '../../src/domain/crypto/apiKeys.ts';
 import { exportDocument } from '../../src/domain/export/index.ts';
@@ -15,9 +15,9 @@ import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 
 const KEY = 'round-trip-key-0123456789abcdefghijklmnop';
 
-async function exportText(db: Db): Promise<string> {
+async function exportText(database: Pick<DbHandle, 'db' | 'provider'>): Promise<string> {
   const parts: string[] = [];
-  await exportDocument(db, { write: async (text) => void parts.push(text) });
+  await exportDocument(database, { write: async (text) => void parts.push(text) });
   return parts.join('');
 }
 
@@ -49,7 +49,7 @@ describe('export and import round trip', () => {
     source = await createTestDatabase();
     target = await createTestDatabase();
     const db = source.handle.db;
-    await importDocument(db, {
+    await importDocument(source.handle, {
       sites: [
         {
           id: 3,
@@ -132,9 +132,9 @@ describe('export and import round trip', () => {
       where: { id: 5 },
       data: { lastUsedAt: new Date('2026-01-01T00:00:00.001Z'), rateLimitPerMinute: 60 },
     });
-    text = await exportText(db);
+    text = await exportText(source.handle);
     const summary = await importFrom(
-      target.handle.db,
+      target.handle,
       streamSource(() => Readable.from([text])),
     );
     expect(summary).toEqual({
@@ -170,7 +170,7 @@ describe('export and import round trip', () => {
   });
 
   test('an export of the imported database is the same file', async () => {
-    expect(await exportText(target.handle.db)).toBe(text);
+    expect(await exportText(target.handle)).toBe(text);
   });
 
   test('the export carries no password material and no key secret', async () => {
@@ -211,7 +211,7 @@ describe('export and import round trip', () => {
 
   test('importing the export again is refused record by record, changing nothing', async () => {
     const error = await importFrom(
-      target.handle.db,
+      target.handle,
       streamSource(() => Readable.from([text])),
     ).then(
       () => undefined,
@@ -229,7 +229,7 @@ describe('export and import round trip', () => {
 
   test('a guid used twice in the file is named, however it is written', async () => {
     const uuid = '0f8fad5b-d9cb-469f-a165-70867728950e';
-    const error = await importDocument(target.handle.db, {
+    const error = await importDocument(target.handle, {
       contents: [
         { channelId: 4, guid: uuid, title: 'a' },
         { channelId: 4, guid: uuid.toUpperCase(), title: 'upper case: another guid' },

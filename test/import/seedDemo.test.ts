@@ -23,7 +23,7 @@ describe('seedDemo', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     db = database.handle.db;
-    secrets = await seedDemo(db);
+    secrets = await seedDemo(database.handle);
     ({ apiKey } = secrets);
   });
   afterAll(() => database.drop());
@@ -117,7 +117,7 @@ describe('seedDemo', () => {
   });
 
   test('seedDemoWhenEmpty leaves a database with a site alone', async () => {
-    expect(await seedDemoWhenEmpty(db, database.url)).toBeUndefined();
+    expect(await seedDemoWhenEmpty(database.handle, database.url)).toBeUndefined();
     expect(await db.apiKey.count()).toBe(1);
     expect(await db.content.count()).toBe(40);
   });
@@ -151,7 +151,7 @@ describe('seedDemo failing mid-way', () => {
 
   test('writes nothing: the catalogue, the accounts and the key are one transaction', async () => {
     const db = database.handle.db;
-    await expect(seedDemoWhenEmpty(db, database.url)).rejects.toThrow(/injected failure/);
+    await expect(seedDemoWhenEmpty(database.handle, database.url)).rejects.toThrow(/injected failure/);
     const counts = await Promise.all([
       db.site.count(),
       db.channel.count(),

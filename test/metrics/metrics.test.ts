@@ -55,7 +55,7 @@ let usersOnlyKey: string;
 beforeAll(async () => {
   metrics = new ServiceMetrics();
   testApp = await startTestApp({ logger: appLogger, metrics });
-  await loadFixture(testApp.db);
+  await loadFixture(testApp);
   request = testApp.request;
   const collect = () => metrics.registry.metrics();
   open = await serveMetrics({ port: 0, host: '127.0.0.1', logger: silent, collect });

@@ -1,4 +1,4 @@
-import type { Db } from '../../src/db/client.ts';
+import type { DbHandle } from '../../src/db/client.ts';
 import { formatDateTime } from '../../src/domain/dates.ts';
 import { importDocument } from '../../src/domain/import/index.ts';
 
@@ -129,7 +129,8 @@ export function stlDocument(now: Date) {
   };
 }
 
-export async function loadStlFixture(db: Db, now: Date): Promise<void> {
-  await importDocument(db, stlDocument(now));
+export async function loadStlFixture(database: Pick<DbHandle, 'db' | 'provider'>, now: Date): Promise<void> {
+  const { db } = database;
+  await importDocument(database, stlDocument(now));
   await db.content.update({ where: { id: 107 }, data: { recycled: true, recycledDate: new Date() } });
 }

@@ -17,7 +17,7 @@ let typed: TypedClient;
 
 beforeAll(async () => {
   app = await startTestApp();
-  await loadStlFixture(app.db, new Date());
+  await loadStlFixture(app, new Date());
   key = await app.createApiKey(['STL']);
   typed = await startClient(app, key);
 });

@@ -17,7 +17,7 @@ let key: string;
 
 beforeAll(async () => {
   app = await startTestApp({ config: { rateLimitPerMinute: 0, stlSqlMaxBytes: HOSTILE_MAX_BYTES } });
-  await loadStlFixture(app.db, new Date());
+  await loadStlFixture(app, new Date());
   key = await app.createApiKey(['STL']);
 });
 afterAll(async () => {

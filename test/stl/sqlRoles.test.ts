@@ -109,7 +109,7 @@ test('cms sandbox-role --print shows the SQL of the step, for psql', async () =>
     expect(owners).toEqual([{ tableowner: role }]);
 
     handle = await createDb(ordinary);
-    await loadStlFixture(handle.db, new Date());
+    await loadStlFixture(handle, new Date());
     const limits = { maxRows: 100, maxBytes: 100_000, timeoutMs: 5000, maxLength: 10_000 };
     sandbox = openSandbox(ordinary);
     expect(

@@ -16,7 +16,7 @@ let executor: Sandbox;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  await loadStlFixture(database.handle.db, new Date());
+  await loadStlFixture(database.handle, new Date());
   await database.handle.db.apiKey.create({
     data: { title: 'secret', digest: 'not-a-real-digest', scopes: 'STL' },
   });

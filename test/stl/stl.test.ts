@@ -15,7 +15,7 @@ const now = new Date();
 
 beforeAll(async () => {
   app = await startTestApp();
-  await loadStlFixture(app.db, now);
+  await loadStlFixture(app, now);
   key = await app.createApiKey(['STL']);
   typed = await startClient(app, key);
 });

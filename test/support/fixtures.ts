@@ -1,4 +1,4 @@
-import type { Db } from '../../src/db/client.ts';
+import type { DbHandle } from '../../src/db/client.ts';
 import { importDocument } from '../../src/domain/import/index.ts';
 import type { Scope } from '../../src/domain/principal.ts';
 import { startTestApp, type TestApp, type TestAppOptions } from './app.ts';
@@ -185,8 +185,9 @@ export function fixtureDocument() {
   };
 }
 
-export async function loadFixture(db: Db): Promise<void> {
-  await importDocument(db, fixtureDocument());
+export async function loadFixture(database: Pick<DbHandle, 'db' | 'provider'>): Promise<void> {
+  const { db } = database;
+  await importDocument(database, fixtureDocument());
   await db.content.update({ where: { id: 8 }, data: { recycled: true, recycledDate: new Date() } });
 }
 
@@ -196,6 +197,6 @@ export async function startFixtureApp(
   options: TestAppOptions = {},
 ): Promise<{ app: TestApp; key: string }> {
   const app = await startTestApp(options);
-  await loadFixture(app.db);
+  await loadFixture(app);
   return { app, key: await app.createApiKey(scopes) };
 }

@@ -25,6 +25,7 @@ const ADVISORY_LOCK_KEY = 727073690;
  * Connections that hold a lock, kept reachable: a holder whose work awaits something that nothing
  * else references could otherwise be collected, and the driver would close (so release) it.
  */
+// Process-wide by nature (a lock is the process's): each entry leaves when its lock is released.
 const holding = new Set<object>();
 
 interface HeldLock {

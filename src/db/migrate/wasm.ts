@@ -22,6 +22,7 @@ declare const WebAssembly: {
   ): Promise<{ instance: { exports: Record<string, unknown> } }>;
 };
 
+// Code, not state: the engine's WebAssembly module, loaded once and the same for every database.
 let loading: Promise<SchemaEngineModule> | undefined;
 
 /**

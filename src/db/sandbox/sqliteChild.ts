@@ -12,6 +12,7 @@ import { runStatement } from './sqliteWall.ts';
 const send = (message: SandboxMessage) => process.send?.(message);
 
 const file = process.argv[2];
+// This child process's one connection: the module is the process's entry, not a library.
 let db: Database.Database;
 try {
   if (!file) throw new Error('no database file given');

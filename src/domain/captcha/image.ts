@@ -57,6 +57,7 @@ function between(random: RandomSource, low: number, high: number): number {
   return low + (high - low) * random();
 }
 
+// A memo of each glyph's strokes, derived from the font alone: never changed once made.
 const SEGMENTS = new Map<string, Segment[]>();
 
 /**

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Db } from '../../db/client.ts';
-import { readCostly } from '../../db/costlyReads.ts';
+import type { Db, DbHandle } from '../../db/client.ts';
 import { identifier, joinSql, keyword, type Sql, sql } from '../../db/sql.ts';
 import type { OrderKey } from './query.ts';
 
@@ -43,8 +42,7 @@ export const currentGeneration = (siteId: number) =>
  * written since it was counted, else counted now and stored.
  */
 export async function cachedCount(
-  db: Db,
-  provider: string,
+  { db, provider, costly }: Pick<DbHandle, 'db' | 'provider' | 'costly'>,
   siteId: number,
   where: Sql,
   matchWhere: Sql,
@@ -57,8 +55,7 @@ export async function cachedCount(
   if (stored) return Number(stored.count);
 
   // The generation and the count in one statement: both from the same snapshot.
-  const [counted] = await readCostly<{ generation: number | bigint; total: number | bigint }>(
-    db,
+  const [counted] = await costly.all<{ generation: number | bigint; total: number | bigint }>(
     sql`SELECT ${currentGeneration(siteId)} AS "generation", (SELECT COUNT(*) FROM "Content" ${where}) AS "total"`,
   );
   const generation = BigInt(counted?.generation ?? 0);
@@ -115,8 +112,7 @@ const plainValue = (value: unknown): Value => (typeof value === 'bigint' ? Numbe
 
 /** The total and the marks of a filter in an order, stored or made (and stored). */
 export async function pageMarks(
-  db: Db,
-  provider: string,
+  { db, provider, costly }: Pick<DbHandle, 'db' | 'provider' | 'costly'>,
   siteId: number,
   where: Sql,
   matchWhere: Sql,
@@ -140,8 +136,7 @@ export async function pageMarks(
   // One pass: the generation, the total and the marks from one snapshot (the first row carries the
   // total even when there are fewer matches than one mark).
   const columns = keys.map((orderKey, index) => sql`${orderKey.column} AS ${identifier(`k${index}`)}`);
-  const rows = await readCostly<Record<string, unknown>>(
-    db,
+  const rows = await costly.all<Record<string, unknown>>(
     sql`SELECT ${currentGeneration(siteId)} AS "generation", m.* FROM (
       SELECT COUNT(*) OVER () AS "total", ROW_NUMBER() OVER (${orderBy}) AS "n", ${joinSql(columns)}
       FROM "Content" ${where}) AS m

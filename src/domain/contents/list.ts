@@ -1,5 +1,5 @@
-import type { Db, DbProvider } from '../../db/client.ts';
-import { readCostly } from '../../db/costlyReads.ts';
+import type { Db, DbHandle } from '../../db/client.ts';
+import type { CostlyReads } from '../../db/costlyReads.ts';
 import type { Content } from '../../db/models.ts';
 import { joinSql, type Sql, sql } from '../../db/sql.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
@@ -73,13 +73,13 @@ export async function contentsInOrder(db: Db, ids: readonly number[]): Promise<C
  */
 async function pageRows(
   db: Db,
+  costly: CostlyReads,
   where: Sql,
   orderBy: Sql,
   perPage: number,
   offset: number,
 ): Promise<Content[]> {
-  const picked = await readCostly<{ id: number | bigint }>(
-    db,
+  const picked = await costly.all<{ id: number | bigint }>(
     sql`SELECT "id" FROM "Content" ${where} ${orderBy} LIMIT ${perPage} OFFSET ${offset}`,
   );
   return contentsInOrder(
@@ -100,11 +100,11 @@ async function pageRows(
  * (counts.ts).
  */
 export async function listContents(
-  db: Db,
-  provider: DbProvider,
+  database: Pick<DbHandle, 'db' | 'provider' | 'costly'>,
   request: ListContentsRequest,
   maxPerPage: number,
 ): Promise<ContentPage> {
+  const { db, provider, costly } = database;
   const site = await requireSite(db, request.siteId);
   const { where, orderBy, tallyWhere, matchWhere, orderKeys } = compileContentQuery(
     { ...request, channels: await resolveChannelScope(db, request) },
@@ -114,12 +114,13 @@ export async function listContents(
 
   // A deep page of a filter that must be counted match by match: start from the stored page marks.
   if (!tallyWhere && orderKeys && offset >= MARK_EVERY) {
-    const marks = await pageMarks(db, provider, request.siteId, where, matchWhere, orderBy, orderKeys);
+    const marks = await pageMarks(database, request.siteId, where, matchWhere, orderBy, orderKeys);
     if (!marks || offset >= marks.count) return { totalCount: marks?.count ?? 0, contents: [] };
     const window = markedWindow(orderKeys, marks, request.siteId, offset, perPage);
     if (window) {
       const marked = await pageRows(
         db,
+        costly,
         sql`${where} AND ${window.conditions}`,
         orderBy,
         perPage,
@@ -130,7 +131,7 @@ export async function listContents(
     }
   }
 
-  const rows = await pageRows(db, where, orderBy, perPage, offset);
+  const rows = await pageRows(db, costly, where, orderBy, perPage, offset);
   let totalCount = offset + rows.length;
   if (rows.length === perPage || (rows.length === 0 && offset > 0)) {
     if (tallyWhere) {
@@ -138,7 +139,7 @@ export async function listContents(
         sql`SELECT SUM("count") AS "total" FROM "ContentTally" ${tallyWhere}`,
       );
       totalCount = Number(summed?.total ?? 0);
-    } else totalCount = await cachedCount(db, provider, request.siteId, where, matchWhere);
+    } else totalCount = await cachedCount(database, request.siteId, where, matchWhere);
   }
   return { totalCount, contents: rows.map(toContentFormA) };
 }

@@ -8,6 +8,7 @@ import { BlockList, isIP } from 'node:net';
  * inside the connection's own lookup, so a name that resolves elsewhere between checks gains nothing.
  */
 
+// Filled once below and never changed after: the address ranges are the same for every process.
 const INTERNAL = new BlockList();
 for (const [network, prefix] of [
   ['0.0.0.0', 8],

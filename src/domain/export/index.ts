@@ -1,4 +1,4 @@
-import { type Db, providerOfClient } from '../../db/client.ts';
+import type { DbHandle } from '../../db/client.ts';
 import { TABLES, type Table } from '../import/document.ts';
 import type { Tx } from '../import/state.ts';
 import {
@@ -78,11 +78,11 @@ async function counts(tx: Tx): Promise<ExportSummary> {
 
 /** Writes `{ "sites": [...], "channels": [...], ... }`, one record per line. */
 export async function exportDocument(
-  db: Db,
+  { db, provider }: Pick<DbHandle, 'db' | 'provider'>,
   sink: ExportSink,
   { onProgress = () => {} }: ExportOptions = {},
 ): Promise<ExportSummary> {
-  const postgres = providerOfClient(db) === 'postgresql';
+  const postgres = provider === 'postgresql';
   return db.$transaction(
     async (tx) => {
       if (postgres) await tx.$executeRawUnsafe('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');

@@ -167,6 +167,7 @@ function lengthLimits(table: Table): Map<string, { max?: number; itemMax?: numbe
   return limits;
 }
 
+// A memo of values derived from the generated contract: the same for every database, never changed once made.
 const LENGTH_LIMITS = new Map<Table, ReturnType<typeof lengthLimits>>();
 
 /** JSON Schema's maxLength counts characters (code points), not UTF-16 units. */

@@ -1,4 +1,4 @@
-import { type Db, providerOfClient } from '../../db/client.ts';
+import type { DbHandle } from '../../db/client.ts';
 import { hashPlainPassword, type StoredPassword } from '../accounts/passwords.ts';
 import { invalid } from '../errors.ts';
 import {
@@ -68,11 +68,11 @@ async function hashPasswords(doc: ParsedDocument): Promise<Map<object, StoredPas
 
 /** Imports a document held in memory (tests, the demo seed). */
 export function importDocument(
-  db: Db,
+  database: Pick<DbHandle, 'db' | 'provider'>,
   document: unknown,
   options: ImportOptions = {},
 ): Promise<ImportSummary> {
-  return importFrom(db, documentSource(document), options);
+  return importFrom(database, documentSource(document), options);
 }
 
 function failure(problems: ImportProblems): Error {
@@ -139,7 +139,7 @@ async function writeContents(
 }
 
 export async function importFrom(
-  db: Db,
+  { db, provider }: Pick<DbHandle, 'db' | 'provider'>,
   source: ImportSource,
   { onProgress = () => {} }: ImportOptions = {},
 ): Promise<ImportSummary> {
@@ -192,7 +192,7 @@ export async function importFrom(
         apiKeys: apiKeys.length,
         rootChannelsCreated: structure.rootChannelsCreated,
       };
-      if (providerOfClient(db) === 'postgresql') {
+      if (provider === 'postgresql') {
         const written = TABLES.filter((table) => summary[table] > 0);
         await moveIdSequences(
           tx,

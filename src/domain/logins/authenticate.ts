@@ -15,6 +15,7 @@ export const LOGIN_FAILED_MESSAGE = 'Wrong account or password, or the account c
 
 export const loginFailed = () => new DomainError('login-failed', LOGIN_FAILED_MESSAGE);
 
+// Made once and never changed: a password nobody knows, the same for every database.
 let dummy: Promise<StoredPassword> | undefined;
 
 /** A stored password nobody knows, derived with the same parameters as real ones. */

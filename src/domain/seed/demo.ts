@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Db } from '../../db/client.ts';
+import type { DbHandle } from '../../db/client.ts';
 import { withMigrationLock } from '../../db/migrate/lock.ts';
 import { passwordProblem } from '../accounts/rules.ts';
 import { generateApiKey } from '../crypto/apiKeys.ts';
@@ -255,8 +255,11 @@ export function demoDocument(secrets: DemoSecrets) {
  * a failure anywhere leaves the database as it was. Returns the secrets, which are stored only as
  * hashes and digests and must be shown to the operator now.
  */
-export async function seedDemo(db: Db, secrets: DemoSecrets = generateDemoSecrets()): Promise<DemoSecrets> {
-  await importDocument(db, demoDocument(secrets));
+export async function seedDemo(
+  database: Pick<DbHandle, 'db' | 'provider'>,
+  secrets: DemoSecrets = generateDemoSecrets(),
+): Promise<DemoSecrets> {
+  await importDocument(database, demoDocument(secrets));
   return secrets;
 }
 
@@ -273,10 +276,14 @@ export function describeDemoSecrets(secrets: DemoSecrets): string[] {
  * same moment (servers started together, the CLI): they take turns under the migration lock and
  * the later ones find a site. Returns the secrets, or undefined when there was a site already.
  */
-export async function seedDemoWhenEmpty(db: Db, databaseUrl: string): Promise<DemoSecrets | undefined> {
+export async function seedDemoWhenEmpty(
+  database: Pick<DbHandle, 'db' | 'provider'>,
+  databaseUrl: string,
+): Promise<DemoSecrets | undefined> {
+  const { db } = database;
   if ((await db.site.count()) > 0) return undefined;
   return withMigrationLock(databaseUrl, async () => {
     if ((await db.site.count()) > 0) return undefined;
-    return seedDemo(db);
+    return seedDemo(database);
   });
 }

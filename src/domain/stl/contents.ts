@@ -1,5 +1,4 @@
-import type { Db, DbProvider } from '../../db/client.ts';
-import { readCostly } from '../../db/costlyReads.ts';
+import type { Db, DbHandle } from '../../db/client.ts';
 import { sql } from '../../db/sql.ts';
 import { type ContentFormB, toContentFormB } from '../contents/forms.ts';
 import { contentsInOrder } from '../contents/list.ts';
@@ -159,8 +158,7 @@ function windowOf(request: StlContentsRequest, maxTotal: number): { limit: numbe
 }
 
 export async function listStlContents(
-  db: Db,
-  provider: DbProvider,
+  { db, provider, costly }: Pick<DbHandle, 'db' | 'provider' | 'costly'>,
   request: StlContentsRequest,
   maxTotal: number,
   now: Date = new Date(),
@@ -172,8 +170,7 @@ export async function listStlContents(
   const channels = scope === 'All' ? undefined : { channelId: channel.id, scope };
   const { where, orderBy } = compileContentQuery(filterOf(request, site.id, channels, now), provider);
   // The ids as a costly read (src/db/costlyReads.ts), then the rows.
-  const picked = await readCostly<{ id: number | bigint }>(
-    db,
+  const picked = await costly.all<{ id: number | bigint }>(
     sql`SELECT "id" FROM "Content" ${where} ${orderBy} LIMIT ${limit} OFFSET ${offset}`,
   );
   const rows = await contentsInOrder(

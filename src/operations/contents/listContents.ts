@@ -3,10 +3,9 @@ import { listContents as listSiteContents } from '../../domain/contents/list.ts'
 import type { Handler } from '../types.ts';
 
 // A site member's token lists approved contents only, whatever the filter asks.
-export const listContents: Handler<'listContents'> = ({ body, principal }, { db, provider, config }) =>
+export const listContents: Handler<'listContents'> = ({ body, principal }, services) =>
   listSiteContents(
-    db,
-    provider,
+    services,
     readsAsMember(principal) ? { ...body, checked: true } : body,
-    config.maxPerPage,
+    services.config.maxPerPage,
   );

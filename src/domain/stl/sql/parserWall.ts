@@ -30,6 +30,7 @@ type Parser = InstanceType<typeof sqliteBuild.Parser>;
  * bench/RUNTIME.md, "Start-up"), and a process only ever needs its own database's.
  */
 const requireBuild = createRequire(import.meta.url);
+// Code, not state: each dialect's parser, loaded once and the same for every database.
 const parsers: Partial<Record<SqlDialect, Parser>> = {};
 
 function parserOf(dialect: SqlDialect): Parser {
