@@ -15,7 +15,7 @@ let app: TestApp;
 beforeAll(async () => {
   // Unlimited: this file's anonymous views come from one address (the limit has its own app below).
   app = await startTestApp({ config: { rateLimitPerMinute: 0 } });
-  await loadStlFixture(app.db, new Date());
+  await loadStlFixture(app, new Date());
 });
 afterAll(async () => {
   await app.close();
@@ -196,7 +196,7 @@ describe('rate limit', () => {
   let limited: TestApp;
   beforeAll(async () => {
     limited = await startTestApp({ config: { rateLimitPerMinute: 3 } });
-    await loadStlFixture(limited.db, new Date());
+    await loadStlFixture(limited, new Date());
   });
   afterAll(async () => {
     await limited.close();

@@ -21,7 +21,7 @@ let typed: TypedClient;
 
 beforeAll(async () => {
   app = await startTestApp();
-  await loadStlFixture(app.db, new Date());
+  await loadStlFixture(app, new Date());
   // Known add dates for the AddDate orders (children of the root: 11 oldest, 14 newest).
   const dates: [number, string][] = [
     [11, '2024-01-15T10:00:00Z'],

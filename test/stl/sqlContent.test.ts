@@ -12,7 +12,7 @@ let key: string;
 
 beforeAll(async () => {
   app = await startTestApp();
-  await loadStlFixture(app.db, new Date());
+  await loadStlFixture(app, new Date());
   key = await app.createApiKey(['STL']);
 });
 afterAll(async () => {
