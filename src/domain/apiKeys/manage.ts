@@ -46,6 +46,9 @@ const RECORD_COLUMNS = {
   rateLimitPerMinute: true,
 } as const satisfies Record<keyof ApiKeyRecord, true>;
 
+/** What is read of a key: its record and its version (the record's ETag, src/domain/versions.ts). */
+const ROW_COLUMNS = { ...RECORD_COLUMNS, version: true } as const;
+
 const dateOrNull = (date: Date | null) => (date === null ? null : formatDateTime(date));
 
 function toRecord(row: ApiKeyRow): ApiKeyRecord {
@@ -124,7 +127,7 @@ function expiryOf(text: string | null | undefined, now: Date): Date | null | und
 }
 
 async function existing(db: Db, id: number): Promise<ApiKeyRow> {
-  const row = await db.apiKey.findUnique({ where: { id }, select: RECORD_COLUMNS });
+  const row = await db.apiKey.findUnique({ where: { id }, select: ROW_COLUMNS });
   if (row === null) throw notFound(`API key ${id} does not exist`);
   return row;
 }
@@ -154,7 +157,7 @@ async function writeChecked(
 }
 
 export async function listApiKeys(db: Db): Promise<ApiKeyRecord[]> {
-  const rows = await db.apiKey.findMany({ select: RECORD_COLUMNS, orderBy: { id: 'asc' } });
+  const rows = await db.apiKey.findMany({ select: ROW_COLUMNS, orderBy: { id: 'asc' } });
   return rows.map(toRecord);
 }
 

@@ -33,6 +33,7 @@ export type UserAvgAggregateOutputType = {
   countOfFailedLogin: number | null
   countOfWriting: number | null
   tokenVersion: number | null
+  version: number | null
 }
 
 export type UserSumAggregateOutputType = {
@@ -42,6 +43,7 @@ export type UserSumAggregateOutputType = {
   countOfFailedLogin: number | null
   countOfWriting: number | null
   tokenVersion: number | null
+  version: number | null
 }
 
 export type UserMinAggregateOutputType = {
@@ -65,6 +67,7 @@ export type UserMinAggregateOutputType = {
   checked: boolean | null
   locked: boolean | null
   tokenVersion: number | null
+  version: number | null
 }
 
 export type UserMaxAggregateOutputType = {
@@ -88,6 +91,7 @@ export type UserMaxAggregateOutputType = {
   checked: boolean | null
   locked: boolean | null
   tokenVersion: number | null
+  version: number | null
 }
 
 export type UserCountAggregateOutputType = {
@@ -111,6 +115,7 @@ export type UserCountAggregateOutputType = {
   checked: number
   locked: number
   tokenVersion: number
+  version: number
   _all: number
 }
 
@@ -122,6 +127,7 @@ export type UserAvgAggregateInputType = {
   countOfFailedLogin?: true
   countOfWriting?: true
   tokenVersion?: true
+  version?: true
 }
 
 export type UserSumAggregateInputType = {
@@ -131,6 +137,7 @@ export type UserSumAggregateInputType = {
   countOfFailedLogin?: true
   countOfWriting?: true
   tokenVersion?: true
+  version?: true
 }
 
 export type UserMinAggregateInputType = {
@@ -154,6 +161,7 @@ export type UserMinAggregateInputType = {
   checked?: true
   locked?: true
   tokenVersion?: true
+  version?: true
 }
 
 export type UserMaxAggregateInputType = {
@@ -177,6 +185,7 @@ export type UserMaxAggregateInputType = {
   checked?: true
   locked?: true
   tokenVersion?: true
+  version?: true
 }
 
 export type UserCountAggregateInputType = {
@@ -200,6 +209,7 @@ export type UserCountAggregateInputType = {
   checked?: true
   locked?: true
   tokenVersion?: true
+  version?: true
   _all?: true
 }
 
@@ -310,6 +320,7 @@ export type UserGroupByOutputType = {
   checked: boolean
   locked: boolean
   tokenVersion: number
+  version: number
   _count: UserCountAggregateOutputType | null
   _avg: UserAvgAggregateOutputType | null
   _sum: UserSumAggregateOutputType | null
@@ -356,6 +367,7 @@ export type UserWhereInput = {
   checked?: Prisma.BoolFilter<"User"> | boolean
   locked?: Prisma.BoolFilter<"User"> | boolean
   tokenVersion?: Prisma.IntFilter<"User"> | number
+  version?: Prisma.IntFilter<"User"> | number
 }
 
 export type UserOrderByWithRelationInput = {
@@ -379,6 +391,7 @@ export type UserOrderByWithRelationInput = {
   checked?: Prisma.SortOrder
   locked?: Prisma.SortOrder
   tokenVersion?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type UserWhereUniqueInput = Prisma.AtLeast<{
@@ -405,6 +418,7 @@ export type UserWhereUniqueInput = Prisma.AtLeast<{
   checked?: Prisma.BoolFilter<"User"> | boolean
   locked?: Prisma.BoolFilter<"User"> | boolean
   tokenVersion?: Prisma.IntFilter<"User"> | number
+  version?: Prisma.IntFilter<"User"> | number
 }, "id" | "userName" | "email" | "mobile" | "openId">
 
 export type UserOrderByWithAggregationInput = {
@@ -428,6 +442,7 @@ export type UserOrderByWithAggregationInput = {
   checked?: Prisma.SortOrder
   locked?: Prisma.SortOrder
   tokenVersion?: Prisma.SortOrder
+  version?: Prisma.SortOrder
   _count?: Prisma.UserCountOrderByAggregateInput
   _avg?: Prisma.UserAvgOrderByAggregateInput
   _max?: Prisma.UserMaxOrderByAggregateInput
@@ -459,6 +474,7 @@ export type UserScalarWhereWithAggregatesInput = {
   checked?: Prisma.BoolWithAggregatesFilter<"User"> | boolean
   locked?: Prisma.BoolWithAggregatesFilter<"User"> | boolean
   tokenVersion?: Prisma.IntWithAggregatesFilter<"User"> | number
+  version?: Prisma.IntWithAggregatesFilter<"User"> | number
 }
 
 export type UserCreateInput = {
@@ -481,6 +497,7 @@ export type UserCreateInput = {
   checked?: boolean
   locked?: boolean
   tokenVersion?: number
+  version?: number
 }
 
 export type UserUncheckedCreateInput = {
@@ -504,6 +521,7 @@ export type UserUncheckedCreateInput = {
   checked?: boolean
   locked?: boolean
   tokenVersion?: number
+  version?: number
 }
 
 export type UserUpdateInput = {
@@ -526,6 +544,7 @@ export type UserUpdateInput = {
   checked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   locked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   tokenVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  version?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type UserUncheckedUpdateInput = {
@@ -549,6 +568,7 @@ export type UserUncheckedUpdateInput = {
   checked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   locked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   tokenVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  version?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type UserCreateManyInput = {
@@ -572,6 +592,7 @@ export type UserCreateManyInput = {
   checked?: boolean
   locked?: boolean
   tokenVersion?: number
+  version?: number
 }
 
 export type UserUpdateManyMutationInput = {
@@ -594,6 +615,7 @@ export type UserUpdateManyMutationInput = {
   checked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   locked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   tokenVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  version?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type UserUncheckedUpdateManyInput = {
@@ -617,6 +639,7 @@ export type UserUncheckedUpdateManyInput = {
   checked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   locked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   tokenVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  version?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type UserCountOrderByAggregateInput = {
@@ -640,6 +663,7 @@ export type UserCountOrderByAggregateInput = {
   checked?: Prisma.SortOrder
   locked?: Prisma.SortOrder
   tokenVersion?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type UserAvgOrderByAggregateInput = {
@@ -649,6 +673,7 @@ export type UserAvgOrderByAggregateInput = {
   countOfFailedLogin?: Prisma.SortOrder
   countOfWriting?: Prisma.SortOrder
   tokenVersion?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type UserMaxOrderByAggregateInput = {
@@ -672,6 +697,7 @@ export type UserMaxOrderByAggregateInput = {
   checked?: Prisma.SortOrder
   locked?: Prisma.SortOrder
   tokenVersion?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type UserMinOrderByAggregateInput = {
@@ -695,6 +721,7 @@ export type UserMinOrderByAggregateInput = {
   checked?: Prisma.SortOrder
   locked?: Prisma.SortOrder
   tokenVersion?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type UserSumOrderByAggregateInput = {
@@ -704,6 +731,7 @@ export type UserSumOrderByAggregateInput = {
   countOfFailedLogin?: Prisma.SortOrder
   countOfWriting?: Prisma.SortOrder
   tokenVersion?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 
@@ -729,6 +757,7 @@ export type UserSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   checked?: boolean
   locked?: boolean
   tokenVersion?: boolean
+  version?: boolean
 }, ExtArgs["result"]["user"]>
 
 export type UserSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -752,6 +781,7 @@ export type UserSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   checked?: boolean
   locked?: boolean
   tokenVersion?: boolean
+  version?: boolean
 }, ExtArgs["result"]["user"]>
 
 export type UserSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -775,6 +805,7 @@ export type UserSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   checked?: boolean
   locked?: boolean
   tokenVersion?: boolean
+  version?: boolean
 }, ExtArgs["result"]["user"]>
 
 export type UserSelectScalar = {
@@ -798,9 +829,10 @@ export type UserSelectScalar = {
   checked?: boolean
   locked?: boolean
   tokenVersion?: boolean
+  version?: boolean
 }
 
-export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "userName" | "displayName" | "email" | "mobile" | "openId" | "avatarUrl" | "passwordHash" | "passwordSalt" | "groupId" | "createDate" | "lastResetPasswordDate" | "lastActivityDate" | "countOfLogin" | "countOfFailedLogin" | "countOfWriting" | "lockedUntil" | "checked" | "locked" | "tokenVersion", ExtArgs["result"]["user"]>
+export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "userName" | "displayName" | "email" | "mobile" | "openId" | "avatarUrl" | "passwordHash" | "passwordSalt" | "groupId" | "createDate" | "lastResetPasswordDate" | "lastActivityDate" | "countOfLogin" | "countOfFailedLogin" | "countOfWriting" | "lockedUntil" | "checked" | "locked" | "tokenVersion" | "version", ExtArgs["result"]["user"]>
 
 export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "User"
@@ -838,6 +870,10 @@ export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
      * Advanced by logout, password change and lock: access tokens of an older version stop working.
      */
     tokenVersion: number
+    /**
+     * The record's version, its strong ETag: every write of the row increments it (src/domain/versions.ts).
+     */
+    version: number
   }, ExtArgs["result"]["user"]>
   composites: {}
 }
@@ -1281,6 +1317,7 @@ export interface UserFieldRefs {
   readonly checked: Prisma.FieldRef<"User", 'Boolean'>
   readonly locked: Prisma.FieldRef<"User", 'Boolean'>
   readonly tokenVersion: Prisma.FieldRef<"User", 'Int'>
+  readonly version: Prisma.FieldRef<"User", 'Int'>
 }
     
 
