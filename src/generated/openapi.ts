@@ -1806,7 +1806,7 @@ export interface components {
              *     pages to fetch.
              * @example https://cms.example/problems/not-found
              */
-            type: "https://cms.example/problems/bad-request" | "https://cms.example/problems/validation" | "https://cms.example/problems/malformed-json" | "https://cms.example/problems/conflict" | "https://cms.example/problems/captcha-invalid" | "https://cms.example/problems/unauthorized" | "https://cms.example/problems/login-failed" | "https://cms.example/problems/locked-out" | "https://cms.example/problems/forbidden" | "https://cms.example/problems/not-found" | "https://cms.example/problems/precondition-failed" | "https://cms.example/problems/method-not-allowed" | "https://cms.example/problems/request-timeout" | "https://cms.example/problems/payload-too-large" | "https://cms.example/problems/headers-too-large" | "https://cms.example/problems/unsupported-media-type" | "https://cms.example/problems/rate-limited" | "https://cms.example/problems/internal" | "https://cms.example/problems/service-unavailable";
+            type: "https://cms.example/problems/bad-request" | "https://cms.example/problems/validation" | "https://cms.example/problems/malformed-json" | "https://cms.example/problems/conflict" | "https://cms.example/problems/captcha-invalid" | "https://cms.example/problems/unauthorized" | "https://cms.example/problems/login-failed" | "https://cms.example/problems/locked-out" | "https://cms.example/problems/forbidden" | "https://cms.example/problems/not-found" | "https://cms.example/problems/idempotency-key-in-flight" | "https://cms.example/problems/idempotency-key-reused" | "https://cms.example/problems/precondition-failed" | "https://cms.example/problems/method-not-allowed" | "https://cms.example/problems/request-timeout" | "https://cms.example/problems/payload-too-large" | "https://cms.example/problems/headers-too-large" | "https://cms.example/problems/unsupported-media-type" | "https://cms.example/problems/rate-limited" | "https://cms.example/problems/internal" | "https://cms.example/problems/service-unavailable";
             /** @example Not Found */
             title: string;
             /**
@@ -3820,9 +3820,31 @@ export interface components {
     };
     responses: {
         /**
+         * @description The Idempotency-Key was already used by this caller with another input (another operation,
+         *     path or body): nothing was done. Use a new key for a new request.
+         */
+        IdempotencyKeyReused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://cms.example/problems/idempotency-key-reused",
+                 *       "title": "Unprocessable Entity",
+                 *       "status": 422,
+                 *       "detail": "This Idempotency-Key was used with another request (another operation, path or body); use a new key for a new request",
+                 *       "message": "This Idempotency-Key was used with another request (another operation, path or body); use a new key for a new request"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
          * @description The request clashes with a record that exists: a name that must be unique (a channel's
          *     `indexName` in its site; an account's user name, e-mail or mobile), or a key changed by
-         *     another request meanwhile. `errors` names each field at fault; nothing was written.
+         *     another request meanwhile; or (type `idempotency-key-in-flight`) the first request sent with
+         *     its Idempotency-Key is still running. `errors` names each field at fault; nothing was written.
          */
         Conflict: {
             headers: {
@@ -4029,6 +4051,21 @@ export interface components {
     };
     parameters: {
         /**
+         * @description Makes a retried create safe (docs/api/conditional-writes.md, "Safe retries"): 1 to 255
+         *     printable ASCII characters the client chooses, a new one per record it means to create
+         *     (a UUID is a good choice). A request repeated with the same key and the same input (path,
+         *     query and body) does not create again: it answers the first request's result — same status,
+         *     same body with the same `id`, same `Location`/`ETag` — with `Idempotent-Replayed: true`.
+         *     The same key with another input is a 422; while the first request with the key is still
+         *     running, a second one is a 409 (retry a moment later). Keys belong to the caller (the API
+         *     key, or the account behind the token): another caller's key of the same spelling is another
+         *     key. Only a success is kept: after an error the key may be sent again. Results are kept for
+         *     IDEMPOTENCY_KEY_SECONDS (24 h by default) in the shared state, so every node sees them;
+         *     they are stored encrypted, since some (a new API key, a webhook's secret) are shown once.
+         * @example 4f1c2a9e-7b3d-4c61-9a0e-2d5b8c7f1e34
+         */
+        IdempotencyKey: string;
+        /**
          * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
          *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
          *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
@@ -4200,6 +4237,11 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /**
+         * @description `true` on the answer to a request whose Idempotency-Key had already been used with the same
+         *     input: the stored result of the first request, nothing was created this time.
+         */
+        IdempotentReplayed: "true";
         /**
          * @description The record's strong validator, `"v"` and its version: every write of the record changes it.
          *     Send it back in If-Match to make a write conditional, or in If-None-Match to get 304 while
@@ -4421,7 +4463,23 @@ export interface operations {
     createContent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried create safe (docs/api/conditional-writes.md, "Safe retries"): 1 to 255
+                 *     printable ASCII characters the client chooses, a new one per record it means to create
+                 *     (a UUID is a good choice). A request repeated with the same key and the same input (path,
+                 *     query and body) does not create again: it answers the first request's result — same status,
+                 *     same body with the same `id`, same `Location`/`ETag` — with `Idempotent-Replayed: true`.
+                 *     The same key with another input is a 422; while the first request with the key is still
+                 *     running, a second one is a 409 (retry a moment later). Keys belong to the caller (the API
+                 *     key, or the account behind the token): another caller's key of the same spelling is another
+                 *     key. Only a success is kept: after an error the key may be sent again. Results are kept for
+                 *     IDEMPOTENCY_KEY_SECONDS (24 h by default) in the shared state, so every node sees them;
+                 *     they are stored encrypted, since some (a new API key, a webhook's secret) are shown once.
+                 * @example 4f1c2a9e-7b3d-4c61-9a0e-2d5b8c7f1e34
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Id of the site.
@@ -4445,6 +4503,7 @@ export interface operations {
             /** @description The new content (form A). */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /** @description The address of the new content (get content). */
                     Location?: string;
                     [name: string]: unknown;
@@ -4457,6 +4516,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -4753,7 +4814,23 @@ export interface operations {
     createChannel: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried create safe (docs/api/conditional-writes.md, "Safe retries"): 1 to 255
+                 *     printable ASCII characters the client chooses, a new one per record it means to create
+                 *     (a UUID is a good choice). A request repeated with the same key and the same input (path,
+                 *     query and body) does not create again: it answers the first request's result — same status,
+                 *     same body with the same `id`, same `Location`/`ETag` — with `Idempotent-Replayed: true`.
+                 *     The same key with another input is a 422; while the first request with the key is still
+                 *     running, a second one is a 409 (retry a moment later). Keys belong to the caller (the API
+                 *     key, or the account behind the token): another caller's key of the same spelling is another
+                 *     key. Only a success is kept: after an error the key may be sent again. Results are kept for
+                 *     IDEMPOTENCY_KEY_SECONDS (24 h by default) in the shared state, so every node sees them;
+                 *     they are stored encrypted, since some (a new API key, a webhook's secret) are shown once.
+                 * @example 4f1c2a9e-7b3d-4c61-9a0e-2d5b8c7f1e34
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Id of the site.
@@ -4772,6 +4849,7 @@ export interface operations {
             /** @description The new channel (form A). */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /**
                      * @description The address of the new channel (get channel).
                      * @example /api/v1/channels/1/7
@@ -4788,6 +4866,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -5583,7 +5662,23 @@ export interface operations {
     createUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried create safe (docs/api/conditional-writes.md, "Safe retries"): 1 to 255
+                 *     printable ASCII characters the client chooses, a new one per record it means to create
+                 *     (a UUID is a good choice). A request repeated with the same key and the same input (path,
+                 *     query and body) does not create again: it answers the first request's result — same status,
+                 *     same body with the same `id`, same `Location`/`ETag` — with `Idempotent-Replayed: true`.
+                 *     The same key with another input is a 422; while the first request with the key is still
+                 *     running, a second one is a 409 (retry a moment later). Keys belong to the caller (the API
+                 *     key, or the account behind the token): another caller's key of the same spelling is another
+                 *     key. Only a success is kept: after an error the key may be sent again. Results are kept for
+                 *     IDEMPOTENCY_KEY_SECONDS (24 h by default) in the shared state, so every node sees them;
+                 *     they are stored encrypted, since some (a new API key, a webhook's secret) are shown once.
+                 * @example 4f1c2a9e-7b3d-4c61-9a0e-2d5b8c7f1e34
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5596,6 +5691,7 @@ export interface operations {
             /** @description The new user. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5606,6 +5702,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -5973,7 +6070,23 @@ export interface operations {
     createAdministrator: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried create safe (docs/api/conditional-writes.md, "Safe retries"): 1 to 255
+                 *     printable ASCII characters the client chooses, a new one per record it means to create
+                 *     (a UUID is a good choice). A request repeated with the same key and the same input (path,
+                 *     query and body) does not create again: it answers the first request's result — same status,
+                 *     same body with the same `id`, same `Location`/`ETag` — with `Idempotent-Replayed: true`.
+                 *     The same key with another input is a 422; while the first request with the key is still
+                 *     running, a second one is a 409 (retry a moment later). Keys belong to the caller (the API
+                 *     key, or the account behind the token): another caller's key of the same spelling is another
+                 *     key. Only a success is kept: after an error the key may be sent again. Results are kept for
+                 *     IDEMPOTENCY_KEY_SECONDS (24 h by default) in the shared state, so every node sees them;
+                 *     they are stored encrypted, since some (a new API key, a webhook's secret) are shown once.
+                 * @example 4f1c2a9e-7b3d-4c61-9a0e-2d5b8c7f1e34
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5986,6 +6099,7 @@ export interface operations {
             /** @description The new administrator. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5996,6 +6110,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6333,7 +6448,23 @@ export interface operations {
     createApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried create safe (docs/api/conditional-writes.md, "Safe retries"): 1 to 255
+                 *     printable ASCII characters the client chooses, a new one per record it means to create
+                 *     (a UUID is a good choice). A request repeated with the same key and the same input (path,
+                 *     query and body) does not create again: it answers the first request's result — same status,
+                 *     same body with the same `id`, same `Location`/`ETag` — with `Idempotent-Replayed: true`.
+                 *     The same key with another input is a 422; while the first request with the key is still
+                 *     running, a second one is a 409 (retry a moment later). Keys belong to the caller (the API
+                 *     key, or the account behind the token): another caller's key of the same spelling is another
+                 *     key. Only a success is kept: after an error the key may be sent again. Results are kept for
+                 *     IDEMPOTENCY_KEY_SECONDS (24 h by default) in the shared state, so every node sees them;
+                 *     they are stored encrypted, since some (a new API key, a webhook's secret) are shown once.
+                 * @example 4f1c2a9e-7b3d-4c61-9a0e-2d5b8c7f1e34
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6346,6 +6477,7 @@ export interface operations {
             /** @description The new key (shown this once) and its record. */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6355,6 +6487,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6739,7 +6873,23 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried create safe (docs/api/conditional-writes.md, "Safe retries"): 1 to 255
+                 *     printable ASCII characters the client chooses, a new one per record it means to create
+                 *     (a UUID is a good choice). A request repeated with the same key and the same input (path,
+                 *     query and body) does not create again: it answers the first request's result — same status,
+                 *     same body with the same `id`, same `Location`/`ETag` — with `Idempotent-Replayed: true`.
+                 *     The same key with another input is a 422; while the first request with the key is still
+                 *     running, a second one is a 409 (retry a moment later). Keys belong to the caller (the API
+                 *     key, or the account behind the token): another caller's key of the same spelling is another
+                 *     key. Only a success is kept: after an error the key may be sent again. Results are kept for
+                 *     IDEMPOTENCY_KEY_SECONDS (24 h by default) in the shared state, so every node sees them;
+                 *     they are stored encrypted, since some (a new API key, a webhook's secret) are shown once.
+                 * @example 4f1c2a9e-7b3d-4c61-9a0e-2d5b8c7f1e34
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6752,6 +6902,7 @@ export interface operations {
             /** @description The subscription and its signing secret, shown only this once. */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6761,6 +6912,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6907,7 +7060,23 @@ export interface operations {
     testWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried create safe (docs/api/conditional-writes.md, "Safe retries"): 1 to 255
+                 *     printable ASCII characters the client chooses, a new one per record it means to create
+                 *     (a UUID is a good choice). A request repeated with the same key and the same input (path,
+                 *     query and body) does not create again: it answers the first request's result — same status,
+                 *     same body with the same `id`, same `Location`/`ETag` — with `Idempotent-Replayed: true`.
+                 *     The same key with another input is a 422; while the first request with the key is still
+                 *     running, a second one is a 409 (retry a moment later). Keys belong to the caller (the API
+                 *     key, or the account behind the token): another caller's key of the same spelling is another
+                 *     key. Only a success is kept: after an error the key may be sent again. Results are kept for
+                 *     IDEMPOTENCY_KEY_SECONDS (24 h by default) in the shared state, so every node sees them;
+                 *     they are stored encrypted, since some (a new API key, a webhook's secret) are shown once.
+                 * @example 4f1c2a9e-7b3d-4c61-9a0e-2d5b8c7f1e34
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Id of the webhook subscription.
@@ -6922,15 +7091,19 @@ export interface operations {
             /** @description The delivery queued. */
             202: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
