@@ -5831,7 +5831,14 @@ export interface operations {
                 /** @description Which identifier `account` is (default `id` for digits only, else `userName`). */
                 by?: "id" | "userName" | "email" | "mobile" | "openId";
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` held by the client: when it is still the record's, the answer is 304 without a
+                 *     body.
+                 * @example "v3"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description The user's id, user name, e-mail, mobile number or openId, as `by` says. Without `by`,
@@ -5846,12 +5853,14 @@ export interface operations {
             /** @description The user. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["User"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -5864,7 +5873,17 @@ export interface operations {
     updateUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the user.
@@ -5883,6 +5902,7 @@ export interface operations {
             /** @description The updated user. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5894,6 +5914,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -5902,7 +5923,17 @@ export interface operations {
     deleteUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the user.
@@ -5927,6 +5958,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6119,7 +6151,14 @@ export interface operations {
     getAdministrator: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` held by the client: when it is still the record's, the answer is 304 without a
+                 *     body.
+                 * @example "v3"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description The administrator's id (digits only) or, otherwise, its user name. */
                 idOrName: string;
@@ -6131,12 +6170,14 @@ export interface operations {
             /** @description The administrator. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["UpdateAdministratorResponse"];
                 };
             };
+            304: components["responses"]["NotModified"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -6148,7 +6189,17 @@ export interface operations {
     deleteAdministrator: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the administrator.
@@ -6173,6 +6224,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6181,7 +6233,17 @@ export interface operations {
     updateAdministrator: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the administrator.
@@ -6200,6 +6262,7 @@ export interface operations {
             /** @description The updated administrator. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6211,6 +6274,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6477,6 +6541,7 @@ export interface operations {
             /** @description The new key (shown this once) and its record. */
             201: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -6497,7 +6562,17 @@ export interface operations {
     updateApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the API key.
@@ -6516,6 +6591,7 @@ export interface operations {
             /** @description The updated record. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6527,6 +6603,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6535,7 +6612,17 @@ export interface operations {
     deleteApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the API key.
@@ -6577,6 +6664,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6585,7 +6673,17 @@ export interface operations {
     resetApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the API key.
@@ -6600,6 +6698,7 @@ export interface operations {
             /** @description The new key (shown this once) and its record. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6629,6 +6728,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6922,7 +7022,14 @@ export interface operations {
     getWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` held by the client: when it is still the record's, the answer is 304 without a
+                 *     body.
+                 * @example "v3"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description Id of the webhook subscription.
@@ -6937,12 +7044,14 @@ export interface operations {
             /** @description The subscription. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
+            304: components["responses"]["NotModified"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -6954,7 +7063,17 @@ export interface operations {
     updateWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the webhook subscription.
@@ -6973,6 +7092,7 @@ export interface operations {
             /** @description The subscription as it now is. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6983,6 +7103,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6991,7 +7112,17 @@ export interface operations {
     deleteWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the webhook subscription.
@@ -7015,6 +7146,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
