@@ -434,4 +434,24 @@ describe('the fail policy, when the store does not answer', () => {
       await app.close();
     }
   });
+
+  test('over HTTP, a create with an Idempotency-Key is a 503 (nothing created); without one it runs', async () => {
+    const app = await startTestApp({ redis: deadRedis });
+    try {
+      const key = await app.createApiKey(['ApiKeys']);
+      const send = (headers: Record<string, string>) =>
+        app.request
+          .post('/api/v1/apiKeys')
+          .set({ 'X-SS-API-KEY': key, ...headers })
+          .send({ title: 'during the outage', scopes: ['ApiKeys'] });
+      const keyed = await send({ 'Idempotency-Key': 'outage-1' });
+      expect(keyed.status).toBe(503);
+      expect(keyed.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(Number(keyed.headers['retry-after'])).toBeGreaterThan(0);
+      expect(await app.db.apiKey.count({ where: { title: 'during the outage' } })).toBe(0);
+      expect((await send({})).status).toBe(201);
+    } finally {
+      await app.close();
+    }
+  });
 });
