@@ -97,6 +97,11 @@ export interface Config {
   accounts: AccountPolicy;
   /** The event record and webhook delivery (docs/api/events.md). */
   events: EventSettings;
+  /**
+   * How long the result of a create sent with an Idempotency-Key is kept for its retries, in
+   * seconds (src/http/idempotency.ts, docs/api/conditional-writes.md).
+   */
+  idempotencyKeySeconds: number;
   /** Prometheus metrics on a port of their own (src/http/metrics.ts); undefined: no metrics at all. */
   metrics: MetricsConfig | undefined;
   /**
@@ -316,6 +321,7 @@ const schema = z.object({
   STL_SQL_TIMEOUT_MS: integer('STL_SQL_TIMEOUT_MS', 100, 60_000, 2000),
   SQLITE_QUERY_TIMEOUT_MS: integer('SQLITE_QUERY_TIMEOUT_MS', 100, 60_000, DEFAULT_SQLITE_QUERY_TIMEOUT_MS),
   EVENT_RETENTION_DAYS: integer('EVENT_RETENTION_DAYS', 1, 3650, 30),
+  IDEMPOTENCY_KEY_SECONDS: integer('IDEMPOTENCY_KEY_SECONDS', 1, 7 * 86_400, 86_400),
   WEBHOOK_TIMEOUT_MS: integer('WEBHOOK_TIMEOUT_MS', 500, 60_000, 10_000),
   WEBHOOK_ALLOWED_ADDRESSES: z
     .string()
@@ -421,6 +427,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sqliteQueryTimeoutMs: vars.SQLITE_QUERY_TIMEOUT_MS,
     corsOrigin: vars.CORS_ORIGIN,
     compressMinBytes: vars.COMPRESSION === 'true' ? vars.COMPRESSION_MIN_BYTES : undefined,
+    idempotencyKeySeconds: vars.IDEMPOTENCY_KEY_SECONDS,
     events: {
       retentionDays: vars.EVENT_RETENTION_DAYS,
       webhookTimeoutMs: vars.WEBHOOK_TIMEOUT_MS,

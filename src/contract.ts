@@ -44,6 +44,11 @@ export interface ContractOperation {
   /** `x-rate-limited: false`: the rate limiter lets every request of it through (src/http/rateLimit.ts). */
   rateLimited: boolean;
   /**
+   * `x-idempotent: true`: a create whose retries with the same Idempotency-Key answer the first
+   * result instead of creating again (src/http/idempotency.ts).
+   */
+  idempotent: boolean;
+  /**
    * The status a handler's plain return is sent with: the operation's one 2xx response, or
    * `x-success-status` when it declares several.
    */
@@ -98,7 +103,11 @@ const OPERATION_EXTENSIONS = {
   'x-changes-credentials': z.boolean(),
   'x-rate-limited': z.boolean(),
   'x-success-status': z.number().int().min(200).max(299),
+  'x-idempotent': z.boolean(),
 } as const;
+
+/** The header an `x-idempotent` operation declares (components/parameters/IdempotencyKey). */
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 
 /**
  * The contract as parsed and resolved, written by `npm run build` (scripts/contractCache.ts) next
@@ -167,6 +176,7 @@ const operationSchema = z.looseObject({
   'x-changes-credentials': OPERATION_EXTENSIONS['x-changes-credentials'].default(false),
   'x-rate-limited': OPERATION_EXTENSIONS['x-rate-limited'].default(true),
   'x-success-status': OPERATION_EXTENSIONS['x-success-status'].optional(),
+  'x-idempotent': OPERATION_EXTENSIONS['x-idempotent'].default(false),
 });
 const pathItemSchema = z.looseObject({ parameters: z.array(parameterSchema).default([]) });
 const securitySchemeSchema = z.looseObject({ type: z.string(), scheme: z.string().optional() });
@@ -279,6 +289,28 @@ function successStatusOf(
   return successes[0] ?? 200;
 }
 
+/**
+ * What `x-idempotent` needs: a POST (the method that creates), a caller to scope keys to (not a
+ * public operation), the Idempotency-Key header, and the statuses the middleware answers with.
+ */
+function idempotencyProblems(
+  method: HttpMethod,
+  access: ContractOperation['access'],
+  parameters: ReadonlyMap<string, ParameterLocation>,
+  responses: ReadonlyMap<number, unknown>,
+): string[] {
+  const problems: string[] = [];
+  if (method !== 'post') problems.push('is x-idempotent but not a POST');
+  if (access === 'public') problems.push('is x-idempotent but public: keys are scoped to the caller');
+  if (parameters.get(IDEMPOTENCY_KEY_HEADER) !== 'header') {
+    problems.push(`is x-idempotent but does not declare the ${IDEMPOTENCY_KEY_HEADER} header`);
+  }
+  for (const status of [400, 409, 422, 503]) {
+    if (!responses.has(status)) problems.push(`is x-idempotent but does not declare a ${status} response`);
+  }
+  return problems;
+}
+
 /** `x-` keys the loader does not know, on an operation or its path item. */
 function unknownExtensions(object: Record<string, unknown>, known: ReadonlySet<string>): string[] {
   return Object.keys(object).filter((key) => key.startsWith('x-') && !known.has(key));
@@ -347,6 +379,11 @@ export async function loadContract(
       }
       const access = accessOf(operation, document.components.securitySchemes, local);
       const successStatus = successStatusOf(operation, responses, local);
+      const idempotent = operation['x-idempotent'];
+      if (idempotent) local.push(...idempotencyProblems(method, access, parameters, responses));
+      if (!idempotent && parameters.has(IDEMPOTENCY_KEY_HEADER)) {
+        local.push(`declares the ${IDEMPOTENCY_KEY_HEADER} header but is not x-idempotent`);
+      }
       problems.push(...local.map((problem) => `${where} ${problem}`));
       operations.push({
         operationId: operation.operationId,
@@ -356,6 +393,7 @@ export async function loadContract(
         access,
         changesCredentials: operation['x-changes-credentials'],
         rateLimited: operation['x-rate-limited'],
+        idempotent,
         successStatus,
         acceptsCredentials:
           access === 'public' &&

@@ -1,11 +1,21 @@
 import { DomainError } from './errors.ts';
 
 /*
- * Conditional requests on a single record (docs/api/conditional-writes.md). A content and a channel
- * carry a `version` that every write of their row increments in the same statement; the record's
+ * Conditional requests on a single record (docs/api/conditional-writes.md). A content, a channel,
+ * a user, an administrator, an API key and a webhook subscription carry a `version` that every
+ * write of their row increments in the same statement; the record's
  * strong ETag is that number. A write with If-Match is made conditional on the version in the
  * UPDATE itself, so of two editors holding the same validator exactly one wins.
  */
+
+/** A record with its version, for an answer that carries the record's ETag. */
+export interface Versioned<T> {
+  record: T;
+  version: number;
+}
+
+/** The increment every write of a versioned row carries in its data. */
+export const NEXT_VERSION = { version: { increment: 1 } } as const;
 
 /** The strong validator of a record at a version. */
 export function strongETag(version: number): string {

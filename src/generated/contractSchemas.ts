@@ -497,6 +497,14 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
             "description": "The path or a parameter names a record that does not exist, or an operation this version does not implement (404)."
           },
           {
+            "const": "https://cms.example/problems/idempotency-key-in-flight",
+            "description": "The first request sent with this Idempotency-Key is still running: retry a moment later to get its result (409)."
+          },
+          {
+            "const": "https://cms.example/problems/idempotency-key-reused",
+            "description": "The Idempotency-Key was already used by this caller with another request: nothing was done (422)."
+          },
+          {
             "const": "https://cms.example/problems/precondition-failed",
             "description": "If-Match names no current version of the record: nothing was written; the `ETag` header carries the current one (412)."
           },

@@ -11,6 +11,7 @@ import { setCompression } from './compression.ts';
 import { crossOrigin } from './cors.ts';
 import { CredentialCache } from './credentialCache.ts';
 import { errorHandler, notFound } from './errors.ts';
+import { IdempotencyKeys } from './idempotency.ts';
 import { strictIntegerParameters } from './integerParameters.ts';
 import { requestLogging, safeLogger } from './logging.ts';
 import { rejectNulCharacters } from './nulCharacters.ts';
@@ -145,6 +146,7 @@ export function createApp(services: Services, shape: AppShape = {}): express.Exp
           ...validation(operation),
         ];
       },
+      new IdempotencyKeys(state, tokenSecretOf(config), config.idempotencyKeySeconds * 1000, logger),
     ),
   );
   // Only requests no operation's route matched get here: the validator answers an unknown path

@@ -2,7 +2,12 @@ import { createHash } from 'node:crypto';
 import express, { type Request, type RequestHandler, type Response, Router } from 'express';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import type { Contract, ContractOperation, ParameterLocation } from '../contract.ts';
+import {
+  type Contract,
+  type ContractOperation,
+  IDEMPOTENCY_KEY_HEADER,
+  type ParameterLocation,
+} from '../contract.ts';
 import type { Db, DbProvider } from '../db/client.ts';
 import type { CostlyReads } from '../db/costlyReads.ts';
 import type { PointReads } from '../db/pointReads.ts';
@@ -24,6 +29,7 @@ import { uploadedFileOf } from './bodies.ts';
 import { endCompressed, etagFor, negotiateCoding } from './compression.ts';
 import { notFound } from './errors.ts';
 import { toExpressPath } from './expressPaths.ts';
+import type { IdempotencyKeys, StoredReply } from './idempotency.ts';
 import { type PageShape, pageShapeOf, responseChecker, sendPage } from './pages.ts';
 import { clientAddressOf } from './rateLimit.ts';
 import { operationSerializers, type Serialize } from './serializers.ts';
@@ -280,12 +286,28 @@ class RequestContext implements OperationContext {
   }
 }
 
+/** The reply a handler's output stands for, as an idempotent create keeps it for its retries. */
+function replyOf(output: unknown, success: Success): StoredReply {
+  if (!(output instanceof Reply)) return { ...success, body: output };
+  const { status, headers, mediaType, body } = output.init as ErasedReply;
+  return { status, headers, mediaType, body };
+}
+
+/** Marks a reply as the stored result of an earlier request with the same Idempotency-Key. */
+function replayed(reply: StoredReply): Reply {
+  return new Reply({
+    ...reply,
+    headers: { ...reply.headers, 'Idempotent-Replayed': 'true' },
+  } as ReplyInit<OperationId>);
+}
+
 function dispatch(
   handler: ErasedHandler,
   operation: ContractOperation,
   services: Services,
   credentialsChanged: CredentialsChanged | undefined,
   contract: Contract,
+  idempotencyKeys: IdempotencyKeys | undefined,
 ): RequestHandler {
   const checked = services.config.nodeEnv !== 'production';
   // Compiled serialisers replace JSON.stringify where responses are not validated (production).
@@ -303,13 +325,29 @@ function dispatch(
           checked ? responseChecker(operation.operationId) : undefined,
         )
       : undefined;
+  const keys = operation.idempotent ? idempotencyKeys : undefined;
   return async (req, res) => {
-    const output = await runHandler(
-      handler,
-      changed,
-      inputOf(req, res, operation),
-      new RequestContext(req, services),
-    );
+    const input = inputOf(req, res, operation);
+    const key = keys && (input.header[IDEMPOTENCY_KEY_HEADER] as string | undefined);
+    if (keys === undefined || key === undefined) {
+      const output = await runHandler(handler, changed, input, new RequestContext(req, services));
+      await send(res, operation, success, output, checked, serializerOf, page);
+      return;
+    }
+    // A create with an Idempotency-Key (src/http/idempotency.ts): run once, answer retries alike.
+    const start = await keys.start(operation, input.principal, key, input);
+    if (start.kind === 'replay') {
+      await send(res, operation, success, replayed(start.reply), checked, serializerOf, page);
+      return;
+    }
+    let output: unknown;
+    try {
+      output = await runHandler(handler, changed, input, new RequestContext(req, services));
+    } catch (error) {
+      await start.release();
+      throw error;
+    }
+    await start.complete(replyOf(output, success));
     await send(res, operation, success, output, checked, serializerOf, page);
   };
 }
@@ -332,6 +370,8 @@ export function operationRoutes(
   /** Absent when no node caches credentials. */
   credentialsChanged: CredentialsChanged | undefined,
   stagesOf: (operation: ContractOperation) => RequestHandler[],
+  /** Where the `x-idempotent` operations keep their keys' results. */
+  idempotencyKeys?: IdempotencyKeys,
 ): Router {
   const router = Router();
   for (const operation of contract.operations) {
@@ -341,7 +381,7 @@ export function operationRoutes(
       ...stagesOf(operation),
       handler === undefined
         ? notImplemented
-        : dispatch(handler, operation, services, credentialsChanged, contract),
+        : dispatch(handler, operation, services, credentialsChanged, contract, idempotencyKeys),
     );
   }
   return router;

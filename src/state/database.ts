@@ -17,7 +17,10 @@ import type { CounterState, SharedState, SignalListener, Unsubscribe } from './p
  * PostgreSQL may commit ids out of order; ids already delivered are remembered, so none is
  * delivered twice.
  *
- * Expired counters, marks and old signals are deleted at most once a minute, after a write.
+ * Stored values are rows of SharedValue: set-if-absent is the same kind of upsert as a mark, and
+ * compare-and-set an UPDATE conditional on the value read, so concurrent writers never both win.
+ *
+ * Expired counters, marks, values and old signals are deleted at most once a minute, after a write.
  */
 
 export const SIGNAL_POLL_INTERVAL_MS = 1000;
@@ -106,6 +109,39 @@ export class DatabaseSharedState implements SharedState {
     return rows.length === 1;
   }
 
+  async putValue(key: string, value: string, ttlMs: number): Promise<boolean> {
+    const now = new Date();
+    const expiresAt = new Date(now.getTime() + ttlMs);
+    // Inserted, or an expired value replaced: one row comes back. A live value: none.
+    const rows = await this.db.$queryRaw<{ key: string }[]>`
+      INSERT INTO "SharedValue" ("key", "value", "expiresAt") VALUES (${key}, ${value}, ${expiresAt})
+      ON CONFLICT ("key") DO UPDATE SET "value" = excluded."value", "expiresAt" = excluded."expiresAt"
+        WHERE "SharedValue"."expiresAt" <= ${now}
+      RETURNING "key"`;
+    this.purgeNow();
+    return rows.length === 1;
+  }
+
+  async getValue(key: string): Promise<string | undefined> {
+    const row = await this.db.sharedValue.findUnique({ where: { key } });
+    if (row === null || row.expiresAt.getTime() <= Date.now()) return undefined;
+    return row.value;
+  }
+
+  async replaceValue(key: string, expected: string, value: string, ttlMs: number): Promise<boolean> {
+    const now = new Date();
+    const { count } = await this.db.sharedValue.updateMany({
+      where: { key, value: expected, expiresAt: { gt: now } },
+      data: { value, expiresAt: new Date(now.getTime() + ttlMs) },
+    });
+    return count === 1;
+  }
+
+  async deleteValue(key: string, expected: string): Promise<boolean> {
+    const { count } = await this.db.sharedValue.deleteMany({ where: { key, value: expected } });
+    return count === 1;
+  }
+
   async broadcast(channel: string, message: string): Promise<void> {
     await this.db.sharedSignal.create({ data: { channel, message } });
     this.purgeNow();
@@ -188,6 +224,7 @@ export class DatabaseSharedState implements SharedState {
     try {
       await this.db.sharedCounter.deleteMany({ where: { resetAt: { lte: now } } });
       await this.db.sharedMark.deleteMany({ where: { expiresAt: { lte: now } } });
+      await this.db.sharedValue.deleteMany({ where: { expiresAt: { lte: now } } });
       await this.db.sharedSignal.deleteMany({
         where: { createdAt: { lt: new Date(now.getTime() - 6 * SIGNAL_LOOKBACK_MS) } },
       });

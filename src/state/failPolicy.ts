@@ -15,6 +15,8 @@ import {
  *   a limit that cannot count is better skipped than turned into refusals for everyone.
  * - marks fail CLOSED: a single-use mark that cannot be checked could be used twice, so `mark`
  *   throws SharedStateUnavailable and the request is answered 503 with Retry-After.
+ * - stored values fail CLOSED alike: an idempotency record that cannot be read or claimed could
+ *   let a retried create make a second record, so every value call throws SharedStateUnavailable.
  * - signals are best effort: a failed broadcast or subscription, or a listener that throws, is
  *   logged, never thrown.
  * Warnings are throttled (one per kind of failure per interval) and never name the key, which may
@@ -36,11 +38,12 @@ class StoreDown extends Error {
   }
 }
 
-type Failure = 'counter' | 'mark' | 'broadcast' | 'subscribe' | 'listener';
+type Failure = 'counter' | 'mark' | 'value' | 'broadcast' | 'subscribe' | 'listener';
 
 const WARNING: Record<Failure, string> = {
   counter: 'shared state does not answer: counters are not counted (limits let requests through)',
   mark: 'shared state does not answer: single-use marks are refused (503)',
+  value: 'shared state does not answer: stored values (idempotency keys) are refused (503)',
   broadcast: 'shared state does not answer: a signal was not sent',
   subscribe: 'shared state does not answer: a subscription could not be made',
   listener: 'a shared-state signal listener failed',
@@ -117,6 +120,16 @@ export function withFailPolicy(
   // Known down from the start: no request waits for a command timeout to learn it.
   if (options.startDown === true) markDown();
 
+  /** A value call: fails closed, as marks do. */
+  async function closed<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await guarded(call);
+    } catch (error) {
+      warn('value', error);
+      throw new SharedStateUnavailable({ cause: error });
+    }
+  }
+
   return {
     kind: state.kind,
     async increment(key: string, windowMs: number): Promise<CounterState> {
@@ -157,6 +170,11 @@ export function withFailPolicy(
         throw new SharedStateUnavailable({ cause: error });
       }
     },
+    putValue: (key, value, ttlMs) => closed(() => state.putValue(key, value, ttlMs)),
+    getValue: (key) => closed(() => state.getValue(key)),
+    replaceValue: (key, expected, value, ttlMs) =>
+      closed(() => state.replaceValue(key, expected, value, ttlMs)),
+    deleteValue: (key, expected) => closed(() => state.deleteValue(key, expected)),
     async broadcast(channel: string, message: string): Promise<void> {
       try {
         await guarded(() => state.broadcast(channel, message));

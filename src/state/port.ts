@@ -1,7 +1,8 @@
 /*
  * The shared-state port: the one small interface for state that every node of the service must
  * share — counters with expiry (rate limits, login failures), single-use marks (captcha answers,
- * used tokens, one-shot jobs) and a broadcast signal ("restart", "cache invalidated"). Two
+ * used tokens, one-shot jobs), small stored values with expiry (idempotency records) and a broadcast
+ * signal ("restart", "cache invalidated"). Two
  * implementations stand behind it: Redis when REDIS_URL is set (src/state/redis.ts), the database
  * otherwise (src/state/database.ts); createSharedState (src/state/index.ts) picks one and wraps it
  * in the fail policy (src/state/failPolicy.ts), so callers never handle an outage themselves.
@@ -46,6 +47,22 @@ export interface SharedState {
    * when the mark is already there (used). After `ttlMs` the mark is gone and may be set again.
    */
   mark(key: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Stores the small value `value` under `key` for `ttlMs` if no live value is there, and answers
+   * true; answers false, storing nothing, when one is (set-if-absent: of concurrent calls on any
+   * nodes exactly one wins). After `ttlMs` the value is gone and the key may be set again.
+   */
+  putValue(key: string, value: string, ttlMs: number): Promise<boolean>;
+  /** The live value under `key`, or undefined when it is absent or has expired. */
+  getValue(key: string): Promise<string | undefined>;
+  /**
+   * Compare-and-set: replaces the value under `key` with `value` for a new `ttlMs` only while it is
+   * still `expected` (and live), answering whether it did. A value another writer replaced, or one
+   * that expired meanwhile, is left alone.
+   */
+  replaceValue(key: string, expected: string, value: string, ttlMs: number): Promise<boolean>;
+  /** Deletes the value under `key` only while it is still `expected`, answering whether it did. */
+  deleteValue(key: string, expected: string): Promise<boolean>;
   /** Sends `message` to every subscriber of `channel` on every node (this one included). Best effort. */
   broadcast(channel: string, message: string): Promise<void>;
   /** Calls `listener` with every message broadcast on `channel` from now on, until unsubscribed. */
@@ -66,7 +83,7 @@ export interface SharedState {
 /** Which store stands behind the port; readiness names it when it does not answer. */
 export type SharedStateKind = 'redis' | 'database';
 
-/** Thrown by operations that fail closed (marks) when the store does not answer; the HTTP layer answers 503. */
+/** Thrown by operations that fail closed (marks, stored values) when the store does not answer; the HTTP layer answers 503. */
 export class SharedStateUnavailable extends Error {
   override name = 'SharedStateUnavailable';
   constructor(options?: { cause?: unknown }) {

@@ -26,6 +26,21 @@ if redis.call('GET', KEYS[1]) and tonumber(redis.call('GET', KEYS[1])) > 0 then
 end
 return 0`;
 
+/** SET a live value to ARGV[2] for ARGV[3] ms while it is still ARGV[1]. */
+const REPLACE_VALUE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+  return 1
+end
+return 0`;
+
+/** DEL a value while it is still ARGV[1]. */
+const DELETE_VALUE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0`;
+
 export class RedisSharedState implements SharedState {
   readonly kind = 'redis';
   private subscriber: Redis | undefined;
@@ -62,6 +77,22 @@ export class RedisSharedState implements SharedState {
 
   async mark(key: string, ttlMs: number): Promise<boolean> {
     return (await this.redis.set(this.key(key), '1', 'PX', ttlMs, 'NX')) === 'OK';
+  }
+
+  async putValue(key: string, value: string, ttlMs: number): Promise<boolean> {
+    return (await this.redis.set(this.key(key), value, 'PX', ttlMs, 'NX')) === 'OK';
+  }
+
+  async getValue(key: string): Promise<string | undefined> {
+    return (await this.redis.get(this.key(key))) ?? undefined;
+  }
+
+  async replaceValue(key: string, expected: string, value: string, ttlMs: number): Promise<boolean> {
+    return (await this.redis.eval(REPLACE_VALUE, 1, this.key(key), expected, value, ttlMs)) === 1;
+  }
+
+  async deleteValue(key: string, expected: string): Promise<boolean> {
+    return (await this.redis.eval(DELETE_VALUE, 1, this.key(key), expected)) === 1;
   }
 
   async broadcast(channel: string, message: string): Promise<void> {

@@ -201,6 +201,61 @@ describe('the x- extensions', () => {
     expect(loaded.byId.get('stated')?.successStatus).toBe(201);
   });
 
+  test('x-idempotent needs a scoped POST with the Idempotency-Key header and its statuses', async () => {
+    const header = { name: 'Idempotency-Key', in: 'header', schema: { type: 'string' } };
+    const statuses = Object.fromEntries(
+      ['200', '400', '409', '422', '503'].map((status) => [status, { description: status }]),
+    );
+    const loaded = await load({
+      '/a': {
+        post: {
+          operationId: 'create',
+          ...scoped,
+          'x-idempotent': true,
+          parameters: [header],
+          responses: statuses,
+        },
+      },
+    });
+    expect(loaded.byId.get('create')?.idempotent).toBe(true);
+    expect(
+      await problemsOf({
+        '/a': { get: { operationId: 'read', security: [], 'x-idempotent': true, responses: ok } },
+        '/b': { post: { operationId: 'headerOnly', ...scoped, parameters: [header], responses: statuses } },
+      }),
+    ).toEqual([
+      'read (GET /a) is x-idempotent but not a POST',
+      'read (GET /a) is x-idempotent but public: keys are scoped to the caller',
+      'read (GET /a) is x-idempotent but does not declare the Idempotency-Key header',
+      'read (GET /a) is x-idempotent but does not declare a 400 response',
+      'read (GET /a) is x-idempotent but does not declare a 409 response',
+      'read (GET /a) is x-idempotent but does not declare a 422 response',
+      'read (GET /a) is x-idempotent but does not declare a 503 response',
+      'headerOnly (POST /b) declares the Idempotency-Key header but is not x-idempotent',
+    ]);
+  });
+
+  test('the service contract: every create is x-idempotent', () => {
+    const idempotent = contract.operations
+      .filter((operation) => operation.idempotent)
+      .map((o) => o.operationId);
+    const creates = contract.operations
+      .filter((operation) => /^create[A-Z]/.test(operation.operationId))
+      .map((operation) => operation.operationId);
+    expect(idempotent).toEqual(expect.arrayContaining(creates));
+    expect(idempotent.sort()).toEqual(
+      [
+        'createAdministrator',
+        'createApiKey',
+        'createChannel',
+        'createContent',
+        'createUser',
+        'createWebhook',
+        'testWebhook',
+      ].sort(),
+    );
+  });
+
   test('the service contract states its policy: credential changes, exemptions, a 201', () => {
     const marked = (flag: (operation: (typeof contract.operations)[number]) => boolean) =>
       contract.operations

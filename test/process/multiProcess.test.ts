@@ -109,6 +109,42 @@ describe(`several processes on one ${provider} database`, () => {
     }
   });
 
+  test('an Idempotency-Key used on one server is honoured by another and after a restart', async () => {
+    database = await createEmptyDatabase();
+    // One process each (no supervisor): the shared state is the database they share.
+    const env = { DATABASE_URL: database.url, SEED_DEMO: 'true', WORKERS: '0' };
+    const first = await serve(env);
+    await first.service.waitFor(LISTENING);
+    const key = bootstrapKeyOf(first.service.output()) as string;
+    const headers = { 'X-SS-API-KEY': key, 'Idempotency-Key': 'process-test-key-1' };
+    const body = { title: 'made once', scopes: ['Contents'] };
+    const created = await post(first.port, '/api/v1/apiKeys', body, headers);
+    expect(created.status).toBe(201);
+    const issued = created.json as { key: string; apiKey: { id: number } };
+
+    const second = await serve(env);
+    await second.service.waitFor(LISTENING);
+    const fromSecond = await post(second.port, '/api/v1/apiKeys', body, headers);
+    expect(fromSecond).toEqual({ status: 201, json: issued });
+    const other = await post(second.port, '/api/v1/apiKeys', { ...body, title: 'another' }, headers);
+    expect(other.status).toBe(422);
+
+    await stopService(first.service);
+    await stopService(second.service);
+    const restarted = await serve(env);
+    await restarted.service.waitFor(LISTENING);
+    expect(await post(restarted.port, '/api/v1/apiKeys', body, headers)).toEqual({
+      status: 201,
+      json: issued,
+    });
+    const { db } = await createDb(database.url);
+    try {
+      expect(await db.apiKey.count({ where: { title: 'made once' } })).toBe(1);
+    } finally {
+      await db.$disconnect();
+    }
+  });
+
   test('a history the folder cannot explain stops the start and db:migrate in one sentence', async () => {
     database = await createEmptyDatabase();
     await applyMigrations(database.url);

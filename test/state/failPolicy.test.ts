@@ -35,6 +35,18 @@ class ControlledStore implements SharedState {
   mark(): Promise<boolean> {
     return this.call(() => true);
   }
+  putValue(): Promise<boolean> {
+    return this.call(() => true);
+  }
+  getValue(): Promise<string | undefined> {
+    return this.call(() => undefined);
+  }
+  replaceValue(): Promise<boolean> {
+    return this.call(() => true);
+  }
+  deleteValue(): Promise<boolean> {
+    return this.call(() => true);
+  }
   broadcast(): Promise<void> {
     return this.call(() => undefined);
   }

@@ -191,6 +191,58 @@ describe.each(stores)('the %s store', (kind, makeNodes) => {
     });
   });
 
+  describe('stored values', () => {
+    test('put is set-if-absent: the first value stays, on every node, and is read back as stored', async () => {
+      const name = key('value');
+      expect(await a.getValue(name)).toBeUndefined();
+      expect(await a.putValue(name, '{"state":"pending","n":1}', WINDOW_MS)).toBe(true);
+      expect(await b.putValue(name, 'other', WINDOW_MS)).toBe(false);
+      expect(await a.putValue(name, 'other', WINDOW_MS)).toBe(false);
+      expect(await b.getValue(name)).toBe('{"state":"pending","n":1}');
+    });
+
+    test('after its time to live the value is gone and the key may be put again', async () => {
+      const name = key('value-expiry');
+      expect(await a.putValue(name, 'first', 200)).toBe(true);
+      await sleep(300);
+      expect(await b.getValue(name)).toBeUndefined();
+      expect(await b.replaceValue(name, 'first', 'late', WINDOW_MS)).toBe(false);
+      expect(await b.putValue(name, 'second', WINDOW_MS)).toBe(true);
+      expect(await a.getValue(name)).toBe('second');
+    });
+
+    test('replace and delete act only while the value is still the expected one', async () => {
+      const name = key('value-swap');
+      await a.putValue(name, 'pending:1', WINDOW_MS);
+      expect(await b.replaceValue(name, 'pending:2', 'done:2', WINDOW_MS)).toBe(false);
+      expect(await a.getValue(name)).toBe('pending:1');
+      expect(await b.replaceValue(name, 'pending:1', 'done:1', WINDOW_MS)).toBe(true);
+      expect(await a.getValue(name)).toBe('done:1');
+      expect(await a.deleteValue(name, 'pending:1')).toBe(false);
+      expect(await a.getValue(name)).toBe('done:1');
+      expect(await b.deleteValue(name, 'done:1')).toBe(true);
+      expect(await a.getValue(name)).toBeUndefined();
+      expect(await a.putValue(name, 'again', WINDOW_MS)).toBe(true);
+    });
+
+    test('replace starts a new time to live', async () => {
+      const name = key('value-ttl');
+      await a.putValue(name, 'short', 300);
+      expect(await b.replaceValue(name, 'short', 'long', WINDOW_MS)).toBe(true);
+      await sleep(400);
+      expect(await a.getValue(name)).toBe('long');
+    });
+
+    test('of 20 concurrent puts on two nodes exactly one stores its value', async () => {
+      const name = key('value-race');
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).putValue(name, `v${i}`, WINDOW_MS)),
+      );
+      expect(results.filter(Boolean)).toHaveLength(1);
+      expect(await a.getValue(name)).toBe(`v${results.indexOf(true)}`);
+    });
+  });
+
   describe('signals', () => {
     test('a broadcast reaches the subscribers of its channel on other nodes, and only those', async () => {
       const channel = key('restart');
@@ -329,6 +381,21 @@ describe('the fail policy, when the store does not answer', () => {
       expect(JSON.stringify(log.lines())).not.toContain('captcha:answer');
     });
 
+    test('stored values fail closed: SharedStateUnavailable, without the key in the log', async () => {
+      await expect(state.putValue('idempotency:secret-key', 'v', WINDOW_MS)).rejects.toBeInstanceOf(
+        SharedStateUnavailable,
+      );
+      await expect(state.getValue('idempotency:secret-key')).rejects.toBeInstanceOf(SharedStateUnavailable);
+      await expect(state.replaceValue('idempotency:secret-key', 'v', 'w', WINDOW_MS)).rejects.toBeInstanceOf(
+        SharedStateUnavailable,
+      );
+      await expect(state.deleteValue('idempotency:secret-key', 'v')).rejects.toBeInstanceOf(
+        SharedStateUnavailable,
+      );
+      expect(log.lines().some((line) => String(line.msg).includes('stored values'))).toBe(true);
+      expect(JSON.stringify(log.lines())).not.toContain('secret-key');
+    });
+
     test('signals are best effort: broadcast and subscribe do not throw', async () => {
       await expect(state.broadcast('restart', 'now')).resolves.toBeUndefined();
       const unsubscribe = await state.subscribe('restart', () => {});
@@ -363,6 +430,26 @@ describe('the fail policy, when the store does not answer', () => {
       });
       expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
       expect(response.text).not.toContain('captcha');
+    } finally {
+      await app.close();
+    }
+  });
+
+  test('over HTTP, a create with an Idempotency-Key is a 503 (nothing created); without one it runs', async () => {
+    const app = await startTestApp({ redis: deadRedis });
+    try {
+      const key = await app.createApiKey(['ApiKeys']);
+      const send = (headers: Record<string, string>) =>
+        app.request
+          .post('/api/v1/apiKeys')
+          .set({ 'X-SS-API-KEY': key, ...headers })
+          .send({ title: 'during the outage', scopes: ['ApiKeys'] });
+      const keyed = await send({ 'Idempotency-Key': 'outage-1' });
+      expect(keyed.status).toBe(503);
+      expect(keyed.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(Number(keyed.headers['retry-after'])).toBeGreaterThan(0);
+      expect(await app.db.apiKey.count({ where: { title: 'during the outage' } })).toBe(0);
+      expect((await send({})).status).toBe(201);
     } finally {
       await app.close();
     }

@@ -1960,7 +1960,7 @@ export interface components {
              *     pages to fetch.
              * @example https://cms.example/problems/not-found
              */
-            type: "https://cms.example/problems/bad-request" | "https://cms.example/problems/validation" | "https://cms.example/problems/malformed-json" | "https://cms.example/problems/conflict" | "https://cms.example/problems/captcha-invalid" | "https://cms.example/problems/invalid-image" | "https://cms.example/problems/image-too-large" | "https://cms.example/problems/unauthorized" | "https://cms.example/problems/login-failed" | "https://cms.example/problems/locked-out" | "https://cms.example/problems/forbidden" | "https://cms.example/problems/not-found" | "https://cms.example/problems/precondition-failed" | "https://cms.example/problems/method-not-allowed" | "https://cms.example/problems/request-timeout" | "https://cms.example/problems/payload-too-large" | "https://cms.example/problems/headers-too-large" | "https://cms.example/problems/unsupported-media-type" | "https://cms.example/problems/rate-limited" | "https://cms.example/problems/internal" | "https://cms.example/problems/service-unavailable";
+            type: "https://cms.example/problems/bad-request" | "https://cms.example/problems/validation" | "https://cms.example/problems/malformed-json" | "https://cms.example/problems/conflict" | "https://cms.example/problems/captcha-invalid" | "https://cms.example/problems/invalid-image" | "https://cms.example/problems/image-too-large" | "https://cms.example/problems/unauthorized" | "https://cms.example/problems/login-failed" | "https://cms.example/problems/locked-out" | "https://cms.example/problems/forbidden" | "https://cms.example/problems/not-found" | "https://cms.example/problems/idempotency-key-in-flight" | "https://cms.example/problems/idempotency-key-reused" | "https://cms.example/problems/precondition-failed" | "https://cms.example/problems/method-not-allowed" | "https://cms.example/problems/request-timeout" | "https://cms.example/problems/payload-too-large" | "https://cms.example/problems/headers-too-large" | "https://cms.example/problems/unsupported-media-type" | "https://cms.example/problems/rate-limited" | "https://cms.example/problems/internal" | "https://cms.example/problems/service-unavailable";
             /** @example Not Found */
             title: string;
             /**
@@ -4041,9 +4041,31 @@ export interface components {
     };
     responses: {
         /**
+         * @description The Idempotency-Key was already used by this caller with another input (another operation,
+         *     path or body): nothing was done. Use a new key for a new request.
+         */
+        IdempotencyKeyReused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://cms.example/problems/idempotency-key-reused",
+                 *       "title": "Unprocessable Entity",
+                 *       "status": 422,
+                 *       "detail": "This Idempotency-Key was used with another request (another operation, path or body); use a new key for a new request",
+                 *       "message": "This Idempotency-Key was used with another request (another operation, path or body); use a new key for a new request"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
          * @description The request clashes with a record that exists: a name that must be unique (a channel's
          *     `indexName` in its site; an account's user name, e-mail or mobile), or a key changed by
-         *     another request meanwhile. `errors` names each field at fault; nothing was written.
+         *     another request meanwhile; or (type `idempotency-key-in-flight`) the first request sent with
+         *     its Idempotency-Key is still running. `errors` names each field at fault; nothing was written.
          */
         Conflict: {
             headers: {
@@ -4250,6 +4272,21 @@ export interface components {
     };
     parameters: {
         /**
+         * @description Makes a retried create safe (docs/api/conditional-writes.md, "Safe retries"): 1 to 255
+         *     printable ASCII characters the client chooses, a new one per record it means to create
+         *     (a UUID is a good choice). A request repeated with the same key and the same input (path,
+         *     query and body) does not create again: it answers the first request's result — same status,
+         *     same body with the same `id`, same `Location`/`ETag` — with `Idempotent-Replayed: true`.
+         *     The same key with another input is a 422; while the first request with the key is still
+         *     running, a second one is a 409 (retry a moment later). Keys belong to the caller (the API
+         *     key, or the account behind the token): another caller's key of the same spelling is another
+         *     key. Only a success is kept: after an error the key may be sent again. Results are kept for
+         *     IDEMPOTENCY_KEY_SECONDS (24 h by default) in the shared state, so every node sees them;
+         *     they are stored encrypted, since some (a new API key, a webhook's secret) are shown once.
+         * @example 4f1c2a9e-7b3d-4c61-9a0e-2d5b8c7f1e34
+         */
+        IdempotencyKey: string;
+        /**
          * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
          *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
          *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
@@ -4441,6 +4478,11 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /**
+         * @description `true` on the answer to a request whose Idempotency-Key had already been used with the same
+         *     input: the stored result of the first request, nothing was created this time.
+         */
+        IdempotentReplayed: "true";
         /**
          * @description The record's strong validator, `"v"` and its version: every write of the record changes it.
          *     Send it back in If-Match to make a write conditional, or in If-None-Match to get 304 while
@@ -4662,7 +4704,23 @@ export interface operations {
     createContent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried create safe (docs/api/conditional-writes.md, "Safe retries"): 1 to 255
+                 *     printable ASCII characters the client chooses, a new one per record it means to create
+                 *     (a UUID is a good choice). A request repeated with the same key and the same input (path,
+                 *     query and body) does not create again: it answers the first request's result — same status,
+                 *     same body with the same `id`, same `Location`/`ETag` — with `Idempotent-Replayed: true`.
+                 *     The same key with another input is a 422; while the first request with the key is still
+                 *     running, a second one is a 409 (retry a moment later). Keys belong to the caller (the API
+                 *     key, or the account behind the token): another caller's key of the same spelling is another
+                 *     key. Only a success is kept: after an error the key may be sent again. Results are kept for
+                 *     IDEMPOTENCY_KEY_SECONDS (24 h by default) in the shared state, so every node sees them;
+                 *     they are stored encrypted, since some (a new API key, a webhook's secret) are shown once.
+                 * @example 4f1c2a9e-7b3d-4c61-9a0e-2d5b8c7f1e34
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Id of the site.
@@ -4686,6 +4744,7 @@ export interface operations {
             /** @description The new content (form A). */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /** @description The address of the new content (get content). */
                     Location?: string;
                     [name: string]: unknown;
@@ -4698,6 +4757,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -4994,7 +5055,23 @@ export interface operations {
     createChannel: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried create safe (docs/api/conditional-writes.md, "Safe retries"): 1 to 255
+                 *     printable ASCII characters the client chooses, a new one per record it means to create
+                 *     (a UUID is a good choice). A request repeated with the same key and the same input (path,
+                 *     query and body) does not create again: it answers the first request's result — same status,
+                 *     same body with the same `id`, same `Location`/`ETag` — with `Idempotent-Replayed: true`.
+                 *     The same key with another input is a 422; while the first request with the key is still
+                 *     running, a second one is a 409 (retry a moment later). Keys belong to the caller (the API
+                 *     key, or the account behind the token): another caller's key of the same spelling is another
+                 *     key. Only a success is kept: after an error the key may be sent again. Results are kept for
+                 *     IDEMPOTENCY_KEY_SECONDS (24 h by default) in the shared state, so every node sees them;
+                 *     they are stored encrypted, since some (a new API key, a webhook's secret) are shown once.
+                 * @example 4f1c2a9e-7b3d-4c61-9a0e-2d5b8c7f1e34
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Id of the site.
@@ -5013,6 +5090,7 @@ export interface operations {
             /** @description The new channel (form A). */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /**
                      * @description The address of the new channel (get channel).
                      * @example /api/v1/channels/1/7
@@ -5029,6 +5107,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6122,7 +6201,23 @@ export interface operations {
     createUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried create safe (docs/api/conditional-writes.md, "Safe retries"): 1 to 255
+                 *     printable ASCII characters the client chooses, a new one per record it means to create
+                 *     (a UUID is a good choice). A request repeated with the same key and the same input (path,
+                 *     query and body) does not create again: it answers the first request's result — same status,
+                 *     same body with the same `id`, same `Location`/`ETag` — with `Idempotent-Replayed: true`.
+                 *     The same key with another input is a 422; while the first request with the key is still
+                 *     running, a second one is a 409 (retry a moment later). Keys belong to the caller (the API
+                 *     key, or the account behind the token): another caller's key of the same spelling is another
+                 *     key. Only a success is kept: after an error the key may be sent again. Results are kept for
+                 *     IDEMPOTENCY_KEY_SECONDS (24 h by default) in the shared state, so every node sees them;
+                 *     they are stored encrypted, since some (a new API key, a webhook's secret) are shown once.
+                 * @example 4f1c2a9e-7b3d-4c61-9a0e-2d5b8c7f1e34
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6135,6 +6230,7 @@ export interface operations {
             /** @description The new user. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6145,6 +6241,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6273,7 +6370,14 @@ export interface operations {
                 /** @description Which identifier `account` is (default `id` for digits only, else `userName`). */
                 by?: "id" | "userName" | "email" | "mobile" | "openId";
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` held by the client: when it is still the record's, the answer is 304 without a
+                 *     body.
+                 * @example "v3"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description The user's id, user name, e-mail, mobile number or openId, as `by` says. Without `by`,
@@ -6288,12 +6392,14 @@ export interface operations {
             /** @description The user. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["User"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -6306,7 +6412,17 @@ export interface operations {
     updateUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the user.
@@ -6325,6 +6441,7 @@ export interface operations {
             /** @description The updated user. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6336,6 +6453,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6344,7 +6462,17 @@ export interface operations {
     deleteUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the user.
@@ -6369,6 +6497,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6647,7 +6776,23 @@ export interface operations {
     createAdministrator: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried create safe (docs/api/conditional-writes.md, "Safe retries"): 1 to 255
+                 *     printable ASCII characters the client chooses, a new one per record it means to create
+                 *     (a UUID is a good choice). A request repeated with the same key and the same input (path,
+                 *     query and body) does not create again: it answers the first request's result — same status,
+                 *     same body with the same `id`, same `Location`/`ETag` — with `Idempotent-Replayed: true`.
+                 *     The same key with another input is a 422; while the first request with the key is still
+                 *     running, a second one is a 409 (retry a moment later). Keys belong to the caller (the API
+                 *     key, or the account behind the token): another caller's key of the same spelling is another
+                 *     key. Only a success is kept: after an error the key may be sent again. Results are kept for
+                 *     IDEMPOTENCY_KEY_SECONDS (24 h by default) in the shared state, so every node sees them;
+                 *     they are stored encrypted, since some (a new API key, a webhook's secret) are shown once.
+                 * @example 4f1c2a9e-7b3d-4c61-9a0e-2d5b8c7f1e34
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6660,6 +6805,7 @@ export interface operations {
             /** @description The new administrator. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6670,6 +6816,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6678,7 +6825,14 @@ export interface operations {
     getAdministrator: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` held by the client: when it is still the record's, the answer is 304 without a
+                 *     body.
+                 * @example "v3"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description The administrator's id (digits only) or, otherwise, its user name. */
                 idOrName: string;
@@ -6690,12 +6844,14 @@ export interface operations {
             /** @description The administrator. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["UpdateAdministratorResponse"];
                 };
             };
+            304: components["responses"]["NotModified"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -6707,7 +6863,17 @@ export interface operations {
     deleteAdministrator: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the administrator.
@@ -6732,6 +6898,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -6740,7 +6907,17 @@ export interface operations {
     updateAdministrator: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the administrator.
@@ -6759,6 +6936,7 @@ export interface operations {
             /** @description The updated administrator. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6770,6 +6948,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7007,7 +7186,23 @@ export interface operations {
     createApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried create safe (docs/api/conditional-writes.md, "Safe retries"): 1 to 255
+                 *     printable ASCII characters the client chooses, a new one per record it means to create
+                 *     (a UUID is a good choice). A request repeated with the same key and the same input (path,
+                 *     query and body) does not create again: it answers the first request's result — same status,
+                 *     same body with the same `id`, same `Location`/`ETag` — with `Idempotent-Replayed: true`.
+                 *     The same key with another input is a 422; while the first request with the key is still
+                 *     running, a second one is a 409 (retry a moment later). Keys belong to the caller (the API
+                 *     key, or the account behind the token): another caller's key of the same spelling is another
+                 *     key. Only a success is kept: after an error the key may be sent again. Results are kept for
+                 *     IDEMPOTENCY_KEY_SECONDS (24 h by default) in the shared state, so every node sees them;
+                 *     they are stored encrypted, since some (a new API key, a webhook's secret) are shown once.
+                 * @example 4f1c2a9e-7b3d-4c61-9a0e-2d5b8c7f1e34
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7020,6 +7215,8 @@ export interface operations {
             /** @description The new key (shown this once) and its record. */
             201: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7029,6 +7226,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7037,7 +7236,17 @@ export interface operations {
     updateApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the API key.
@@ -7056,6 +7265,7 @@ export interface operations {
             /** @description The updated record. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7067,6 +7277,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7075,7 +7286,17 @@ export interface operations {
     deleteApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the API key.
@@ -7117,6 +7338,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7125,7 +7347,17 @@ export interface operations {
     resetApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the API key.
@@ -7140,6 +7372,7 @@ export interface operations {
             /** @description The new key (shown this once) and its record. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7169,6 +7402,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7439,7 +7673,23 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried create safe (docs/api/conditional-writes.md, "Safe retries"): 1 to 255
+                 *     printable ASCII characters the client chooses, a new one per record it means to create
+                 *     (a UUID is a good choice). A request repeated with the same key and the same input (path,
+                 *     query and body) does not create again: it answers the first request's result — same status,
+                 *     same body with the same `id`, same `Location`/`ETag` — with `Idempotent-Replayed: true`.
+                 *     The same key with another input is a 422; while the first request with the key is still
+                 *     running, a second one is a 409 (retry a moment later). Keys belong to the caller (the API
+                 *     key, or the account behind the token): another caller's key of the same spelling is another
+                 *     key. Only a success is kept: after an error the key may be sent again. Results are kept for
+                 *     IDEMPOTENCY_KEY_SECONDS (24 h by default) in the shared state, so every node sees them;
+                 *     they are stored encrypted, since some (a new API key, a webhook's secret) are shown once.
+                 * @example 4f1c2a9e-7b3d-4c61-9a0e-2d5b8c7f1e34
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7452,6 +7702,7 @@ export interface operations {
             /** @description The subscription and its signing secret, shown only this once. */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7461,6 +7712,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7469,7 +7722,14 @@ export interface operations {
     getWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` held by the client: when it is still the record's, the answer is 304 without a
+                 *     body.
+                 * @example "v3"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description Id of the webhook subscription.
@@ -7484,12 +7744,14 @@ export interface operations {
             /** @description The subscription. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
+            304: components["responses"]["NotModified"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -7501,7 +7763,17 @@ export interface operations {
     updateWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the webhook subscription.
@@ -7520,6 +7792,7 @@ export interface operations {
             /** @description The subscription as it now is. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7530,6 +7803,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7538,7 +7812,17 @@ export interface operations {
     deleteWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional on the record's current version: the `ETag` a get (or the
+                 *     last update) answered, or `*` for "whatever version exists". When it does not match, nothing
+                 *     is written and the answer is 412 naming the current `ETag`. Compared strongly: a weak tag
+                 *     (`W/"..."`) never matches. Without the header the write is made as before
+                 *     (docs/api/conditional-writes.md).
+                 * @example "v3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description Id of the webhook subscription.
@@ -7562,6 +7846,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -7607,7 +7892,23 @@ export interface operations {
     testWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried create safe (docs/api/conditional-writes.md, "Safe retries"): 1 to 255
+                 *     printable ASCII characters the client chooses, a new one per record it means to create
+                 *     (a UUID is a good choice). A request repeated with the same key and the same input (path,
+                 *     query and body) does not create again: it answers the first request's result — same status,
+                 *     same body with the same `id`, same `Location`/`ETag` — with `Idempotent-Replayed: true`.
+                 *     The same key with another input is a 422; while the first request with the key is still
+                 *     running, a second one is a 409 (retry a moment later). Keys belong to the caller (the API
+                 *     key, or the account behind the token): another caller's key of the same spelling is another
+                 *     key. Only a success is kept: after an error the key may be sent again. Results are kept for
+                 *     IDEMPOTENCY_KEY_SECONDS (24 h by default) in the shared state, so every node sees them;
+                 *     they are stored encrypted, since some (a new API key, a webhook's secret) are shown once.
+                 * @example 4f1c2a9e-7b3d-4c61-9a0e-2d5b8c7f1e34
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description Id of the webhook subscription.
@@ -7622,15 +7923,19 @@ export interface operations {
             /** @description The delivery queued. */
             202: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];

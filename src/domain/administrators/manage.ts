@@ -1,4 +1,5 @@
 import type { Db } from '../../db/client.ts';
+import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { assertMayGrantAccount } from '../access.ts';
 import { hashPlainPassword } from '../accounts/passwords.ts';
@@ -6,6 +7,7 @@ import { accountProblems, identifier, type PasswordRule } from '../accounts/rule
 import { assertAccountUnique } from '../accounts/unique.ts';
 import { assertNoProblems, DomainError, notFound } from '../errors.ts';
 import type { Principal } from '../principal.ts';
+import { type Precondition, refuseUnlessMissing, type Versioned, versionFilter } from '../versions.ts';
 import { toAdministrator } from './view.ts';
 
 type CreateAdministratorRequest = components['schemas']['CreateAdministratorRequest'];
@@ -56,7 +58,7 @@ export async function createAdministrator(
 }
 
 /** One administrator by id (digits) or user name; not-found otherwise. */
-export async function getAdministrator(db: Db, idOrName: string): Promise<AdministratorResponse> {
+export async function getAdministrator(db: Db, idOrName: string): Promise<Versioned<AdministratorResponse>> {
   const id = DIGITS.test(idOrName) ? Number(idOrName) : undefined;
   const row =
     id === undefined
@@ -65,7 +67,7 @@ export async function getAdministrator(db: Db, idOrName: string): Promise<Admini
         ? null
         : await db.administrator.findUnique({ where: { id } });
   if (row === null) throw notFound(`Administrator '${idOrName}' does not exist`);
-  return { value: toAdministrator(row) };
+  return { record: { value: toAdministrator(row) }, version: row.version };
 }
 
 /**
@@ -79,6 +81,7 @@ export async function deleteAdministrator(
   db: Db,
   principal: Principal,
   id: number,
+  precondition?: Precondition,
 ): Promise<AdministratorResponse> {
   assertMayGrantAccount(principal, { kind: 'administrator' }, 'Deleting an administrator');
   if (principal.kind === 'administrator' && principal.administratorId === id) {
@@ -86,10 +89,15 @@ export async function deleteAdministrator(
       { field: 'id', message: 'is the calling administrator' },
     ]);
   }
-  const row = await db.$transaction(async (tx) => {
+  const row = await writeTransaction(db, async (tx) => {
     const found = await tx.administrator.findUnique({ where: { id } });
     if (found === null) return null;
-    await tx.administrator.deleteMany({ where: { id } });
+    const { count } = await tx.administrator.deleteMany({ where: { id, ...versionFilter(precondition) } });
+    if (count === 0) {
+      return refuseUnlessMissing(`Administrator ${id}`, precondition, () =>
+        tx.administrator.findUnique({ where: { id }, select: { version: true } }),
+      );
+    }
     return found;
   });
   if (row === null) throw notFound(`Administrator ${id} does not exist`);

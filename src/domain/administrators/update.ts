@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.ts';
 import type { Prisma } from '../../db/models.ts';
+import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { assertMayGrantAccount } from '../access.ts';
 import { hashPlainPassword } from '../accounts/passwords.ts';
@@ -10,6 +11,13 @@ import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
 import { type PayloadValue, recordEvent } from '../events/record.ts';
 import { isLockedOut } from '../logins/policy.ts';
 import type { Principal } from '../principal.ts';
+import {
+  NEXT_VERSION,
+  type Precondition,
+  refuseUnlessMissing,
+  type Versioned,
+  versionFilter,
+} from '../versions.ts';
 import { toAdministrator } from './view.ts';
 
 type UpdateAdministratorRequest = components['schemas']['UpdateAdministratorRequest'];
@@ -51,7 +59,8 @@ export async function updateAdministrator(
   id: number,
   given: UpdateAdministratorRequest | undefined,
   rule: PasswordRule,
-): Promise<UpdateAdministratorResponse> {
+  precondition?: Precondition,
+): Promise<Versioned<UpdateAdministratorResponse>> {
   const request = given ?? {};
   const lock =
     request.isLockedOut === undefined ? undefined : String(request.isLockedOut).toLowerCase() === 'true';
@@ -95,9 +104,16 @@ export async function updateAdministrator(
     ...(lock === true || newPassword !== undefined ? { tokenVersion: { increment: 1 } } : {}),
   };
   // updateMany: an administrator deleted meanwhile is a 404, not a failed update.
-  const row = await db.$transaction(async (tx) => {
-    const { count } = await tx.administrator.updateMany({ where: { id }, data });
-    if (count === 0) return null;
+  const row = await writeTransaction(db, async (tx) => {
+    const { count } = await tx.administrator.updateMany({
+      where: { id, ...versionFilter(precondition) },
+      data: { ...data, ...NEXT_VERSION },
+    });
+    if (count === 0) {
+      return refuseUnlessMissing(`Administrator ${id}`, precondition, () =>
+        tx.administrator.findUnique({ where: { id }, select: { version: true } }),
+      );
+    }
     await recordEvent(tx, { type: 'administrator.updated', resourceId: id, payload: eventFields(data) });
     if (lock === true) await recordEvent(tx, { type: 'administrator.locked', resourceId: id });
     if (newPassword !== undefined)
@@ -105,5 +121,5 @@ export async function updateAdministrator(
     return tx.administrator.findUnique({ where: { id } });
   });
   if (row === null) throw notFound(`Administrator ${id} does not exist`);
-  return { value: toAdministrator(row) };
+  return { record: { value: toAdministrator(row) }, version: row.version };
 }

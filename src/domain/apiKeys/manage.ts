@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.ts';
 import type { ApiKey } from '../../db/models.ts';
+import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { grantedScopes } from '../access.ts';
 import { digestApiKey, generateApiKey } from '../crypto/apiKeys.ts';
@@ -7,6 +8,13 @@ import { formatDateTime, parseDateTime } from '../dates.ts';
 import { conflict, forbidden, invalidFields, notFound } from '../errors.ts';
 import { type EventInput, recordEvent } from '../events/record.ts';
 import type { Principal, Scope } from '../principal.ts';
+import {
+  NEXT_VERSION,
+  type Precondition,
+  PreconditionFailed,
+  type Versioned,
+  versionFilter,
+} from '../versions.ts';
 import { issueApiKey } from './issueApiKey.ts';
 import { joinScopes, parseScopes } from './scopes.ts';
 
@@ -45,6 +53,9 @@ const RECORD_COLUMNS = {
   revokedAt: true,
   rateLimitPerMinute: true,
 } as const satisfies Record<keyof ApiKeyRecord, true>;
+
+/** What is read of a key: its record and its version (the record's ETag, src/domain/versions.ts). */
+const ROW_COLUMNS = { ...RECORD_COLUMNS, version: true } as const;
 
 const dateOrNull = (date: Date | null) => (date === null ? null : formatDateTime(date));
 
@@ -124,7 +135,7 @@ function expiryOf(text: string | null | undefined, now: Date): Date | null | und
 }
 
 async function existing(db: Db, id: number): Promise<ApiKeyRow> {
-  const row = await db.apiKey.findUnique({ where: { id }, select: RECORD_COLUMNS });
+  const row = await db.apiKey.findUnique({ where: { id }, select: ROW_COLUMNS });
   if (row === null) throw notFound(`API key ${id} does not exist`);
   return row;
 }
@@ -134,27 +145,42 @@ async function existing(db: Db, id: number): Promise<ApiKeyRow> {
  * changed them (or deleted the key) between the check and the write, nothing is written, so a
  * caller never changes a key that has just become stronger than itself.
  */
-async function explainMiss(db: Db, id: number): Promise<never> {
-  await existing(db, id);
+async function explainMiss(db: Db, id: number, precondition: Precondition | undefined): Promise<never> {
+  const row = await existing(db, id);
+  if (precondition !== undefined) throw new PreconditionFailed(`API key ${id}`, row.version);
   throw conflict(`API key ${id} was changed by another request meanwhile; try again`);
 }
 
+/** A stale If-Match is refused before anything else is decided on the row read. */
+function assertPrecondition(current: ApiKeyRow, precondition: Precondition | undefined): void {
+  if (precondition?.kind === 'versions' && !precondition.versions.includes(current.version)) {
+    throw new PreconditionFailed(`API key ${current.id}`, current.version);
+  }
+}
+
+/** Writes `data` if the key still has the scopes (and the version) it was checked with; answers its new version. */
 async function writeChecked(
   db: Db,
   current: ApiKeyRow,
   data: Parameters<Db['apiKey']['updateMany']>[0]['data'],
   event: Pick<EventInput, 'type' | 'payload'>,
-): Promise<void> {
-  const count = await db.$transaction(async (tx) => {
-    const written = await tx.apiKey.updateMany({ where: { id: current.id, scopes: current.scopes }, data });
-    if (written.count > 0) await recordEvent(tx, { ...event, resourceId: current.id });
-    return written.count;
+  precondition: Precondition | undefined,
+): Promise<number> {
+  const version = await writeTransaction(db, async (tx) => {
+    const written = await tx.apiKey.updateMany({
+      where: { id: current.id, scopes: current.scopes, ...versionFilter(precondition) },
+      data: { ...data, ...NEXT_VERSION },
+    });
+    if (written.count === 0) return undefined;
+    await recordEvent(tx, { ...event, resourceId: current.id });
+    const row = await tx.apiKey.findUnique({ where: { id: current.id }, select: { version: true } });
+    return row?.version;
   });
-  if (count === 0) await explainMiss(db, current.id);
+  return version ?? explainMiss(db, current.id, precondition);
 }
 
 export async function listApiKeys(db: Db): Promise<ApiKeyRecord[]> {
-  const rows = await db.apiKey.findMany({ select: RECORD_COLUMNS, orderBy: { id: 'asc' } });
+  const rows = await db.apiKey.findMany({ select: ROW_COLUMNS, orderBy: { id: 'asc' } });
   return rows.map(toRecord);
 }
 
@@ -163,7 +189,7 @@ export async function createApiKey(
   principal: Principal,
   request: CreateRequest,
   now = new Date(),
-): Promise<IssuedApiKeyRecord> {
+): Promise<Versioned<IssuedApiKeyRecord>> {
   assertCarries(principal, request.scopes, 'Granting these scopes');
   const caller = await callerLimits(db, principal);
   const limits: Limits = {
@@ -176,7 +202,8 @@ export async function createApiKey(
   };
   assertNoLooser(caller, limits, 'The new key');
   const { id, key } = await issueApiKey(db, { title: request.title, scopes: request.scopes, ...limits });
-  return { key, apiKey: toRecord(await existing(db, id)) };
+  const row = await existing(db, id);
+  return { record: { key, apiKey: toRecord(row) }, version: row.version };
 }
 
 export async function updateApiKey(
@@ -184,9 +211,11 @@ export async function updateApiKey(
   principal: Principal,
   id: number,
   request: UpdateRequest,
+  precondition?: Precondition,
   now = new Date(),
-): Promise<ApiKeyRecord> {
+): Promise<Versioned<ApiKeyRecord>> {
   const current = await existing(db, id);
+  assertPrecondition(current, precondition);
   assertCarries(principal, parseScopes(current.scopes), `Changing API key ${id}`);
   if (request.scopes !== undefined) assertCarries(principal, request.scopes, 'Granting these scopes');
   const expiresAt = expiryOf(request.expiresAt, now);
@@ -205,19 +234,28 @@ export async function updateApiKey(
     expiresAt,
     rateLimitPerMinute: request.rateLimitPerMinute,
   };
-  await writeChecked(db, current, changes, { type: 'apiKey.updated', payload: changes });
-  return toRecord(await existing(db, id));
+  await writeChecked(db, current, changes, { type: 'apiKey.updated', payload: changes }, precondition);
+  const row = await existing(db, id);
+  return { record: toRecord(row), version: row.version };
 }
 
-export async function deleteApiKey(db: Db, principal: Principal, id: number): Promise<ApiKeyRecord> {
+export async function deleteApiKey(
+  db: Db,
+  principal: Principal,
+  id: number,
+  precondition?: Precondition,
+): Promise<ApiKeyRecord> {
   const current = await existing(db, id);
+  assertPrecondition(current, precondition);
   assertCarries(principal, parseScopes(current.scopes), `Deleting API key ${id}`);
-  const count = await db.$transaction(async (tx) => {
-    const deleted = await tx.apiKey.deleteMany({ where: { id, scopes: current.scopes } });
+  const count = await writeTransaction(db, async (tx) => {
+    const deleted = await tx.apiKey.deleteMany({
+      where: { id, scopes: current.scopes, ...versionFilter(precondition) },
+    });
     if (deleted.count > 0) await recordEvent(tx, { type: 'apiKey.deleted', resourceId: id });
     return deleted.count;
   });
-  if (count === 0) await explainMiss(db, id);
+  if (count === 0) await explainMiss(db, id, precondition);
   return toRecord(current);
 }
 
@@ -225,12 +263,24 @@ export async function deleteApiKey(db: Db, principal: Principal, id: number): Pr
  * A new secret for the key. The old one stops at once: authentication looks every request's key
  * up by digest, and the old digest is gone.
  */
-export async function resetApiKey(db: Db, principal: Principal, id: number): Promise<IssuedApiKeyRecord> {
+export async function resetApiKey(
+  db: Db,
+  principal: Principal,
+  id: number,
+  precondition?: Precondition,
+): Promise<Versioned<IssuedApiKeyRecord>> {
   const current = await existing(db, id);
+  assertPrecondition(current, precondition);
   assertCarries(principal, parseScopes(current.scopes), `Resetting API key ${id}`);
   // A new secret of a looser key would be a looser key in the caller's hands.
   assertNoLooser(await callerLimits(db, principal), current, `API key ${id}, to be reset,`);
   const key = generateApiKey();
-  await writeChecked(db, current, { digest: digestApiKey(key) }, { type: 'apiKey.reset' });
-  return { key, apiKey: toRecord(current) };
+  const version = await writeChecked(
+    db,
+    current,
+    { digest: digestApiKey(key) },
+    { type: 'apiKey.reset' },
+    precondition,
+  );
+  return { record: { key, apiKey: toRecord(current) }, version };
 }

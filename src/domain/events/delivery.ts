@@ -4,6 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import type { Db, DbProvider } from '../../db/client.ts';
 import type { Event, WebhookSubscription } from '../../db/models.ts';
 import { sql } from '../../db/sql.ts';
+import { NEXT_VERSION } from '../versions.ts';
 import { toEventRecord } from './activity.ts';
 import type { OutboundPolicy } from './outbound.ts';
 import { typeMatches } from './types.ts';
@@ -322,17 +323,20 @@ export async function sendDelivery(options: WorkerOptions, claimed: Claimed): Pr
         error: result.error,
       },
     });
-    await tx.webhookSubscription.update({
-      where: { id: subscription.id },
+    // Each change advances the subscription's version (its ETag); a success on a subscription
+    // without failures changes nothing, so it writes nothing.
+    await tx.webhookSubscription.updateMany({
+      where: { id: subscription.id, ...(ok && { consecutiveFailures: { not: 0 } }) },
       data: ok
-        ? { consecutiveFailures: 0 }
+        ? { consecutiveFailures: 0, ...NEXT_VERSION }
         : givenUp
           ? {
+              ...NEXT_VERSION,
               consecutiveFailures: { increment: 1 },
               active: false,
               disabledReason: `disabled at ${finished.toISOString()}: delivery ${claimed.id} failed ${MAX_ATTEMPTS} attempts over about a day (last: ${result.statusCode === null ? result.error : `HTTP ${result.statusCode}`})`,
             }
-          : { consecutiveFailures: { increment: 1 } },
+          : { consecutiveFailures: { increment: 1 }, ...NEXT_VERSION },
     });
   });
 }

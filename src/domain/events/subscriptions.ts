@@ -1,8 +1,16 @@
 import type { Db } from '../../db/client.ts';
 import type { WebhookSubscription } from '../../db/models.ts';
+import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { formatDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
+import {
+  NEXT_VERSION,
+  type Precondition,
+  refuseUnlessMissing,
+  type Versioned,
+  versionFilter,
+} from '../versions.ts';
 import type { OutboundPolicy } from './outbound.ts';
 import { newWebhookSecret } from './secrets.ts';
 import { isEventPattern } from './types.ts';
@@ -72,8 +80,9 @@ export async function listWebhooks(db: Db): Promise<WebhookRecord[]> {
   return (await db.webhookSubscription.findMany({ orderBy: { id: 'asc' } })).map(toWebhook);
 }
 
-export async function getWebhook(db: Db, id: number): Promise<WebhookRecord> {
-  return toWebhook(await existing(db, id));
+export async function getWebhook(db: Db, id: number): Promise<Versioned<WebhookRecord>> {
+  const row = await existing(db, id);
+  return { record: toWebhook(row), version: row.version };
 }
 
 export async function createWebhook(
@@ -103,36 +112,53 @@ export async function updateWebhook(
   id: number,
   request: UpdateRequest,
   policy: OutboundPolicy,
-): Promise<WebhookRecord> {
+  precondition?: Precondition,
+): Promise<Versioned<WebhookRecord>> {
   const current = await existing(db, id);
   const values = checked(request, policy);
   const siteId = request.siteId === undefined ? current.siteId : request.siteId;
   const channelId = request.channelId === undefined ? current.channelId : request.channelId;
   if (channelId !== null && siteId === null)
     assertNoProblems([{ field: 'channelId', message: 'needs siteId' }]);
-  const row = await db.webhookSubscription.update({
-    where: { id },
-    data: {
-      ...values,
-      siteId,
-      channelId,
-      ...(request.description !== undefined && { description: request.description }),
-      ...(request.active !== undefined && { active: request.active }),
-      ...(request.active === true && { disabledReason: null, consecutiveFailures: 0 }),
-      updatedAt: new Date(),
-    },
+  const row = await writeTransaction(db, async (tx) => {
+    const { count } = await tx.webhookSubscription.updateMany({
+      where: { id, ...versionFilter(precondition) },
+      data: {
+        ...values,
+        siteId,
+        channelId,
+        ...(request.description !== undefined && { description: request.description }),
+        ...(request.active !== undefined && { active: request.active }),
+        ...(request.active === true && { disabledReason: null, consecutiveFailures: 0 }),
+        updatedAt: new Date(),
+        ...NEXT_VERSION,
+      },
+    });
+    if (count === 0) return refuseUnlessMissing(`Webhook ${id}`, precondition, () => versionOf(tx, id));
+    return tx.webhookSubscription.findUnique({ where: { id } });
   });
-  return toWebhook(row);
+  if (row === null) throw notFound(`Webhook ${id} does not exist`);
+  return { record: toWebhook(row), version: row.version };
 }
 
-export async function deleteWebhook(db: Db, id: number): Promise<WebhookRecord> {
+function versionOf(tx: Pick<Db, 'webhookSubscription'>, id: number) {
+  return tx.webhookSubscription.findUnique({ where: { id }, select: { version: true } });
+}
+
+export async function deleteWebhook(db: Db, id: number, precondition?: Precondition): Promise<WebhookRecord> {
   const current = await existing(db, id);
-  await db.$transaction([
-    db.webhookAttempt.deleteMany({ where: { subscriptionId: id } }),
-    db.webhookDelivery.deleteMany({ where: { subscriptionId: id } }),
-    db.webhookSubscription.deleteMany({ where: { id } }),
-  ]);
-  return toWebhook(current);
+  // The subscription's row first, at the version named: its deliveries go only with it.
+  const deleted = await writeTransaction(db, async (tx) => {
+    const { count } = await tx.webhookSubscription.deleteMany({
+      where: { id, ...versionFilter(precondition) },
+    });
+    if (count === 0) return refuseUnlessMissing(`Webhook ${id}`, precondition, () => versionOf(tx, id));
+    await tx.webhookAttempt.deleteMany({ where: { subscriptionId: id } });
+    await tx.webhookDelivery.deleteMany({ where: { subscriptionId: id } });
+    return current;
+  });
+  if (deleted === null) throw notFound(`Webhook ${id} does not exist`);
+  return toWebhook(deleted);
 }
 
 /** A new secret; the current one keeps signing (as a second signature) for `overlapSeconds`. */
@@ -151,6 +177,7 @@ export async function rotateWebhookSecret(
       previousSecret: overlapSeconds > 0 ? current.secret : null,
       previousSecretUntil: overlapSeconds > 0 ? new Date(now.getTime() + overlapSeconds * 1000) : null,
       updatedAt: now,
+      ...NEXT_VERSION,
     },
   });
   return { secret, webhook: toWebhook(row) };

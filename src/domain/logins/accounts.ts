@@ -3,6 +3,7 @@ import type { Administrator, User } from '../../db/models.ts';
 import type { StoredPassword } from '../accounts/passwords.ts';
 import type { AccountKind } from '../accounts/rules.ts';
 import { recordEvent } from '../events/record.ts';
+import { NEXT_VERSION } from '../versions.ts';
 
 /*
  * What logging in and changing a password need of an account table, for users and administrators
@@ -46,10 +47,13 @@ const byAnyName = (account: string) => ({
 
 /*
  * The writes are the same for both tables; only the Prisma delegate differs (its types do not
- * unify), so the data of each write is made once here and each store only sends it.
+ * unify), so the data of each write is made once here and each store only sends it. Each one
+ * advances the record's version (its ETag), since each changes what get user / get administrator
+ * answer.
  */
-const countFailure = { countOfFailedLogin: { increment: 1 } };
+const countFailure = { countOfFailedLogin: { increment: 1 }, ...NEXT_VERSION };
 const loginSucceeded = (now: Date) => ({
+  ...NEXT_VERSION,
   countOfFailedLogin: 0,
   lockedUntil: null,
   countOfLogin: { increment: 1 },
@@ -61,6 +65,7 @@ const loginSucceeded = (now: Date) => ({
  */
 export const passwordReset = (stored: StoredPassword) => ({
   ...stored,
+  ...NEXT_VERSION,
   countOfFailedLogin: 0,
   lockedUntil: null,
   tokenVersion: { increment: 1 },
@@ -69,7 +74,7 @@ const passwordChanged = (stored: StoredPassword, now: Date) => ({
   ...passwordReset(stored),
   lastActivityDate: now,
 });
-const tokensRevoked = { tokenVersion: { increment: 1 } };
+const tokensRevoked = { tokenVersion: { increment: 1 }, ...NEXT_VERSION };
 
 export function userAccounts(db: Db): AccountStore<User> {
   return {

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.ts';
 import type { Prisma } from '../../db/models.ts';
+import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { assertMayGrantAccount } from '../access.ts';
 import { hashPlainPassword } from '../accounts/passwords.ts';
@@ -8,6 +9,13 @@ import { assertAccountUnique } from '../accounts/unique.ts';
 import { assertNoProblems, notFound } from '../errors.ts';
 import { type AccountPolicy, isLockedOut } from '../logins/policy.ts';
 import type { Principal } from '../principal.ts';
+import {
+  NEXT_VERSION,
+  type Precondition,
+  refuseUnlessMissing,
+  type Versioned,
+  versionFilter,
+} from '../versions.ts';
 import { userFieldProblems, wordIsTrue } from './fields.ts';
 import { toUser, type User } from './view.ts';
 
@@ -18,7 +26,7 @@ const DIGITS = /^\d{1,10}$/u;
 const MAX_ID = 2_147_483_647;
 
 /** One user by the identifier `by` names (default: digits are an id, anything else a user name). */
-export async function getUser(db: Db, account: string, by: UserKey | undefined): Promise<User> {
+export async function getUser(db: Db, account: string, by: UserKey | undefined): Promise<Versioned<User>> {
   const key: UserKey = by ?? (DIGITS.test(account) ? 'id' : 'userName');
   let row = null;
   if (key === 'id') {
@@ -28,7 +36,7 @@ export async function getUser(db: Db, account: string, by: UserKey | undefined):
     row = await db.user.findFirst({ where: { [key]: account } });
   }
   if (row === null) throw notFound(`No user has the ${key} '${account}'`);
-  return toUser(row);
+  return { record: toUser(row), version: row.version };
 }
 
 /**
@@ -42,7 +50,8 @@ export async function updateUser(
   id: number,
   given: UpdateUserRequest | undefined,
   policy: Pick<AccountPolicy, 'passwordRule' | 'userTokenScopes'>,
-): Promise<User> {
+  precondition?: Precondition,
+): Promise<Versioned<User>> {
   const request = given ?? {};
   const lock = request.locked === undefined ? undefined : wordIsTrue(request.locked, false);
   const checked = request.checked === undefined ? undefined : wordIsTrue(request.checked, true);
@@ -81,12 +90,20 @@ export async function updateUser(
     ...(lock === undefined ? {} : { locked: lock }),
     ...(lock === false ? { lockedUntil: null, countOfFailedLogin: 0 } : {}),
     ...(endsTokens ? { tokenVersion: { increment: 1 } } : {}),
+    ...NEXT_VERSION,
   };
-  // updateMany: a user deleted meanwhile is a 404, not a failed update.
-  const { count } = await db.user.updateMany({ where: { id }, data });
-  const row = count === 0 ? null : await db.user.findUnique({ where: { id } });
+  // updateMany: a user deleted meanwhile is a 404, not a failed update; a stale If-Match a 412.
+  const row = await writeTransaction(db, async (tx) => {
+    const { count } = await tx.user.updateMany({ where: { id, ...versionFilter(precondition) }, data });
+    if (count === 0) {
+      return refuseUnlessMissing(`User ${id}`, precondition, () =>
+        tx.user.findUnique({ where: { id }, select: { version: true } }),
+      );
+    }
+    return tx.user.findUnique({ where: { id } });
+  });
   if (row === null) throw notFound(`User ${id} does not exist`);
-  return toUser(row);
+  return { record: toUser(row), version: row.version };
 }
 
 /**
@@ -94,11 +111,16 @@ export async function updateUser(
  * on every request, and the HTTP layer drops the credential cache of every node after any write of
  * this family (docs/security/credentials.md).
  */
-export async function deleteUser(db: Db, id: number): Promise<User> {
-  const row = await db.$transaction(async (tx) => {
+export async function deleteUser(db: Db, id: number, precondition?: Precondition): Promise<User> {
+  const row = await writeTransaction(db, async (tx) => {
     const found = await tx.user.findUnique({ where: { id } });
     if (found === null) return null;
-    await tx.user.deleteMany({ where: { id } });
+    const { count } = await tx.user.deleteMany({ where: { id, ...versionFilter(precondition) } });
+    if (count === 0) {
+      return refuseUnlessMissing(`User ${id}`, precondition, () =>
+        tx.user.findUnique({ where: { id }, select: { version: true } }),
+      );
+    }
     return found;
   });
   if (row === null) throw notFound(`User ${id} does not exist`);

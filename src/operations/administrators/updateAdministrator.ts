@@ -1,7 +1,19 @@
 import { updateAdministrator as update } from '../../domain/administrators/update.ts';
+import { parseIfMatch } from '../../domain/versions.ts';
 import type { Handler } from '../types.ts';
+import { withETag } from '../versioned.ts';
 
-export const updateAdministrator: Handler<'updateAdministrator'> = (
-  { path, body, principal },
-  { db, config },
-) => update(db, principal, path.id, body, config.accounts.passwordRule);
+export const updateAdministrator: Handler<'updateAdministrator'> = async (
+  { path, body, header, principal },
+  { db, config, reply },
+) => {
+  const { record, version } = await update(
+    db,
+    principal,
+    path.id,
+    body,
+    config.accounts.passwordRule,
+    parseIfMatch(header['If-Match']),
+  );
+  return reply(withETag(record, version));
+};

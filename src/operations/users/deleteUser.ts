@@ -1,4 +1,6 @@
 import { deleteUser as remove } from '../../domain/users/manage.ts';
+import { parseIfMatch } from '../../domain/versions.ts';
 import type { Handler } from '../types.ts';
 
-export const deleteUser: Handler<'deleteUser'> = ({ path }, { db }) => remove(db, path.id);
+export const deleteUser: Handler<'deleteUser'> = ({ path, header }, { db }) =>
+  remove(db, path.id, parseIfMatch(header['If-Match']));

@@ -132,6 +132,11 @@ export type SharedCounter = Prisma.SharedCounterModel
  */
 export type SharedMark = Prisma.SharedMarkModel
 /**
+ * Model SharedValue
+ * A small stored value with an expiry (an idempotency record): present until `expiresAt`.
+ */
+export type SharedValue = Prisma.SharedValueModel
+/**
  * Model SharedSignal
  * A broadcast signal; nodes that subscribe poll for ids above the last one they saw.
  */

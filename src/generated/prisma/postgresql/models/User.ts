@@ -33,6 +33,7 @@ export type UserAvgAggregateOutputType = {
   countOfFailedLogin: number | null
   countOfWriting: number | null
   tokenVersion: number | null
+  version: number | null
 }
 
 export type UserSumAggregateOutputType = {
@@ -42,6 +43,7 @@ export type UserSumAggregateOutputType = {
   countOfFailedLogin: number | null
   countOfWriting: number | null
   tokenVersion: number | null
+  version: number | null
 }
 
 export type UserMinAggregateOutputType = {
@@ -65,6 +67,7 @@ export type UserMinAggregateOutputType = {
   checked: boolean | null
   locked: boolean | null
   tokenVersion: number | null
+  version: number | null
 }
 
 export type UserMaxAggregateOutputType = {
@@ -88,6 +91,7 @@ export type UserMaxAggregateOutputType = {
   checked: boolean | null
   locked: boolean | null
   tokenVersion: number | null
+  version: number | null
 }
 
 export type UserCountAggregateOutputType = {
@@ -111,6 +115,7 @@ export type UserCountAggregateOutputType = {
   checked: number
   locked: number
   tokenVersion: number
+  version: number
   _all: number
 }
 
@@ -122,6 +127,7 @@ export type UserAvgAggregateInputType = {
   countOfFailedLogin?: true
   countOfWriting?: true
   tokenVersion?: true
+  version?: true
 }
 
 export type UserSumAggregateInputType = {
@@ -131,6 +137,7 @@ export type UserSumAggregateInputType = {
   countOfFailedLogin?: true
   countOfWriting?: true
   tokenVersion?: true
+  version?: true
 }
 
 export type UserMinAggregateInputType = {
@@ -154,6 +161,7 @@ export type UserMinAggregateInputType = {
   checked?: true
   locked?: true
   tokenVersion?: true
+  version?: true
 }
 
 export type UserMaxAggregateInputType = {
@@ -177,6 +185,7 @@ export type UserMaxAggregateInputType = {
   checked?: true
   locked?: true
   tokenVersion?: true
+  version?: true
 }
 
 export type UserCountAggregateInputType = {
@@ -200,6 +209,7 @@ export type UserCountAggregateInputType = {
   checked?: true
   locked?: true
   tokenVersion?: true
+  version?: true
   _all?: true
 }
 
@@ -310,6 +320,7 @@ export type UserGroupByOutputType = {
   checked: boolean
   locked: boolean
   tokenVersion: number
+  version: number
   _count: UserCountAggregateOutputType | null
   _avg: UserAvgAggregateOutputType | null
   _sum: UserSumAggregateOutputType | null
@@ -356,6 +367,7 @@ export type UserWhereInput = {
   checked?: Prisma.BoolFilter<"User"> | boolean
   locked?: Prisma.BoolFilter<"User"> | boolean
   tokenVersion?: Prisma.IntFilter<"User"> | number
+  version?: Prisma.IntFilter<"User"> | number
   avatar?: Prisma.XOR<Prisma.UserAvatarNullableScalarRelationFilter, Prisma.UserAvatarWhereInput> | null
 }
 
@@ -380,6 +392,7 @@ export type UserOrderByWithRelationInput = {
   checked?: Prisma.SortOrder
   locked?: Prisma.SortOrder
   tokenVersion?: Prisma.SortOrder
+  version?: Prisma.SortOrder
   avatar?: Prisma.UserAvatarOrderByWithRelationInput
 }
 
@@ -407,6 +420,7 @@ export type UserWhereUniqueInput = Prisma.AtLeast<{
   checked?: Prisma.BoolFilter<"User"> | boolean
   locked?: Prisma.BoolFilter<"User"> | boolean
   tokenVersion?: Prisma.IntFilter<"User"> | number
+  version?: Prisma.IntFilter<"User"> | number
   avatar?: Prisma.XOR<Prisma.UserAvatarNullableScalarRelationFilter, Prisma.UserAvatarWhereInput> | null
 }, "id" | "userName" | "email" | "mobile" | "openId">
 
@@ -431,6 +445,7 @@ export type UserOrderByWithAggregationInput = {
   checked?: Prisma.SortOrder
   locked?: Prisma.SortOrder
   tokenVersion?: Prisma.SortOrder
+  version?: Prisma.SortOrder
   _count?: Prisma.UserCountOrderByAggregateInput
   _avg?: Prisma.UserAvgOrderByAggregateInput
   _max?: Prisma.UserMaxOrderByAggregateInput
@@ -462,6 +477,7 @@ export type UserScalarWhereWithAggregatesInput = {
   checked?: Prisma.BoolWithAggregatesFilter<"User"> | boolean
   locked?: Prisma.BoolWithAggregatesFilter<"User"> | boolean
   tokenVersion?: Prisma.IntWithAggregatesFilter<"User"> | number
+  version?: Prisma.IntWithAggregatesFilter<"User"> | number
 }
 
 export type UserCreateInput = {
@@ -484,6 +500,7 @@ export type UserCreateInput = {
   checked?: boolean
   locked?: boolean
   tokenVersion?: number
+  version?: number
   avatar?: Prisma.UserAvatarCreateNestedOneWithoutUserInput
 }
 
@@ -508,6 +525,7 @@ export type UserUncheckedCreateInput = {
   checked?: boolean
   locked?: boolean
   tokenVersion?: number
+  version?: number
   avatar?: Prisma.UserAvatarUncheckedCreateNestedOneWithoutUserInput
 }
 
@@ -531,6 +549,7 @@ export type UserUpdateInput = {
   checked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   locked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   tokenVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  version?: Prisma.IntFieldUpdateOperationsInput | number
   avatar?: Prisma.UserAvatarUpdateOneWithoutUserNestedInput
 }
 
@@ -555,6 +574,7 @@ export type UserUncheckedUpdateInput = {
   checked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   locked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   tokenVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  version?: Prisma.IntFieldUpdateOperationsInput | number
   avatar?: Prisma.UserAvatarUncheckedUpdateOneWithoutUserNestedInput
 }
 
@@ -579,6 +599,7 @@ export type UserCreateManyInput = {
   checked?: boolean
   locked?: boolean
   tokenVersion?: number
+  version?: number
 }
 
 export type UserUpdateManyMutationInput = {
@@ -601,6 +622,7 @@ export type UserUpdateManyMutationInput = {
   checked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   locked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   tokenVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  version?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type UserUncheckedUpdateManyInput = {
@@ -624,6 +646,7 @@ export type UserUncheckedUpdateManyInput = {
   checked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   locked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   tokenVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  version?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type UserCountOrderByAggregateInput = {
@@ -647,6 +670,7 @@ export type UserCountOrderByAggregateInput = {
   checked?: Prisma.SortOrder
   locked?: Prisma.SortOrder
   tokenVersion?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type UserAvgOrderByAggregateInput = {
@@ -656,6 +680,7 @@ export type UserAvgOrderByAggregateInput = {
   countOfFailedLogin?: Prisma.SortOrder
   countOfWriting?: Prisma.SortOrder
   tokenVersion?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type UserMaxOrderByAggregateInput = {
@@ -679,6 +704,7 @@ export type UserMaxOrderByAggregateInput = {
   checked?: Prisma.SortOrder
   locked?: Prisma.SortOrder
   tokenVersion?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type UserMinOrderByAggregateInput = {
@@ -702,6 +728,7 @@ export type UserMinOrderByAggregateInput = {
   checked?: Prisma.SortOrder
   locked?: Prisma.SortOrder
   tokenVersion?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type UserSumOrderByAggregateInput = {
@@ -711,6 +738,7 @@ export type UserSumOrderByAggregateInput = {
   countOfFailedLogin?: Prisma.SortOrder
   countOfWriting?: Prisma.SortOrder
   tokenVersion?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type UserScalarRelationFilter = {
@@ -752,6 +780,7 @@ export type UserCreateWithoutAvatarInput = {
   checked?: boolean
   locked?: boolean
   tokenVersion?: number
+  version?: number
 }
 
 export type UserUncheckedCreateWithoutAvatarInput = {
@@ -775,6 +804,7 @@ export type UserUncheckedCreateWithoutAvatarInput = {
   checked?: boolean
   locked?: boolean
   tokenVersion?: number
+  version?: number
 }
 
 export type UserCreateOrConnectWithoutAvatarInput = {
@@ -813,6 +843,7 @@ export type UserUpdateWithoutAvatarInput = {
   checked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   locked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   tokenVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  version?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type UserUncheckedUpdateWithoutAvatarInput = {
@@ -836,6 +867,7 @@ export type UserUncheckedUpdateWithoutAvatarInput = {
   checked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   locked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   tokenVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  version?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 
@@ -861,6 +893,7 @@ export type UserSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   checked?: boolean
   locked?: boolean
   tokenVersion?: boolean
+  version?: boolean
   avatar?: boolean | Prisma.User$avatarArgs<ExtArgs>
 }, ExtArgs["result"]["user"]>
 
@@ -885,6 +918,7 @@ export type UserSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   checked?: boolean
   locked?: boolean
   tokenVersion?: boolean
+  version?: boolean
 }, ExtArgs["result"]["user"]>
 
 export type UserSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -908,6 +942,7 @@ export type UserSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   checked?: boolean
   locked?: boolean
   tokenVersion?: boolean
+  version?: boolean
 }, ExtArgs["result"]["user"]>
 
 export type UserSelectScalar = {
@@ -931,9 +966,10 @@ export type UserSelectScalar = {
   checked?: boolean
   locked?: boolean
   tokenVersion?: boolean
+  version?: boolean
 }
 
-export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "userName" | "displayName" | "email" | "mobile" | "openId" | "avatarUrl" | "passwordHash" | "passwordSalt" | "groupId" | "createDate" | "lastResetPasswordDate" | "lastActivityDate" | "countOfLogin" | "countOfFailedLogin" | "countOfWriting" | "lockedUntil" | "checked" | "locked" | "tokenVersion", ExtArgs["result"]["user"]>
+export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "userName" | "displayName" | "email" | "mobile" | "openId" | "avatarUrl" | "passwordHash" | "passwordSalt" | "groupId" | "createDate" | "lastResetPasswordDate" | "lastActivityDate" | "countOfLogin" | "countOfFailedLogin" | "countOfWriting" | "lockedUntil" | "checked" | "locked" | "tokenVersion" | "version", ExtArgs["result"]["user"]>
 export type UserInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   avatar?: boolean | Prisma.User$avatarArgs<ExtArgs>
 }
@@ -978,6 +1014,10 @@ export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
      * Advanced by logout, password change and lock: access tokens of an older version stop working.
      */
     tokenVersion: number
+    /**
+     * The record's version, its strong ETag: every write of the row increments it (src/domain/versions.ts).
+     */
+    version: number
   }, ExtArgs["result"]["user"]>
   composites: {}
 }
@@ -1422,6 +1462,7 @@ export interface UserFieldRefs {
   readonly checked: Prisma.FieldRef<"User", 'Boolean'>
   readonly locked: Prisma.FieldRef<"User", 'Boolean'>
   readonly tokenVersion: Prisma.FieldRef<"User", 'Int'>
+  readonly version: Prisma.FieldRef<"User", 'Int'>
 }
     
 

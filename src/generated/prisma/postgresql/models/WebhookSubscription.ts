@@ -31,6 +31,7 @@ export type WebhookSubscriptionAvgAggregateOutputType = {
   siteId: number | null
   channelId: number | null
   consecutiveFailures: number | null
+  version: number | null
 }
 
 export type WebhookSubscriptionSumAggregateOutputType = {
@@ -38,6 +39,7 @@ export type WebhookSubscriptionSumAggregateOutputType = {
   siteId: number | null
   channelId: number | null
   consecutiveFailures: number | null
+  version: number | null
 }
 
 export type WebhookSubscriptionMinAggregateOutputType = {
@@ -55,6 +57,7 @@ export type WebhookSubscriptionMinAggregateOutputType = {
   consecutiveFailures: number | null
   createdAt: Date | null
   updatedAt: Date | null
+  version: number | null
 }
 
 export type WebhookSubscriptionMaxAggregateOutputType = {
@@ -72,6 +75,7 @@ export type WebhookSubscriptionMaxAggregateOutputType = {
   consecutiveFailures: number | null
   createdAt: Date | null
   updatedAt: Date | null
+  version: number | null
 }
 
 export type WebhookSubscriptionCountAggregateOutputType = {
@@ -89,6 +93,7 @@ export type WebhookSubscriptionCountAggregateOutputType = {
   consecutiveFailures: number
   createdAt: number
   updatedAt: number
+  version: number
   _all: number
 }
 
@@ -98,6 +103,7 @@ export type WebhookSubscriptionAvgAggregateInputType = {
   siteId?: true
   channelId?: true
   consecutiveFailures?: true
+  version?: true
 }
 
 export type WebhookSubscriptionSumAggregateInputType = {
@@ -105,6 +111,7 @@ export type WebhookSubscriptionSumAggregateInputType = {
   siteId?: true
   channelId?: true
   consecutiveFailures?: true
+  version?: true
 }
 
 export type WebhookSubscriptionMinAggregateInputType = {
@@ -122,6 +129,7 @@ export type WebhookSubscriptionMinAggregateInputType = {
   consecutiveFailures?: true
   createdAt?: true
   updatedAt?: true
+  version?: true
 }
 
 export type WebhookSubscriptionMaxAggregateInputType = {
@@ -139,6 +147,7 @@ export type WebhookSubscriptionMaxAggregateInputType = {
   consecutiveFailures?: true
   createdAt?: true
   updatedAt?: true
+  version?: true
 }
 
 export type WebhookSubscriptionCountAggregateInputType = {
@@ -156,6 +165,7 @@ export type WebhookSubscriptionCountAggregateInputType = {
   consecutiveFailures?: true
   createdAt?: true
   updatedAt?: true
+  version?: true
   _all?: true
 }
 
@@ -260,6 +270,7 @@ export type WebhookSubscriptionGroupByOutputType = {
   consecutiveFailures: number
   createdAt: Date
   updatedAt: Date
+  version: number
   _count: WebhookSubscriptionCountAggregateOutputType | null
   _avg: WebhookSubscriptionAvgAggregateOutputType | null
   _sum: WebhookSubscriptionSumAggregateOutputType | null
@@ -300,6 +311,7 @@ export type WebhookSubscriptionWhereInput = {
   consecutiveFailures?: Prisma.IntFilter<"WebhookSubscription"> | number
   createdAt?: Prisma.DateTimeFilter<"WebhookSubscription"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"WebhookSubscription"> | Date | string
+  version?: Prisma.IntFilter<"WebhookSubscription"> | number
 }
 
 export type WebhookSubscriptionOrderByWithRelationInput = {
@@ -317,6 +329,7 @@ export type WebhookSubscriptionOrderByWithRelationInput = {
   consecutiveFailures?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type WebhookSubscriptionWhereUniqueInput = Prisma.AtLeast<{
@@ -337,6 +350,7 @@ export type WebhookSubscriptionWhereUniqueInput = Prisma.AtLeast<{
   consecutiveFailures?: Prisma.IntFilter<"WebhookSubscription"> | number
   createdAt?: Prisma.DateTimeFilter<"WebhookSubscription"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"WebhookSubscription"> | Date | string
+  version?: Prisma.IntFilter<"WebhookSubscription"> | number
 }, "id">
 
 export type WebhookSubscriptionOrderByWithAggregationInput = {
@@ -354,6 +368,7 @@ export type WebhookSubscriptionOrderByWithAggregationInput = {
   consecutiveFailures?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+  version?: Prisma.SortOrder
   _count?: Prisma.WebhookSubscriptionCountOrderByAggregateInput
   _avg?: Prisma.WebhookSubscriptionAvgOrderByAggregateInput
   _max?: Prisma.WebhookSubscriptionMaxOrderByAggregateInput
@@ -379,6 +394,7 @@ export type WebhookSubscriptionScalarWhereWithAggregatesInput = {
   consecutiveFailures?: Prisma.IntWithAggregatesFilter<"WebhookSubscription"> | number
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"WebhookSubscription"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"WebhookSubscription"> | Date | string
+  version?: Prisma.IntWithAggregatesFilter<"WebhookSubscription"> | number
 }
 
 export type WebhookSubscriptionCreateInput = {
@@ -395,6 +411,7 @@ export type WebhookSubscriptionCreateInput = {
   consecutiveFailures?: number
   createdAt?: Date | string
   updatedAt?: Date | string
+  version?: number
 }
 
 export type WebhookSubscriptionUncheckedCreateInput = {
@@ -412,6 +429,7 @@ export type WebhookSubscriptionUncheckedCreateInput = {
   consecutiveFailures?: number
   createdAt?: Date | string
   updatedAt?: Date | string
+  version?: number
 }
 
 export type WebhookSubscriptionUpdateInput = {
@@ -428,6 +446,7 @@ export type WebhookSubscriptionUpdateInput = {
   consecutiveFailures?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type WebhookSubscriptionUncheckedUpdateInput = {
@@ -445,6 +464,7 @@ export type WebhookSubscriptionUncheckedUpdateInput = {
   consecutiveFailures?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type WebhookSubscriptionCreateManyInput = {
@@ -462,6 +482,7 @@ export type WebhookSubscriptionCreateManyInput = {
   consecutiveFailures?: number
   createdAt?: Date | string
   updatedAt?: Date | string
+  version?: number
 }
 
 export type WebhookSubscriptionUpdateManyMutationInput = {
@@ -478,6 +499,7 @@ export type WebhookSubscriptionUpdateManyMutationInput = {
   consecutiveFailures?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type WebhookSubscriptionUncheckedUpdateManyInput = {
@@ -495,6 +517,7 @@ export type WebhookSubscriptionUncheckedUpdateManyInput = {
   consecutiveFailures?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type WebhookSubscriptionCountOrderByAggregateInput = {
@@ -512,6 +535,7 @@ export type WebhookSubscriptionCountOrderByAggregateInput = {
   consecutiveFailures?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type WebhookSubscriptionAvgOrderByAggregateInput = {
@@ -519,6 +543,7 @@ export type WebhookSubscriptionAvgOrderByAggregateInput = {
   siteId?: Prisma.SortOrder
   channelId?: Prisma.SortOrder
   consecutiveFailures?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type WebhookSubscriptionMaxOrderByAggregateInput = {
@@ -536,6 +561,7 @@ export type WebhookSubscriptionMaxOrderByAggregateInput = {
   consecutiveFailures?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type WebhookSubscriptionMinOrderByAggregateInput = {
@@ -553,6 +579,7 @@ export type WebhookSubscriptionMinOrderByAggregateInput = {
   consecutiveFailures?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type WebhookSubscriptionSumOrderByAggregateInput = {
@@ -560,6 +587,7 @@ export type WebhookSubscriptionSumOrderByAggregateInput = {
   siteId?: Prisma.SortOrder
   channelId?: Prisma.SortOrder
   consecutiveFailures?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 
@@ -579,6 +607,7 @@ export type WebhookSubscriptionSelect<ExtArgs extends runtime.Types.Extensions.I
   consecutiveFailures?: boolean
   createdAt?: boolean
   updatedAt?: boolean
+  version?: boolean
 }, ExtArgs["result"]["webhookSubscription"]>
 
 export type WebhookSubscriptionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -596,6 +625,7 @@ export type WebhookSubscriptionSelectCreateManyAndReturn<ExtArgs extends runtime
   consecutiveFailures?: boolean
   createdAt?: boolean
   updatedAt?: boolean
+  version?: boolean
 }, ExtArgs["result"]["webhookSubscription"]>
 
 export type WebhookSubscriptionSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -613,6 +643,7 @@ export type WebhookSubscriptionSelectUpdateManyAndReturn<ExtArgs extends runtime
   consecutiveFailures?: boolean
   createdAt?: boolean
   updatedAt?: boolean
+  version?: boolean
 }, ExtArgs["result"]["webhookSubscription"]>
 
 export type WebhookSubscriptionSelectScalar = {
@@ -630,9 +661,10 @@ export type WebhookSubscriptionSelectScalar = {
   consecutiveFailures?: boolean
   createdAt?: boolean
   updatedAt?: boolean
+  version?: boolean
 }
 
-export type WebhookSubscriptionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "url" | "eventTypes" | "siteId" | "channelId" | "active" | "description" | "secret" | "previousSecret" | "previousSecretUntil" | "disabledReason" | "consecutiveFailures" | "createdAt" | "updatedAt", ExtArgs["result"]["webhookSubscription"]>
+export type WebhookSubscriptionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "url" | "eventTypes" | "siteId" | "channelId" | "active" | "description" | "secret" | "previousSecret" | "previousSecretUntil" | "disabledReason" | "consecutiveFailures" | "createdAt" | "updatedAt" | "version", ExtArgs["result"]["webhookSubscription"]>
 
 export type $WebhookSubscriptionPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "WebhookSubscription"
@@ -664,6 +696,10 @@ export type $WebhookSubscriptionPayload<ExtArgs extends runtime.Types.Extensions
     consecutiveFailures: number
     createdAt: Date
     updatedAt: Date
+    /**
+     * The record's version, its strong ETag: every write of the row increments it (src/domain/versions.ts).
+     */
+    version: number
   }, ExtArgs["result"]["webhookSubscription"]>
   composites: {}
 }
@@ -1101,6 +1137,7 @@ export interface WebhookSubscriptionFieldRefs {
   readonly consecutiveFailures: Prisma.FieldRef<"WebhookSubscription", 'Int'>
   readonly createdAt: Prisma.FieldRef<"WebhookSubscription", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"WebhookSubscription", 'DateTime'>
+  readonly version: Prisma.FieldRef<"WebhookSubscription", 'Int'>
 }
     
 

@@ -412,6 +412,7 @@ export const ModelName = {
   SystemSetting: 'SystemSetting',
   SharedCounter: 'SharedCounter',
   SharedMark: 'SharedMark',
+  SharedValue: 'SharedValue',
   SharedSignal: 'SharedSignal',
   Event: 'Event',
   WebhookSubscription: 'WebhookSubscription',
@@ -432,7 +433,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "site" | "channel" | "content" | "contentLabel" | "contentTally" | "contentGeneration" | "contentCount" | "contentCheck" | "user" | "userAvatar" | "administrator" | "apiKey" | "systemSetting" | "sharedCounter" | "sharedMark" | "sharedSignal" | "event" | "webhookSubscription" | "webhookDelivery" | "webhookAttempt"
+    modelProps: "site" | "channel" | "content" | "contentLabel" | "contentTally" | "contentGeneration" | "contentCount" | "contentCheck" | "user" | "userAvatar" | "administrator" | "apiKey" | "systemSetting" | "sharedCounter" | "sharedMark" | "sharedValue" | "sharedSignal" | "event" | "webhookSubscription" | "webhookDelivery" | "webhookAttempt"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1546,6 +1547,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    SharedValue: {
+      payload: Prisma.$SharedValuePayload<ExtArgs>
+      fields: Prisma.SharedValueFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SharedValueFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedValuePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SharedValueFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedValuePayload>
+        }
+        findFirst: {
+          args: Prisma.SharedValueFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedValuePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SharedValueFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedValuePayload>
+        }
+        findMany: {
+          args: Prisma.SharedValueFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedValuePayload>[]
+        }
+        create: {
+          args: Prisma.SharedValueCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedValuePayload>
+        }
+        createMany: {
+          args: Prisma.SharedValueCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SharedValueCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedValuePayload>[]
+        }
+        delete: {
+          args: Prisma.SharedValueDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedValuePayload>
+        }
+        update: {
+          args: Prisma.SharedValueUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedValuePayload>
+        }
+        deleteMany: {
+          args: Prisma.SharedValueDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SharedValueUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SharedValueUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedValuePayload>[]
+        }
+        upsert: {
+          args: Prisma.SharedValueUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SharedValuePayload>
+        }
+        aggregate: {
+          args: Prisma.SharedValueAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSharedValue>
+        }
+        groupBy: {
+          args: Prisma.SharedValueGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SharedValueGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SharedValueCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SharedValueCountAggregateOutputType> | number
+        }
+      }
+    }
     SharedSignal: {
       payload: Prisma.$SharedSignalPayload<ExtArgs>
       fields: Prisma.SharedSignalFieldRefs
@@ -2137,7 +2212,8 @@ export const UserScalarFieldEnum = {
   lockedUntil: 'lockedUntil',
   checked: 'checked',
   locked: 'locked',
-  tokenVersion: 'tokenVersion'
+  tokenVersion: 'tokenVersion',
+  version: 'version'
 } as const
 
 export type UserScalarFieldEnum = (typeof UserScalarFieldEnum)[keyof typeof UserScalarFieldEnum]
@@ -2174,7 +2250,8 @@ export const AdministratorScalarFieldEnum = {
   siteId: 'siteId',
   departmentId: 'departmentId',
   areaId: 'areaId',
-  siteIdCollection: 'siteIdCollection'
+  siteIdCollection: 'siteIdCollection',
+  version: 'version'
 } as const
 
 export type AdministratorScalarFieldEnum = (typeof AdministratorScalarFieldEnum)[keyof typeof AdministratorScalarFieldEnum]
@@ -2189,7 +2266,8 @@ export const ApiKeyScalarFieldEnum = {
   lastUsedAt: 'lastUsedAt',
   expiresAt: 'expiresAt',
   revokedAt: 'revokedAt',
-  rateLimitPerMinute: 'rateLimitPerMinute'
+  rateLimitPerMinute: 'rateLimitPerMinute',
+  version: 'version'
 } as const
 
 export type ApiKeyScalarFieldEnum = (typeof ApiKeyScalarFieldEnum)[keyof typeof ApiKeyScalarFieldEnum]
@@ -2218,6 +2296,15 @@ export const SharedMarkScalarFieldEnum = {
 } as const
 
 export type SharedMarkScalarFieldEnum = (typeof SharedMarkScalarFieldEnum)[keyof typeof SharedMarkScalarFieldEnum]
+
+
+export const SharedValueScalarFieldEnum = {
+  key: 'key',
+  value: 'value',
+  expiresAt: 'expiresAt'
+} as const
+
+export type SharedValueScalarFieldEnum = (typeof SharedValueScalarFieldEnum)[keyof typeof SharedValueScalarFieldEnum]
 
 
 export const SharedSignalScalarFieldEnum = {
@@ -2261,7 +2348,8 @@ export const WebhookSubscriptionScalarFieldEnum = {
   disabledReason: 'disabledReason',
   consecutiveFailures: 'consecutiveFailures',
   createdAt: 'createdAt',
-  updatedAt: 'updatedAt'
+  updatedAt: 'updatedAt',
+  version: 'version'
 } as const
 
 export type WebhookSubscriptionScalarFieldEnum = (typeof WebhookSubscriptionScalarFieldEnum)[keyof typeof WebhookSubscriptionScalarFieldEnum]
@@ -2534,6 +2622,7 @@ export type GlobalOmitConfig = {
   systemSetting?: Prisma.SystemSettingOmit
   sharedCounter?: Prisma.SharedCounterOmit
   sharedMark?: Prisma.SharedMarkOmit
+  sharedValue?: Prisma.SharedValueOmit
   sharedSignal?: Prisma.SharedSignalOmit
   event?: Prisma.EventOmit
   webhookSubscription?: Prisma.WebhookSubscriptionOmit

@@ -66,6 +66,7 @@ export const ModelName = {
   SystemSetting: 'SystemSetting',
   SharedCounter: 'SharedCounter',
   SharedMark: 'SharedMark',
+  SharedValue: 'SharedValue',
   SharedSignal: 'SharedSignal',
   Event: 'Event',
   WebhookSubscription: 'WebhookSubscription',
@@ -271,7 +272,8 @@ export const UserScalarFieldEnum = {
   lockedUntil: 'lockedUntil',
   checked: 'checked',
   locked: 'locked',
-  tokenVersion: 'tokenVersion'
+  tokenVersion: 'tokenVersion',
+  version: 'version'
 } as const
 
 export type UserScalarFieldEnum = (typeof UserScalarFieldEnum)[keyof typeof UserScalarFieldEnum]
@@ -308,7 +310,8 @@ export const AdministratorScalarFieldEnum = {
   siteId: 'siteId',
   departmentId: 'departmentId',
   areaId: 'areaId',
-  siteIdCollection: 'siteIdCollection'
+  siteIdCollection: 'siteIdCollection',
+  version: 'version'
 } as const
 
 export type AdministratorScalarFieldEnum = (typeof AdministratorScalarFieldEnum)[keyof typeof AdministratorScalarFieldEnum]
@@ -323,7 +326,8 @@ export const ApiKeyScalarFieldEnum = {
   lastUsedAt: 'lastUsedAt',
   expiresAt: 'expiresAt',
   revokedAt: 'revokedAt',
-  rateLimitPerMinute: 'rateLimitPerMinute'
+  rateLimitPerMinute: 'rateLimitPerMinute',
+  version: 'version'
 } as const
 
 export type ApiKeyScalarFieldEnum = (typeof ApiKeyScalarFieldEnum)[keyof typeof ApiKeyScalarFieldEnum]
@@ -352,6 +356,15 @@ export const SharedMarkScalarFieldEnum = {
 } as const
 
 export type SharedMarkScalarFieldEnum = (typeof SharedMarkScalarFieldEnum)[keyof typeof SharedMarkScalarFieldEnum]
+
+
+export const SharedValueScalarFieldEnum = {
+  key: 'key',
+  value: 'value',
+  expiresAt: 'expiresAt'
+} as const
+
+export type SharedValueScalarFieldEnum = (typeof SharedValueScalarFieldEnum)[keyof typeof SharedValueScalarFieldEnum]
 
 
 export const SharedSignalScalarFieldEnum = {
@@ -395,7 +408,8 @@ export const WebhookSubscriptionScalarFieldEnum = {
   disabledReason: 'disabledReason',
   consecutiveFailures: 'consecutiveFailures',
   createdAt: 'createdAt',
-  updatedAt: 'updatedAt'
+  updatedAt: 'updatedAt',
+  version: 'version'
 } as const
 
 export type WebhookSubscriptionScalarFieldEnum = (typeof WebhookSubscriptionScalarFieldEnum)[keyof typeof WebhookSubscriptionScalarFieldEnum]

@@ -34,6 +34,7 @@ export type AdministratorAvgAggregateOutputType = {
   siteId: number | null
   departmentId: number | null
   areaId: number | null
+  version: number | null
 }
 
 export type AdministratorSumAggregateOutputType = {
@@ -44,6 +45,7 @@ export type AdministratorSumAggregateOutputType = {
   siteId: number | null
   departmentId: number | null
   areaId: number | null
+  version: number | null
 }
 
 export type AdministratorMinAggregateOutputType = {
@@ -66,6 +68,7 @@ export type AdministratorMinAggregateOutputType = {
   departmentId: number | null
   areaId: number | null
   siteIdCollection: string | null
+  version: number | null
 }
 
 export type AdministratorMaxAggregateOutputType = {
@@ -88,6 +91,7 @@ export type AdministratorMaxAggregateOutputType = {
   departmentId: number | null
   areaId: number | null
   siteIdCollection: string | null
+  version: number | null
 }
 
 export type AdministratorCountAggregateOutputType = {
@@ -110,6 +114,7 @@ export type AdministratorCountAggregateOutputType = {
   departmentId: number
   areaId: number
   siteIdCollection: number
+  version: number
   _all: number
 }
 
@@ -122,6 +127,7 @@ export type AdministratorAvgAggregateInputType = {
   siteId?: true
   departmentId?: true
   areaId?: true
+  version?: true
 }
 
 export type AdministratorSumAggregateInputType = {
@@ -132,6 +138,7 @@ export type AdministratorSumAggregateInputType = {
   siteId?: true
   departmentId?: true
   areaId?: true
+  version?: true
 }
 
 export type AdministratorMinAggregateInputType = {
@@ -154,6 +161,7 @@ export type AdministratorMinAggregateInputType = {
   departmentId?: true
   areaId?: true
   siteIdCollection?: true
+  version?: true
 }
 
 export type AdministratorMaxAggregateInputType = {
@@ -176,6 +184,7 @@ export type AdministratorMaxAggregateInputType = {
   departmentId?: true
   areaId?: true
   siteIdCollection?: true
+  version?: true
 }
 
 export type AdministratorCountAggregateInputType = {
@@ -198,6 +207,7 @@ export type AdministratorCountAggregateInputType = {
   departmentId?: true
   areaId?: true
   siteIdCollection?: true
+  version?: true
   _all?: true
 }
 
@@ -307,6 +317,7 @@ export type AdministratorGroupByOutputType = {
   departmentId: number
   areaId: number
   siteIdCollection: string
+  version: number
   _count: AdministratorCountAggregateOutputType | null
   _avg: AdministratorAvgAggregateOutputType | null
   _sum: AdministratorSumAggregateOutputType | null
@@ -352,6 +363,7 @@ export type AdministratorWhereInput = {
   departmentId?: Prisma.IntFilter<"Administrator"> | number
   areaId?: Prisma.IntFilter<"Administrator"> | number
   siteIdCollection?: Prisma.StringFilter<"Administrator"> | string
+  version?: Prisma.IntFilter<"Administrator"> | number
 }
 
 export type AdministratorOrderByWithRelationInput = {
@@ -374,6 +386,7 @@ export type AdministratorOrderByWithRelationInput = {
   departmentId?: Prisma.SortOrder
   areaId?: Prisma.SortOrder
   siteIdCollection?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type AdministratorWhereUniqueInput = Prisma.AtLeast<{
@@ -399,6 +412,7 @@ export type AdministratorWhereUniqueInput = Prisma.AtLeast<{
   departmentId?: Prisma.IntFilter<"Administrator"> | number
   areaId?: Prisma.IntFilter<"Administrator"> | number
   siteIdCollection?: Prisma.StringFilter<"Administrator"> | string
+  version?: Prisma.IntFilter<"Administrator"> | number
 }, "id" | "userName" | "email" | "mobile">
 
 export type AdministratorOrderByWithAggregationInput = {
@@ -421,6 +435,7 @@ export type AdministratorOrderByWithAggregationInput = {
   departmentId?: Prisma.SortOrder
   areaId?: Prisma.SortOrder
   siteIdCollection?: Prisma.SortOrder
+  version?: Prisma.SortOrder
   _count?: Prisma.AdministratorCountOrderByAggregateInput
   _avg?: Prisma.AdministratorAvgOrderByAggregateInput
   _max?: Prisma.AdministratorMaxOrderByAggregateInput
@@ -451,6 +466,7 @@ export type AdministratorScalarWhereWithAggregatesInput = {
   departmentId?: Prisma.IntWithAggregatesFilter<"Administrator"> | number
   areaId?: Prisma.IntWithAggregatesFilter<"Administrator"> | number
   siteIdCollection?: Prisma.StringWithAggregatesFilter<"Administrator"> | string
+  version?: Prisma.IntWithAggregatesFilter<"Administrator"> | number
 }
 
 export type AdministratorCreateInput = {
@@ -472,6 +488,7 @@ export type AdministratorCreateInput = {
   departmentId?: number
   areaId?: number
   siteIdCollection?: string
+  version?: number
 }
 
 export type AdministratorUncheckedCreateInput = {
@@ -494,6 +511,7 @@ export type AdministratorUncheckedCreateInput = {
   departmentId?: number
   areaId?: number
   siteIdCollection?: string
+  version?: number
 }
 
 export type AdministratorUpdateInput = {
@@ -515,6 +533,7 @@ export type AdministratorUpdateInput = {
   departmentId?: Prisma.IntFieldUpdateOperationsInput | number
   areaId?: Prisma.IntFieldUpdateOperationsInput | number
   siteIdCollection?: Prisma.StringFieldUpdateOperationsInput | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type AdministratorUncheckedUpdateInput = {
@@ -537,6 +556,7 @@ export type AdministratorUncheckedUpdateInput = {
   departmentId?: Prisma.IntFieldUpdateOperationsInput | number
   areaId?: Prisma.IntFieldUpdateOperationsInput | number
   siteIdCollection?: Prisma.StringFieldUpdateOperationsInput | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type AdministratorCreateManyInput = {
@@ -559,6 +579,7 @@ export type AdministratorCreateManyInput = {
   departmentId?: number
   areaId?: number
   siteIdCollection?: string
+  version?: number
 }
 
 export type AdministratorUpdateManyMutationInput = {
@@ -580,6 +601,7 @@ export type AdministratorUpdateManyMutationInput = {
   departmentId?: Prisma.IntFieldUpdateOperationsInput | number
   areaId?: Prisma.IntFieldUpdateOperationsInput | number
   siteIdCollection?: Prisma.StringFieldUpdateOperationsInput | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type AdministratorUncheckedUpdateManyInput = {
@@ -602,6 +624,7 @@ export type AdministratorUncheckedUpdateManyInput = {
   departmentId?: Prisma.IntFieldUpdateOperationsInput | number
   areaId?: Prisma.IntFieldUpdateOperationsInput | number
   siteIdCollection?: Prisma.StringFieldUpdateOperationsInput | string
+  version?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type AdministratorCountOrderByAggregateInput = {
@@ -624,6 +647,7 @@ export type AdministratorCountOrderByAggregateInput = {
   departmentId?: Prisma.SortOrder
   areaId?: Prisma.SortOrder
   siteIdCollection?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type AdministratorAvgOrderByAggregateInput = {
@@ -634,6 +658,7 @@ export type AdministratorAvgOrderByAggregateInput = {
   siteId?: Prisma.SortOrder
   departmentId?: Prisma.SortOrder
   areaId?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type AdministratorMaxOrderByAggregateInput = {
@@ -656,6 +681,7 @@ export type AdministratorMaxOrderByAggregateInput = {
   departmentId?: Prisma.SortOrder
   areaId?: Prisma.SortOrder
   siteIdCollection?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type AdministratorMinOrderByAggregateInput = {
@@ -678,6 +704,7 @@ export type AdministratorMinOrderByAggregateInput = {
   departmentId?: Prisma.SortOrder
   areaId?: Prisma.SortOrder
   siteIdCollection?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type AdministratorSumOrderByAggregateInput = {
@@ -688,6 +715,7 @@ export type AdministratorSumOrderByAggregateInput = {
   siteId?: Prisma.SortOrder
   departmentId?: Prisma.SortOrder
   areaId?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 
@@ -712,6 +740,7 @@ export type AdministratorSelect<ExtArgs extends runtime.Types.Extensions.Interna
   departmentId?: boolean
   areaId?: boolean
   siteIdCollection?: boolean
+  version?: boolean
 }, ExtArgs["result"]["administrator"]>
 
 export type AdministratorSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -734,6 +763,7 @@ export type AdministratorSelectCreateManyAndReturn<ExtArgs extends runtime.Types
   departmentId?: boolean
   areaId?: boolean
   siteIdCollection?: boolean
+  version?: boolean
 }, ExtArgs["result"]["administrator"]>
 
 export type AdministratorSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -756,6 +786,7 @@ export type AdministratorSelectUpdateManyAndReturn<ExtArgs extends runtime.Types
   departmentId?: boolean
   areaId?: boolean
   siteIdCollection?: boolean
+  version?: boolean
 }, ExtArgs["result"]["administrator"]>
 
 export type AdministratorSelectScalar = {
@@ -778,9 +809,10 @@ export type AdministratorSelectScalar = {
   departmentId?: boolean
   areaId?: boolean
   siteIdCollection?: boolean
+  version?: boolean
 }
 
-export type AdministratorOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "userName" | "displayName" | "email" | "mobile" | "creatorUserName" | "passwordHash" | "passwordSalt" | "creationDate" | "lastActivityDate" | "countOfLogin" | "countOfFailedLogin" | "lockedUntil" | "isLockedOut" | "tokenVersion" | "siteId" | "departmentId" | "areaId" | "siteIdCollection", ExtArgs["result"]["administrator"]>
+export type AdministratorOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "userName" | "displayName" | "email" | "mobile" | "creatorUserName" | "passwordHash" | "passwordSalt" | "creationDate" | "lastActivityDate" | "countOfLogin" | "countOfFailedLogin" | "lockedUntil" | "isLockedOut" | "tokenVersion" | "siteId" | "departmentId" | "areaId" | "siteIdCollection" | "version", ExtArgs["result"]["administrator"]>
 
 export type $AdministratorPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Administrator"
@@ -814,6 +846,10 @@ export type $AdministratorPayload<ExtArgs extends runtime.Types.Extensions.Inter
      * Comma-joined site ids this administrator manages.
      */
     siteIdCollection: string
+    /**
+     * The record's version, its strong ETag: every write of the row increments it (src/domain/versions.ts).
+     */
+    version: number
   }, ExtArgs["result"]["administrator"]>
   composites: {}
 }
@@ -1256,6 +1292,7 @@ export interface AdministratorFieldRefs {
   readonly departmentId: Prisma.FieldRef<"Administrator", 'Int'>
   readonly areaId: Prisma.FieldRef<"Administrator", 'Int'>
   readonly siteIdCollection: Prisma.FieldRef<"Administrator", 'String'>
+  readonly version: Prisma.FieldRef<"Administrator", 'Int'>
 }
     
 

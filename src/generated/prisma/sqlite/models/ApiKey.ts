@@ -29,11 +29,13 @@ export type AggregateApiKey = {
 export type ApiKeyAvgAggregateOutputType = {
   id: number | null
   rateLimitPerMinute: number | null
+  version: number | null
 }
 
 export type ApiKeySumAggregateOutputType = {
   id: number | null
   rateLimitPerMinute: number | null
+  version: number | null
 }
 
 export type ApiKeyMinAggregateOutputType = {
@@ -46,6 +48,7 @@ export type ApiKeyMinAggregateOutputType = {
   expiresAt: Date | null
   revokedAt: Date | null
   rateLimitPerMinute: number | null
+  version: number | null
 }
 
 export type ApiKeyMaxAggregateOutputType = {
@@ -58,6 +61,7 @@ export type ApiKeyMaxAggregateOutputType = {
   expiresAt: Date | null
   revokedAt: Date | null
   rateLimitPerMinute: number | null
+  version: number | null
 }
 
 export type ApiKeyCountAggregateOutputType = {
@@ -70,6 +74,7 @@ export type ApiKeyCountAggregateOutputType = {
   expiresAt: number
   revokedAt: number
   rateLimitPerMinute: number
+  version: number
   _all: number
 }
 
@@ -77,11 +82,13 @@ export type ApiKeyCountAggregateOutputType = {
 export type ApiKeyAvgAggregateInputType = {
   id?: true
   rateLimitPerMinute?: true
+  version?: true
 }
 
 export type ApiKeySumAggregateInputType = {
   id?: true
   rateLimitPerMinute?: true
+  version?: true
 }
 
 export type ApiKeyMinAggregateInputType = {
@@ -94,6 +101,7 @@ export type ApiKeyMinAggregateInputType = {
   expiresAt?: true
   revokedAt?: true
   rateLimitPerMinute?: true
+  version?: true
 }
 
 export type ApiKeyMaxAggregateInputType = {
@@ -106,6 +114,7 @@ export type ApiKeyMaxAggregateInputType = {
   expiresAt?: true
   revokedAt?: true
   rateLimitPerMinute?: true
+  version?: true
 }
 
 export type ApiKeyCountAggregateInputType = {
@@ -118,6 +127,7 @@ export type ApiKeyCountAggregateInputType = {
   expiresAt?: true
   revokedAt?: true
   rateLimitPerMinute?: true
+  version?: true
   _all?: true
 }
 
@@ -217,6 +227,7 @@ export type ApiKeyGroupByOutputType = {
   expiresAt: Date | null
   revokedAt: Date | null
   rateLimitPerMinute: number | null
+  version: number
   _count: ApiKeyCountAggregateOutputType | null
   _avg: ApiKeyAvgAggregateOutputType | null
   _sum: ApiKeySumAggregateOutputType | null
@@ -252,6 +263,7 @@ export type ApiKeyWhereInput = {
   expiresAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
   revokedAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
   rateLimitPerMinute?: Prisma.IntNullableFilter<"ApiKey"> | number | null
+  version?: Prisma.IntFilter<"ApiKey"> | number
 }
 
 export type ApiKeyOrderByWithRelationInput = {
@@ -264,6 +276,7 @@ export type ApiKeyOrderByWithRelationInput = {
   expiresAt?: Prisma.SortOrderInput | Prisma.SortOrder
   revokedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   rateLimitPerMinute?: Prisma.SortOrderInput | Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type ApiKeyWhereUniqueInput = Prisma.AtLeast<{
@@ -279,6 +292,7 @@ export type ApiKeyWhereUniqueInput = Prisma.AtLeast<{
   expiresAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
   revokedAt?: Prisma.DateTimeNullableFilter<"ApiKey"> | Date | string | null
   rateLimitPerMinute?: Prisma.IntNullableFilter<"ApiKey"> | number | null
+  version?: Prisma.IntFilter<"ApiKey"> | number
 }, "id" | "digest">
 
 export type ApiKeyOrderByWithAggregationInput = {
@@ -291,6 +305,7 @@ export type ApiKeyOrderByWithAggregationInput = {
   expiresAt?: Prisma.SortOrderInput | Prisma.SortOrder
   revokedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   rateLimitPerMinute?: Prisma.SortOrderInput | Prisma.SortOrder
+  version?: Prisma.SortOrder
   _count?: Prisma.ApiKeyCountOrderByAggregateInput
   _avg?: Prisma.ApiKeyAvgOrderByAggregateInput
   _max?: Prisma.ApiKeyMaxOrderByAggregateInput
@@ -311,6 +326,7 @@ export type ApiKeyScalarWhereWithAggregatesInput = {
   expiresAt?: Prisma.DateTimeNullableWithAggregatesFilter<"ApiKey"> | Date | string | null
   revokedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"ApiKey"> | Date | string | null
   rateLimitPerMinute?: Prisma.IntNullableWithAggregatesFilter<"ApiKey"> | number | null
+  version?: Prisma.IntWithAggregatesFilter<"ApiKey"> | number
 }
 
 export type ApiKeyCreateInput = {
@@ -322,6 +338,7 @@ export type ApiKeyCreateInput = {
   expiresAt?: Date | string | null
   revokedAt?: Date | string | null
   rateLimitPerMinute?: number | null
+  version?: number
 }
 
 export type ApiKeyUncheckedCreateInput = {
@@ -334,6 +351,7 @@ export type ApiKeyUncheckedCreateInput = {
   expiresAt?: Date | string | null
   revokedAt?: Date | string | null
   rateLimitPerMinute?: number | null
+  version?: number
 }
 
 export type ApiKeyUpdateInput = {
@@ -345,6 +363,7 @@ export type ApiKeyUpdateInput = {
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   rateLimitPerMinute?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  version?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type ApiKeyUncheckedUpdateInput = {
@@ -357,6 +376,7 @@ export type ApiKeyUncheckedUpdateInput = {
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   rateLimitPerMinute?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  version?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type ApiKeyCreateManyInput = {
@@ -369,6 +389,7 @@ export type ApiKeyCreateManyInput = {
   expiresAt?: Date | string | null
   revokedAt?: Date | string | null
   rateLimitPerMinute?: number | null
+  version?: number
 }
 
 export type ApiKeyUpdateManyMutationInput = {
@@ -380,6 +401,7 @@ export type ApiKeyUpdateManyMutationInput = {
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   rateLimitPerMinute?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  version?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type ApiKeyUncheckedUpdateManyInput = {
@@ -392,6 +414,7 @@ export type ApiKeyUncheckedUpdateManyInput = {
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   revokedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   rateLimitPerMinute?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  version?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type ApiKeyCountOrderByAggregateInput = {
@@ -404,11 +427,13 @@ export type ApiKeyCountOrderByAggregateInput = {
   expiresAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrder
   rateLimitPerMinute?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type ApiKeyAvgOrderByAggregateInput = {
   id?: Prisma.SortOrder
   rateLimitPerMinute?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type ApiKeyMaxOrderByAggregateInput = {
@@ -421,6 +446,7 @@ export type ApiKeyMaxOrderByAggregateInput = {
   expiresAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrder
   rateLimitPerMinute?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type ApiKeyMinOrderByAggregateInput = {
@@ -433,11 +459,13 @@ export type ApiKeyMinOrderByAggregateInput = {
   expiresAt?: Prisma.SortOrder
   revokedAt?: Prisma.SortOrder
   rateLimitPerMinute?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type ApiKeySumOrderByAggregateInput = {
   id?: Prisma.SortOrder
   rateLimitPerMinute?: Prisma.SortOrder
+  version?: Prisma.SortOrder
 }
 
 export type NullableIntFieldUpdateOperationsInput = {
@@ -460,6 +488,7 @@ export type ApiKeySelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   expiresAt?: boolean
   revokedAt?: boolean
   rateLimitPerMinute?: boolean
+  version?: boolean
 }, ExtArgs["result"]["apiKey"]>
 
 export type ApiKeySelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -472,6 +501,7 @@ export type ApiKeySelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   expiresAt?: boolean
   revokedAt?: boolean
   rateLimitPerMinute?: boolean
+  version?: boolean
 }, ExtArgs["result"]["apiKey"]>
 
 export type ApiKeySelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -484,6 +514,7 @@ export type ApiKeySelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   expiresAt?: boolean
   revokedAt?: boolean
   rateLimitPerMinute?: boolean
+  version?: boolean
 }, ExtArgs["result"]["apiKey"]>
 
 export type ApiKeySelectScalar = {
@@ -496,9 +527,10 @@ export type ApiKeySelectScalar = {
   expiresAt?: boolean
   revokedAt?: boolean
   rateLimitPerMinute?: boolean
+  version?: boolean
 }
 
-export type ApiKeyOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "title" | "digest" | "scopes" | "createdAt" | "lastUsedAt" | "expiresAt" | "revokedAt" | "rateLimitPerMinute", ExtArgs["result"]["apiKey"]>
+export type ApiKeyOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "title" | "digest" | "scopes" | "createdAt" | "lastUsedAt" | "expiresAt" | "revokedAt" | "rateLimitPerMinute" | "version", ExtArgs["result"]["apiKey"]>
 
 export type $ApiKeyPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "ApiKey"
@@ -522,6 +554,11 @@ export type $ApiKeyPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
      * Requests a minute this key may make; null means unlimited (see src/http/rateLimit.ts).
      */
     rateLimitPerMinute: number | null
+    /**
+     * The key's version, its strong ETag: every change of what the key is or may do increments it;
+     * recording its use (`lastUsedAt`) does not (src/domain/versions.ts).
+     */
+    version: number
   }, ExtArgs["result"]["apiKey"]>
   composites: {}
 }
@@ -954,6 +991,7 @@ export interface ApiKeyFieldRefs {
   readonly expiresAt: Prisma.FieldRef<"ApiKey", 'DateTime'>
   readonly revokedAt: Prisma.FieldRef<"ApiKey", 'DateTime'>
   readonly rateLimitPerMinute: Prisma.FieldRef<"ApiKey", 'Int'>
+  readonly version: Prisma.FieldRef<"ApiKey", 'Int'>
 }
     
 
