@@ -1,10 +1,12 @@
 import type { Db } from '../../db/client.ts';
+import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { assertMayGrantAccount } from '../access.ts';
 import { hashPlainPassword } from '../accounts/passwords.ts';
 import { accountProblems, identifier, type PasswordRule } from '../accounts/rules.ts';
 import { assertAccountUnique } from '../accounts/unique.ts';
 import { assertNoProblems, DomainError, notFound } from '../errors.ts';
+import { recordEvent } from '../events/record.ts';
 import type { Principal } from '../principal.ts';
 import { toAdministrator } from './view.ts';
 
@@ -40,17 +42,26 @@ export async function createAdministrator(
           select: { userName: true },
         })
       : null;
-  const row = await db.administrator.create({
-    data: {
-      ...candidate,
-      ...(await hashPlainPassword(request.password)),
-      displayName: request.displayName ?? '',
-      creatorUserName: creator?.userName ?? request.creatorUserName ?? '',
-      siteId: request.siteId ?? 0,
-      departmentId: request.departmentId ?? 0,
-      areaId: request.areaId ?? 0,
-      siteIdCollection: request.siteIdCollection ?? '',
-    },
+  const stored = await hashPlainPassword(request.password);
+  const row = await writeTransaction(db, async (tx) => {
+    const created = await tx.administrator.create({
+      data: {
+        ...candidate,
+        ...stored,
+        displayName: request.displayName ?? '',
+        creatorUserName: creator?.userName ?? request.creatorUserName ?? '',
+        siteId: request.siteId ?? 0,
+        departmentId: request.departmentId ?? 0,
+        areaId: request.areaId ?? 0,
+        siteIdCollection: request.siteIdCollection ?? '',
+      },
+    });
+    await recordEvent(tx, {
+      type: 'administrator.created',
+      resourceId: created.id,
+      payload: { userName: created.userName, isLockedOut: created.isLockedOut },
+    });
+    return created;
   });
   return { value: toAdministrator(row) };
 }
@@ -86,10 +97,17 @@ export async function deleteAdministrator(
       { field: 'id', message: 'is the calling administrator' },
     ]);
   }
-  const row = await db.$transaction(async (tx) => {
+  const row = await writeTransaction(db, async (tx) => {
     const found = await tx.administrator.findUnique({ where: { id } });
     if (found === null) return null;
-    await tx.administrator.deleteMany({ where: { id } });
+    const { count } = await tx.administrator.deleteMany({ where: { id } });
+    // Deleted by a concurrent request between the read and the delete: that one recorded it.
+    if (count === 0) return null;
+    await recordEvent(tx, {
+      type: 'administrator.deleted',
+      resourceId: id,
+      payload: { userName: found.userName },
+    });
     return found;
   });
   if (row === null) throw notFound(`Administrator ${id} does not exist`);

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.ts';
 import type { ApiKey } from '../../db/models.ts';
+import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { grantedScopes } from '../access.ts';
 import { digestApiKey, generateApiKey } from '../crypto/apiKeys.ts';
@@ -145,7 +146,7 @@ async function writeChecked(
   data: Parameters<Db['apiKey']['updateMany']>[0]['data'],
   event: Pick<EventInput, 'type' | 'payload'>,
 ): Promise<void> {
-  const count = await db.$transaction(async (tx) => {
+  const count = await writeTransaction(db, async (tx) => {
     const written = await tx.apiKey.updateMany({ where: { id: current.id, scopes: current.scopes }, data });
     if (written.count > 0) await recordEvent(tx, { ...event, resourceId: current.id });
     return written.count;
@@ -212,7 +213,7 @@ export async function updateApiKey(
 export async function deleteApiKey(db: Db, principal: Principal, id: number): Promise<ApiKeyRecord> {
   const current = await existing(db, id);
   assertCarries(principal, parseScopes(current.scopes), `Deleting API key ${id}`);
-  const count = await db.$transaction(async (tx) => {
+  const count = await writeTransaction(db, async (tx) => {
     const deleted = await tx.apiKey.deleteMany({ where: { id, scopes: current.scopes } });
     if (deleted.count > 0) await recordEvent(tx, { type: 'apiKey.deleted', resourceId: id });
     return deleted.count;

@@ -1,11 +1,13 @@
 import type { Db } from '../../db/client.ts';
 import type { Prisma } from '../../db/models.ts';
+import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { assertMayGrantAccount } from '../access.ts';
 import { hashPlainPassword } from '../accounts/passwords.ts';
 import { accountProblems, identifier } from '../accounts/rules.ts';
 import { assertAccountUnique } from '../accounts/unique.ts';
 import { assertNoProblems, notFound } from '../errors.ts';
+import { plainFields, recordEvent } from '../events/record.ts';
 import { type AccountPolicy, isLockedOut } from '../logins/policy.ts';
 import type { Principal } from '../principal.ts';
 import { userFieldProblems, wordIsTrue } from './fields.ts';
@@ -83,8 +85,14 @@ export async function updateUser(
     ...(endsTokens ? { tokenVersion: { increment: 1 } } : {}),
   };
   // updateMany: a user deleted meanwhile is a 404, not a failed update.
-  const { count } = await db.user.updateMany({ where: { id }, data });
-  const row = count === 0 ? null : await db.user.findUnique({ where: { id } });
+  const row = await writeTransaction(db, async (tx) => {
+    const { count } = await tx.user.updateMany({ where: { id }, data });
+    if (count === 0) return null;
+    await recordEvent(tx, { type: 'user.updated', resourceId: id, payload: plainFields(data) });
+    if (lock === true) await recordEvent(tx, { type: 'user.locked', resourceId: id });
+    if (newPassword !== undefined) await recordEvent(tx, { type: 'user.passwordChanged', resourceId: id });
+    return tx.user.findUnique({ where: { id } });
+  });
   if (row === null) throw notFound(`User ${id} does not exist`);
   return toUser(row);
 }
@@ -95,10 +103,13 @@ export async function updateUser(
  * this family (docs/security/credentials.md).
  */
 export async function deleteUser(db: Db, id: number): Promise<User> {
-  const row = await db.$transaction(async (tx) => {
+  const row = await writeTransaction(db, async (tx) => {
     const found = await tx.user.findUnique({ where: { id } });
     if (found === null) return null;
-    await tx.user.deleteMany({ where: { id } });
+    const { count } = await tx.user.deleteMany({ where: { id } });
+    // Deleted by a concurrent request between the read and the delete: that one recorded it.
+    if (count === 0) return null;
+    await recordEvent(tx, { type: 'user.deleted', resourceId: id, payload: { userName: found.userName } });
     return found;
   });
   if (row === null) throw notFound(`User ${id} does not exist`);
