@@ -6700,6 +6700,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "events": [
+                     *         {
+                     *           "id": 7,
+                     *           "type": "channel.updated",
+                     *           "resourceType": "channel",
+                     *           "resourceId": 4,
+                     *           "siteId": 1,
+                     *           "channelId": 4,
+                     *           "actor": {
+                     *             "type": "apiKey",
+                     *             "id": 1
+                     *           },
+                     *           "createdAt": "2026-11-24 12:44:51",
+                     *           "payload": {
+                     *             "channelName": "Company news and press",
+                     *             "description": "Company news and press releases.",
+                     *             "keywords": "news,press,releases"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "next": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["ActivityPage"];
                 };
             };
@@ -6726,6 +6751,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "value": [
+                     *         {
+                     *           "id": 1,
+                     *           "url": "https://build.example.com/hooks/cms",
+                     *           "eventTypes": [
+                     *             "content.*",
+                     *             "channel.*"
+                     *           ],
+                     *           "siteId": 1,
+                     *           "channelId": null,
+                     *           "active": true,
+                     *           "description": "Rebuild the demo site",
+                     *           "disabledReason": null,
+                     *           "createdAt": "2026-11-24 12:45:10",
+                     *           "updatedAt": "2026-11-24 12:45:10",
+                     *           "previousSecretUntil": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ListWebhooksResponse"];
                 };
             };
@@ -6787,6 +6834,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": 1,
+                     *       "url": "https://build.example.com/hooks/cms",
+                     *       "eventTypes": [
+                     *         "content.*",
+                     *         "channel.*"
+                     *       ],
+                     *       "siteId": 1,
+                     *       "channelId": null,
+                     *       "active": true,
+                     *       "description": "Rebuild the demo site",
+                     *       "disabledReason": null,
+                     *       "createdAt": "2026-11-24 12:45:10",
+                     *       "updatedAt": "2026-11-24 12:45:10",
+                     *       "previousSecretUntil": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
@@ -6856,6 +6921,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": 1,
+                     *       "url": "https://build.example.com/hooks/cms",
+                     *       "eventTypes": [
+                     *         "content.*"
+                     *       ],
+                     *       "siteId": 1,
+                     *       "channelId": 3,
+                     *       "active": true,
+                     *       "description": "Rebuild the Tech news pages",
+                     *       "disabledReason": null,
+                     *       "createdAt": "2026-11-24 12:45:10",
+                     *       "updatedAt": "2026-11-24 12:45:11",
+                     *       "previousSecretUntil": "2026-11-24 13:45:11"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
@@ -6925,6 +7007,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": 1,
+                     *       "eventId": 98,
+                     *       "eventType": "webhook.test",
+                     *       "status": "pending",
+                     *       "attempts": 0,
+                     *       "nextAttemptAt": "2026-11-24 12:45:12",
+                     *       "createdAt": "2026-11-24 12:45:12",
+                     *       "completedAt": null,
+                     *       "log": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
@@ -6960,6 +7055,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "deliveries": [
+                     *         {
+                     *           "id": 1,
+                     *           "eventId": 98,
+                     *           "eventType": "webhook.test",
+                     *           "status": "pending",
+                     *           "attempts": 0,
+                     *           "nextAttemptAt": "2026-11-24 12:45:12",
+                     *           "createdAt": "2026-11-24 12:45:12",
+                     *           "completedAt": null,
+                     *           "log": []
+                     *         }
+                     *       ],
+                     *       "next": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookDeliveryPage"];
                 };
             };
@@ -6994,6 +7107,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": 1,
+                     *       "eventId": 98,
+                     *       "eventType": "webhook.test",
+                     *       "status": "pending",
+                     *       "attempts": 0,
+                     *       "nextAttemptAt": "2026-11-24 12:45:12",
+                     *       "createdAt": "2026-11-24 12:45:12",
+                     *       "completedAt": null,
+                     *       "log": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
