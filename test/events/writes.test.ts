@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { runCli } from '../../src/cli/run.ts';
 import { md5Hex } from '../../src/domain/accounts/passwords.ts';
 import type { EventRecord } from '../../src/domain/events/activity.ts';
 import type { EventType } from '../../src/domain/events/types.ts';
@@ -492,5 +493,38 @@ describe('a write refused by a constraint leaves no event', () => {
     expect(events.map((event) => [event.type, event.resourceId])).toEqual([
       ['administrator.created', created?.id],
     ]);
+  });
+});
+
+describe("the operator's `cms password`", () => {
+  async function cmsPassword(kind: string, userName: string, password: string) {
+    const lines: string[] = [];
+    const code = await runCli(
+      ['password', kind, userName],
+      { out: (line) => lines.push(line), err: (line) => lines.push(line), readLine: async () => password },
+      { DATABASE_URL: app.config.databaseUrl },
+    );
+    return { code, lines };
+  }
+
+  test('records the passwordChanged event, made by system, with no password in it', async () => {
+    const uma = await app.db.user.findUniqueOrThrow({ where: { userName: 'uma' } });
+    const mark = await lastEventId();
+    expect(await cmsPassword('user', 'uma', NEW_PASSWORD)).toEqual({
+      code: 0,
+      lines: ["New password set for user 'uma'."],
+    });
+    const events = await app.db.event.findMany({ where: { id: { gt: mark } } });
+    expect(events.map((event) => [event.type, event.resourceId, event.actorType, event.payload])).toEqual([
+      ['user.passwordChanged', uma.id, 'system', '{}'],
+    ]);
+  });
+
+  test('an unknown account changes nothing and records nothing', async () => {
+    const mark = await lastEventId();
+    const { code, lines } = await cmsPassword('administrator', 'nobody-here', NEW_PASSWORD);
+    expect(code).toBe(1);
+    expect(lines.join('\n')).toContain("no administrator named 'nobody-here'");
+    expect(await lastEventId()).toBe(mark);
   });
 });
