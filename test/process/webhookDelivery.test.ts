@@ -209,11 +209,27 @@ const bothNodes = provider === 'postgresql' && redisUrl !== undefined;
       expect(refused).toEqual([]);
       const events = await handle.db.event.findMany({ where: { type: { startsWith: 'content.' } } });
       expect(events).toHaveLength(written);
+      // A worker error (an outcome it could not record) would show below as a second send.
+      const failures = [a, b].flatMap(({ service }) =>
+        service
+          .output()
+          .split('\n')
+          .filter((line) => line.includes('webhook delivery failed')),
+      );
+      expect(failures).toEqual([]);
+      // One delivery per event, sent once: a second row or a second attempt would be a second send.
+      const deliveries = await handle.db.webhookDelivery.findMany({
+        select: { id: true, eventId: true, attempts: true, leaseOwner: true, status: true },
+      });
+      const perEvent = new Map<number, typeof deliveries>();
+      for (const row of deliveries) perEvent.set(row.eventId, [...(perEvent.get(row.eventId) ?? []), row]);
+      expect([...perEvent.values()].filter((rows) => rows.length > 1)).toEqual([]);
+      const retried = deliveries.filter((row) => row.attempts !== 1).map((row) => row.id);
+      const log = await handle.db.webhookAttempt.findMany({ where: { deliveryId: { in: retried } } });
+      expect(log).toEqual([]);
       const byId = countsById(messages);
       expect([...byId.keys()].sort()).toEqual(events.map((event) => `evt_${event.id}`).sort());
       expect([...byId.values()].filter((copies) => copies.length > 1)).toEqual([]);
-      const attempts = await handle.db.webhookDelivery.findMany({ where: { attempts: { not: 1 } } });
-      expect(attempts).toEqual([]);
       // Each content's creation arrived before its update.
       const types = new Map<number, string[]>();
       for (const message of messages)
