@@ -11,7 +11,7 @@ import { type ExportSink, type ExportSummary, exportDocument } from '../domain/e
 import { TABLES } from '../domain/import/document.ts';
 import { type ImportSummary, importFrom } from '../domain/import/index.ts';
 import { ImportSyntaxError, streamSource } from '../domain/import/source.ts';
-import { passwordReset } from '../domain/logins/accounts.ts';
+import { resetPasswordByName } from '../domain/logins/accounts.ts';
 import { DEMO_API_KEY_TITLE, describeDemoSecrets, seedDemoWhenEmpty } from '../domain/seed/demo.ts';
 import { advanceCredentialsGeneration } from '../state/credentialsGeneration.ts';
 import {
@@ -319,13 +319,8 @@ const passwordCommand: Command = {
       if (problem) throw new CommandFailure(`the password ${problem}; nothing was changed`);
       const stored = await hashPlainPassword(plain);
       // A new password ends a lockout and every token issued before, as a password change does.
-      const data = passwordReset(stored);
       await endingCredentials(config, async () => {
-        const changed =
-          kind === 'user'
-            ? await db.user.updateMany({ where: { userName }, data })
-            : await db.administrator.updateMany({ where: { userName }, data });
-        if (changed.count === 0)
+        if (!(await resetPasswordByName(db, kind, userName, stored)))
           throw new CommandFailure(`no ${kind} named '${userName}'; nothing was changed`);
       });
       out(`New password set for ${kind} '${userName}'.`);

@@ -7634,6 +7634,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "events": [
+                     *         {
+                     *           "id": 7,
+                     *           "type": "channel.updated",
+                     *           "resourceType": "channel",
+                     *           "resourceId": 4,
+                     *           "siteId": 1,
+                     *           "channelId": 4,
+                     *           "actor": {
+                     *             "type": "apiKey",
+                     *             "id": 1
+                     *           },
+                     *           "createdAt": "2026-11-24 12:44:51",
+                     *           "payload": {
+                     *             "channelName": "Company news and press",
+                     *             "description": "Company news and press releases.",
+                     *             "keywords": "news,press,releases"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "next": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["ActivityPage"];
                 };
             };
@@ -7660,6 +7685,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "value": [
+                     *         {
+                     *           "id": 1,
+                     *           "url": "https://build.example.com/hooks/cms",
+                     *           "eventTypes": [
+                     *             "content.*",
+                     *             "channel.*"
+                     *           ],
+                     *           "siteId": 1,
+                     *           "channelId": null,
+                     *           "active": true,
+                     *           "description": "Rebuild the demo site",
+                     *           "disabledReason": null,
+                     *           "createdAt": "2026-11-24 12:45:10",
+                     *           "updatedAt": "2026-11-24 12:45:10",
+                     *           "previousSecretUntil": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ListWebhooksResponse"];
                 };
             };
@@ -7748,6 +7795,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": 1,
+                     *       "url": "https://build.example.com/hooks/cms",
+                     *       "eventTypes": [
+                     *         "content.*",
+                     *         "channel.*"
+                     *       ],
+                     *       "siteId": 1,
+                     *       "channelId": null,
+                     *       "active": true,
+                     *       "description": "Rebuild the demo site",
+                     *       "disabledReason": null,
+                     *       "createdAt": "2026-11-24 12:45:10",
+                     *       "updatedAt": "2026-11-24 12:45:10",
+                     *       "previousSecretUntil": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
@@ -7840,6 +7905,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": 1,
+                     *       "url": "https://build.example.com/hooks/cms",
+                     *       "eventTypes": [
+                     *         "content.*"
+                     *       ],
+                     *       "siteId": 1,
+                     *       "channelId": 3,
+                     *       "active": true,
+                     *       "description": "Rebuild the Tech news pages",
+                     *       "disabledReason": null,
+                     *       "createdAt": "2026-11-24 12:45:10",
+                     *       "updatedAt": "2026-11-24 12:45:11",
+                     *       "previousSecretUntil": "2026-11-24 13:45:11"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
@@ -7927,6 +8009,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": 1,
+                     *       "eventId": 98,
+                     *       "eventType": "webhook.test",
+                     *       "status": "pending",
+                     *       "attempts": 0,
+                     *       "nextAttemptAt": "2026-11-24 12:45:12",
+                     *       "createdAt": "2026-11-24 12:45:12",
+                     *       "completedAt": null,
+                     *       "log": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
@@ -7965,6 +8060,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "deliveries": [
+                     *         {
+                     *           "id": 1,
+                     *           "eventId": 98,
+                     *           "eventType": "webhook.test",
+                     *           "status": "pending",
+                     *           "attempts": 0,
+                     *           "nextAttemptAt": "2026-11-24 12:45:12",
+                     *           "createdAt": "2026-11-24 12:45:12",
+                     *           "completedAt": null,
+                     *           "log": []
+                     *         }
+                     *       ],
+                     *       "next": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookDeliveryPage"];
                 };
             };
@@ -7999,6 +8112,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": 1,
+                     *       "eventId": 98,
+                     *       "eventType": "webhook.test",
+                     *       "status": "pending",
+                     *       "attempts": 0,
+                     *       "nextAttemptAt": "2026-11-24 12:45:12",
+                     *       "createdAt": "2026-11-24 12:45:12",
+                     *       "completedAt": null,
+                     *       "log": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };

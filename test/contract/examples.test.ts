@@ -27,7 +27,7 @@ import { leaks, observeApp } from '../support/leaks.ts';
  * replay the content and channel examples of /docs on a fresh install), and the answer must be the
  * response example of the same name: same status, same shape (every key, every array length) and
  * the same values, except the few a fresh database cannot reproduce (random guids and secrets, the
- * "now" dates of a write, tokens), and the numbers of a few texts (a retry-in number of seconds),
+ * "now" dates of a write, tokens, the ids of events), and the numbers of a few texts (a retry-in number of seconds),
  * matched by the example with its digits wildcarded. A header the response declares (Retry-After)
  * must have its example's value too.
  *
@@ -121,6 +121,10 @@ const ADMIN_DATES = ['creationDate', 'lastActivityDate'];
 const TOKEN = ['accessToken', 'expiresAt'];
 /** A key's secret (random), its creation date and when it was last used. */
 const KEY_FIELDS = ['key', 'createdAt', 'lastUsedAt'];
+/** A webhook's signing secret (random) and the "now" dates of its writes. */
+const WEBHOOK_FIELDS = ['secret', 'createdAt', 'updatedAt', 'previousSecretUntil'];
+/** A queued delivery's event (its id counts every event the story recorded) and its "now" dates. */
+const DELIVERY_FIELDS = ['eventId', 'nextAttemptAt', 'createdAt'];
 
 /** The demo's secrets, chosen here so that the login examples (MD5 of Admin2024) can be played. */
 const DEMO_SECRETS: DemoSecrets = {
@@ -342,6 +346,29 @@ const CASES: Case[] = [
   { operationId: 'listApiKeys', example: UNNAMED, volatile: KEY_FIELDS },
   { operationId: 'resetApiKey', example: UNNAMED, path: { id: 3 }, volatile: KEY_FIELDS },
   { operationId: 'deleteApiKey', example: UNNAMED, path: { id: 2 }, volatile: KEY_FIELDS },
+  // Webhooks: a subscription for the demo site, narrowed to one channel, its secret rotated, a test
+  // event queued (no delivery worker runs here: it stays pending) and queued again, then deleted.
+  { operationId: 'createWebhook', example: 'siteBuild', volatile: WEBHOOK_FIELDS },
+  { operationId: 'listWebhooks', example: UNNAMED, volatile: WEBHOOK_FIELDS },
+  { operationId: 'getWebhook', example: UNNAMED, path: { id: 1 }, volatile: WEBHOOK_FIELDS },
+  { operationId: 'updateWebhook', example: 'techOnly', path: { id: 1 }, volatile: WEBHOOK_FIELDS },
+  { operationId: 'rotateWebhookSecret', example: 'hourOverlap', path: { id: 1 }, volatile: WEBHOOK_FIELDS },
+  { operationId: 'testWebhook', example: UNNAMED, path: { id: 1 }, volatile: DELIVERY_FIELDS },
+  { operationId: 'listWebhookDeliveries', example: UNNAMED, path: { id: 1 }, volatile: DELIVERY_FIELDS },
+  {
+    operationId: 'redeliverWebhook',
+    example: UNNAMED,
+    path: { id: 1, deliveryId: 1 },
+    volatile: DELIVERY_FIELDS,
+  },
+  { operationId: 'deleteWebhook', example: UNNAMED, path: { id: 1 }, volatile: WEBHOOK_FIELDS },
+  // The activity of one resource: the rename of channel 4 above (an event's id counts the story's).
+  {
+    operationId: 'listActivity',
+    example: UNNAMED,
+    query: { resourceType: 'channel', resourceId: '4' },
+    volatile: ['id', 'createdAt'],
+  },
   // The captcha: the image sets the cookie, the check answers the code it showed.
   { operationId: 'checkCaptcha', example: UNNAMED, path: { name: 'login' }, captchaImage: true },
   // The problems every operation shares, as the content read meets them (last: the key made for
@@ -569,9 +596,11 @@ function matcherOf(value: unknown, volatile: ReadonlySet<string>, approximate: R
       key,
       typeof field === 'string' && volatile.has(key)
         ? expect.any(String)
-        : typeof field === 'string' && approximate.has(key)
-          ? expect.stringMatching(numbersWildcarded(field))
-          : matcherOf(field, volatile, approximate),
+        : typeof field === 'number' && volatile.has(key)
+          ? expect.any(Number)
+          : typeof field === 'string' && approximate.has(key)
+            ? expect.stringMatching(numbersWildcarded(field))
+            : matcherOf(field, volatile, approximate),
     ]),
   );
 }

@@ -173,6 +173,23 @@ describe('webhook subscriptions', () => {
     expect((await call('GET', '/api/v1/webhooks', undefined, contentsOnly)).status).toBe(403);
     expect((await call('POST', '/api/v1/webhooks/999/actions/rotateSecret', {})).status).toBe(404);
   });
+
+  test('a channel filter needs a site: its own, or on an update the subscription one', async () => {
+    const withSite = (await subscribe({ siteId: 1 })).webhook;
+    const narrowed = await call('POST', `/api/v1/webhooks/${withSite.id}/actions/update`, { channelId: 2 });
+    expect(narrowed.status).toBe(200);
+    expect(narrowed.json).toMatchObject({ siteId: 1, channelId: 2 });
+    const anySite = (await subscribe()).webhook;
+    const refused = await call('POST', `/api/v1/webhooks/${anySite.id}/actions/update`, { channelId: 2 });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('channelId');
+    const created = await call('POST', '/api/v1/webhooks', {
+      url: receiverUrl,
+      eventTypes: ['*'],
+      channelId: 2,
+    });
+    expect(created.status).toBe(400);
+  });
 });
 
 describe('delivery', () => {

@@ -178,7 +178,7 @@ describe('a retry while the first request is still running', () => {
         },
       },
     });
-    await loadFixture(gated.db);
+    await loadFixture(gated);
     gatedKey = await gated.createApiKey(['Channels']);
   });
   afterAll(() => gated.close());
@@ -264,7 +264,7 @@ describe('keys are kept for IDEMPOTENCY_KEY_SECONDS', () => {
   test('the result is kept for the configured time; once expired, the same key creates again', async () => {
     const short = await startTestApp({ config: { idempotencyKeySeconds: 3600 } });
     try {
-      await loadFixture(short.db);
+      await loadFixture(short);
       const shortKey = await short.createApiKey(['Channels']);
       const idempotencyKey = randomUUID();
       const before = Date.now();
@@ -339,7 +339,7 @@ describe('every node sees the keys, and they survive a restart', () => {
       ];
       const first = await startTestApp({ redis: one });
       try {
-        await loadFixture(first.db);
+        await loadFixture(first);
         const redisKey = await first.createApiKey(['Channels']);
         const second = await startSecondApp(first, { redis: two });
         const idempotencyKey = randomUUID();

@@ -6,6 +6,7 @@ import { hashPlainPassword } from '../accounts/passwords.ts';
 import { accountProblems, identifier, type PasswordRule } from '../accounts/rules.ts';
 import { assertAccountUnique } from '../accounts/unique.ts';
 import { assertNoProblems, DomainError, notFound } from '../errors.ts';
+import { recordEvent } from '../events/record.ts';
 import type { Principal } from '../principal.ts';
 import { type Precondition, refuseUnlessMissing, type Versioned, versionFilter } from '../versions.ts';
 import { toAdministrator } from './view.ts';
@@ -42,17 +43,26 @@ export async function createAdministrator(
           select: { userName: true },
         })
       : null;
-  const row = await db.administrator.create({
-    data: {
-      ...candidate,
-      ...(await hashPlainPassword(request.password)),
-      displayName: request.displayName ?? '',
-      creatorUserName: creator?.userName ?? request.creatorUserName ?? '',
-      siteId: request.siteId ?? 0,
-      departmentId: request.departmentId ?? 0,
-      areaId: request.areaId ?? 0,
-      siteIdCollection: request.siteIdCollection ?? '',
-    },
+  const stored = await hashPlainPassword(request.password);
+  const row = await writeTransaction(db, async (tx) => {
+    const created = await tx.administrator.create({
+      data: {
+        ...candidate,
+        ...stored,
+        displayName: request.displayName ?? '',
+        creatorUserName: creator?.userName ?? request.creatorUserName ?? '',
+        siteId: request.siteId ?? 0,
+        departmentId: request.departmentId ?? 0,
+        areaId: request.areaId ?? 0,
+        siteIdCollection: request.siteIdCollection ?? '',
+      },
+    });
+    await recordEvent(tx, {
+      type: 'administrator.created',
+      resourceId: created.id,
+      payload: { userName: created.userName, isLockedOut: created.isLockedOut },
+    });
+    return created;
   });
   return { value: toAdministrator(row) };
 }
@@ -98,6 +108,11 @@ export async function deleteAdministrator(
         tx.administrator.findUnique({ where: { id }, select: { version: true } }),
       );
     }
+    await recordEvent(tx, {
+      type: 'administrator.deleted',
+      resourceId: id,
+      payload: { userName: found.userName },
+    });
     return found;
   });
   if (row === null) throw notFound(`Administrator ${id} does not exist`);

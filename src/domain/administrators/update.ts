@@ -8,7 +8,7 @@ import { accountProblems, identifier, type PasswordRule } from '../accounts/rule
 import { assertAccountUnique } from '../accounts/unique.ts';
 import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
-import { type PayloadValue, recordEvent } from '../events/record.ts';
+import { plainFields, recordEvent } from '../events/record.ts';
 import { isLockedOut } from '../logins/policy.ts';
 import type { Principal } from '../principal.ts';
 import {
@@ -28,22 +28,6 @@ function date(field: string, text: string | undefined, problems: FieldProblem[])
   const parsed = parseDateTime(text);
   if (parsed === undefined) problems.push({ field, message: 'is not a date on the calendar' });
   return parsed;
-}
-
-/** The plain values an update set (the password's hash, salt and token counter never enter an event). */
-function eventFields(data: Prisma.AdministratorUpdateManyMutationInput): Record<string, PayloadValue | Date> {
-  const fields: Record<string, PayloadValue | Date> = {};
-  for (const [name, value] of Object.entries(data)) {
-    if (
-      typeof value === 'string' ||
-      typeof value === 'number' ||
-      typeof value === 'boolean' ||
-      value === null ||
-      value instanceof Date
-    )
-      fields[name] = value;
-  }
-  return fields;
 }
 
 /**
@@ -114,7 +98,7 @@ export async function updateAdministrator(
         tx.administrator.findUnique({ where: { id }, select: { version: true } }),
       );
     }
-    await recordEvent(tx, { type: 'administrator.updated', resourceId: id, payload: eventFields(data) });
+    await recordEvent(tx, { type: 'administrator.updated', resourceId: id, payload: plainFields(data) });
     if (lock === true) await recordEvent(tx, { type: 'administrator.locked', resourceId: id });
     if (newPassword !== undefined)
       await recordEvent(tx, { type: 'administrator.passwordChanged', resourceId: id });

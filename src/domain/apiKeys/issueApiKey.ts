@@ -1,4 +1,5 @@
 import type { Db } from '../../db/client.ts';
+import { writeTransaction } from '../../db/transaction.ts';
 import { digestApiKey, generateApiKey } from '../crypto/apiKeys.ts';
 import { recordEvent } from '../events/record.ts';
 import type { Scope } from '../principal.ts';
@@ -27,7 +28,7 @@ export async function issueApiKey(db: Db, settings: ApiKeySettings): Promise<Iss
     expiresAt: settings.expiresAt ?? null,
     rateLimitPerMinute: settings.rateLimitPerMinute ?? null,
   };
-  const row = await db.$transaction(async (tx) => {
+  const row = await writeTransaction(db, async (tx) => {
     const created = await tx.apiKey.create({
       data: { ...data, digest: digestApiKey(key) },
       select: { id: true },

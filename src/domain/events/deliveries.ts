@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.ts';
 import type { WebhookAttempt, WebhookDelivery } from '../../db/models.ts';
+import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { formatDateTime } from '../dates.ts';
 import { notFound } from '../errors.ts';
@@ -77,7 +78,7 @@ export async function listDeliveries(
  */
 export async function queueTestEvent(db: Db, subscriptionId: number): Promise<DeliveryRecord> {
   await requireSubscription(db, subscriptionId);
-  const delivery = await db.$transaction(async (tx) => {
+  const delivery = await writeTransaction(db, async (tx) => {
     await recordEvent(tx, {
       type: 'webhook.test',
       resourceId: subscriptionId,

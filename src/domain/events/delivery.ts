@@ -4,6 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import type { Db, DbProvider } from '../../db/client.ts';
 import type { Event, WebhookSubscription } from '../../db/models.ts';
 import { sql } from '../../db/sql.ts';
+import { writeTransaction } from '../../db/transaction.ts';
 import { NEXT_VERSION } from '../versions.ts';
 import { toEventRecord } from './activity.ts';
 import type { OutboundPolicy } from './outbound.ts';
@@ -209,7 +210,7 @@ function matches(subscription: WebhookSubscription, event: Event): boolean {
 /** Turns undispatched events into deliveries; returns how many events it took. */
 export async function dispatchEvents(db: Db, provider: DbProvider, limit = 200): Promise<number> {
   const skipLocked = provider === 'postgresql' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
-  return db.$transaction(async (tx) => {
+  return writeTransaction(db, async (tx) => {
     const claimed = await tx.$queryRaw<{ id: number }[]>(sql`
       UPDATE "Event" SET "dispatched" = true WHERE "id" IN (
         SELECT "id" FROM "Event" WHERE "dispatched" = false ORDER BY "id" LIMIT ${limit} ${skipLocked}
@@ -265,7 +266,11 @@ export async function claimDeliveries(
           WHERE e."subscriptionId" = d."subscriptionId" AND e."orderKey" = d."orderKey"
             AND e."status" = 'pending' AND e."eventId" < d."eventId")
       ORDER BY d."nextAttemptAt", d."id" LIMIT ${limit} ${skipLocked}
-    ) RETURNING "id", "subscriptionId", "eventId", "attempts"`);
+    )
+    -- Checked again on the row as it is when updated: on PostgreSQL, a row another node claimed
+    -- (and committed) after this statement's snapshot was taken is then seen leased, and skipped.
+      AND "status" = 'pending' AND ("leaseUntil" IS NULL OR "leaseUntil" < ${at(provider, now)})
+    RETURNING "id", "subscriptionId", "eventId", "attempts"`);
   return rows.map((row) => ({
     id: Number(row.id),
     subscriptionId: Number(row.subscriptionId),
@@ -297,7 +302,9 @@ export async function sendDelivery(options: WorkerOptions, claimed: Claimed): Pr
   options.hooks?.attempted?.(ok ? 'succeeded' : 'failed', result.durationMs);
   const givenUp = !ok && claimed.attempts >= MAX_ATTEMPTS;
   const finished = new Date();
-  await db.$transaction(async (tx) => {
+  // Waits for its turn as long as any write: an outcome not recorded before the lease ends (the
+  // pool busy with API writes) would have another node send the delivery again.
+  await writeTransaction(db, async (tx) => {
     const { count } = await tx.webhookDelivery.updateMany({
       where: { id: claimed.id, leaseOwner: owner },
       data: ok

@@ -1,4 +1,6 @@
+import type { Db } from '../../db/client.ts';
 import type { Prisma } from '../../db/models.ts';
+import { writeTransaction } from '../../db/transaction.ts';
 import { type Actor, currentActor } from './actor.ts';
 import { type EventType, resourceTypeOf } from './types.ts';
 
@@ -83,10 +85,26 @@ export function placeOf(target: { siteId: number; channelId: number }) {
   return { siteId: target.siteId, channelId: target.channelId };
 }
 
+/**
+ * The plain values (texts, numbers, flags, dates) of an update's data: what it set. Computed values
+ * (`{ increment: 1 }`) are left out, and recordEvent drops password material by name.
+ */
+export function plainFields(data: Record<string, unknown>): Record<string, PayloadValue | Date> {
+  const fields: Record<string, PayloadValue | Date> = {};
+  for (const [name, value] of Object.entries(data)) {
+    if (
+      typeof value === 'string' ||
+      typeof value === 'number' ||
+      typeof value === 'boolean' ||
+      value === null ||
+      value instanceof Date
+    )
+      fields[name] = value;
+  }
+  return fields;
+}
+
 /** An event that is the whole write (a restart requested): recorded on its own. */
-export async function recordAlone(
-  db: { $transaction<T>(run: (tx: Tx) => Promise<T>): Promise<T> },
-  input: EventInput,
-) {
-  await db.$transaction((tx) => recordEvent(tx, input));
+export async function recordAlone(db: Db, input: EventInput) {
+  await writeTransaction(db, (tx) => recordEvent(tx, input));
 }

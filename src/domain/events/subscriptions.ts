@@ -47,6 +47,7 @@ export function toWebhook(row: WebhookSubscription): WebhookRecord {
 function checked(
   request: Partial<CreateRequest>,
   policy: OutboundPolicy,
+  siteAndChannel: { siteId: number | null; channelId: number | null },
 ): { url?: string; eventTypes?: string } {
   const problems: FieldProblem[] = [];
   if (request.url !== undefined) {
@@ -61,7 +62,8 @@ function checked(
           message: `'${type}' is not an event type or a 'resource.*' wildcard`,
         });
   }
-  if (request.channelId != null && request.siteId == null)
+  // A channel filter needs its site: the request's own, or (an update) the subscription's.
+  if (siteAndChannel.channelId !== null && siteAndChannel.siteId === null)
     problems.push({ field: 'channelId', message: 'needs siteId' });
   assertNoProblems(problems);
   return {
@@ -90,14 +92,16 @@ export async function createWebhook(
   request: CreateRequest,
   policy: OutboundPolicy,
 ): Promise<IssuedWebhook> {
-  const { url = request.url, eventTypes = '' } = checked(request, policy);
+  const siteId = request.siteId ?? null;
+  const channelId = request.channelId ?? null;
+  const { url = request.url, eventTypes = '' } = checked(request, policy, { siteId, channelId });
   const secret = newWebhookSecret();
   const row = await db.webhookSubscription.create({
     data: {
       url,
       eventTypes,
-      siteId: request.siteId ?? null,
-      channelId: request.channelId ?? null,
+      siteId,
+      channelId,
       active: request.active ?? true,
       description: request.description ?? '',
       secret,
@@ -115,11 +119,9 @@ export async function updateWebhook(
   precondition?: Precondition,
 ): Promise<Versioned<WebhookRecord>> {
   const current = await existing(db, id);
-  const values = checked(request, policy);
   const siteId = request.siteId === undefined ? current.siteId : request.siteId;
   const channelId = request.channelId === undefined ? current.channelId : request.channelId;
-  if (channelId !== null && siteId === null)
-    assertNoProblems([{ field: 'channelId', message: 'needs siteId' }]);
+  const values = checked(request, policy, { siteId, channelId });
   const row = await writeTransaction(db, async (tx) => {
     const { count } = await tx.webhookSubscription.updateMany({
       where: { id, ...versionFilter(precondition) },

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.ts';
 import type { Administrator, User } from '../../db/models.ts';
+import { writeTransaction } from '../../db/transaction.ts';
 import type { StoredPassword } from '../accounts/passwords.ts';
 import type { AccountKind } from '../accounts/rules.ts';
 import { recordEvent } from '../events/record.ts';
@@ -70,6 +71,36 @@ export const passwordReset = (stored: StoredPassword) => ({
   lockedUntil: null,
   tokenVersion: { increment: 1 },
 });
+/**
+ * The operator's `cms password`: a new password for the account of that user name, with its
+ * `passwordChanged` event (made by `system`) in the same transaction. False when there is none.
+ */
+export async function resetPasswordByName(
+  db: Db,
+  kind: 'user' | 'administrator',
+  userName: string,
+  stored: StoredPassword,
+): Promise<boolean> {
+  const data = passwordReset(stored);
+  return writeTransaction(db, async (tx) => {
+    const found =
+      kind === 'user'
+        ? await tx.user.findUnique({ where: { userName }, select: { id: true } })
+        : await tx.administrator.findUnique({ where: { userName }, select: { id: true } });
+    if (found === null) return false;
+    const { count } =
+      kind === 'user'
+        ? await tx.user.updateMany({ where: { id: found.id }, data })
+        : await tx.administrator.updateMany({ where: { id: found.id }, data });
+    if (count === 0) return false;
+    await recordEvent(tx, {
+      type: kind === 'user' ? 'user.passwordChanged' : 'administrator.passwordChanged',
+      resourceId: found.id,
+    });
+    return true;
+  });
+}
+
 const passwordChanged = (stored: StoredPassword, now: Date) => ({
   ...passwordReset(stored),
   lastActivityDate: now,
@@ -87,7 +118,7 @@ export function userAccounts(db: Db): AccountStore<User> {
     },
     succeeded: (id, now) => db.user.update({ where: { id }, data: loginSucceeded(now) }),
     changePassword: (id, stored, now) =>
-      db.$transaction(async (tx) => {
+      writeTransaction(db, async (tx) => {
         const row = await tx.user.update({
           where: { id },
           data: { ...passwordChanged(stored, now), lastResetPasswordDate: now },
@@ -112,7 +143,7 @@ export function administratorAccounts(db: Db): AccountStore<Administrator> {
     },
     succeeded: (id, now) => db.administrator.update({ where: { id }, data: loginSucceeded(now) }),
     changePassword: (id, stored, now) =>
-      db.$transaction(async (tx) => {
+      writeTransaction(db, async (tx) => {
         const row = await tx.administrator.update({ where: { id }, data: passwordChanged(stored, now) });
         await recordEvent(tx, {
           type: 'administrator.passwordChanged',

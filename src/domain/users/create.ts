@@ -1,4 +1,5 @@
 import type { Db } from '../../db/client.ts';
+import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { assertMayGrantAccount } from '../access.ts';
 import { hashPlainPassword } from '../accounts/passwords.ts';
@@ -46,7 +47,7 @@ export async function createUser(
   };
   await assertAccountUnique(db, 'users', candidate);
   const stored = await hashPlainPassword(request.password);
-  const row = await db.$transaction(async (tx) => {
+  const row = await writeTransaction(db, async (tx) => {
     const created = await tx.user.create({
       data: {
         ...candidate,

@@ -7,6 +7,7 @@ import { hashPlainPassword } from '../accounts/passwords.ts';
 import { accountProblems, identifier } from '../accounts/rules.ts';
 import { assertAccountUnique } from '../accounts/unique.ts';
 import { assertNoProblems, notFound } from '../errors.ts';
+import { plainFields, recordEvent } from '../events/record.ts';
 import { type AccountPolicy, isLockedOut } from '../logins/policy.ts';
 import type { Principal } from '../principal.ts';
 import {
@@ -100,6 +101,9 @@ export async function updateUser(
         tx.user.findUnique({ where: { id }, select: { version: true } }),
       );
     }
+    await recordEvent(tx, { type: 'user.updated', resourceId: id, payload: plainFields(data) });
+    if (lock === true) await recordEvent(tx, { type: 'user.locked', resourceId: id });
+    if (newPassword !== undefined) await recordEvent(tx, { type: 'user.passwordChanged', resourceId: id });
     return tx.user.findUnique({ where: { id } });
   });
   if (row === null) throw notFound(`User ${id} does not exist`);
@@ -121,6 +125,7 @@ export async function deleteUser(db: Db, id: number, precondition?: Precondition
         tx.user.findUnique({ where: { id }, select: { version: true } }),
       );
     }
+    await recordEvent(tx, { type: 'user.deleted', resourceId: id, payload: { userName: found.userName } });
     return found;
   });
   if (row === null) throw notFound(`User ${id} does not exist`);
