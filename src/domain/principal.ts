@@ -23,3 +23,20 @@ export type Principal =
   | { kind: 'apiKey'; apiKeyId: number; scopes: ReadonlySet<Scope> }
   | { kind: 'administrator'; administratorId: number; scopes: ReadonlySet<Scope> }
   | { kind: 'user'; userId: number; scopes: ReadonlySet<Scope> };
+
+/**
+ * A stable name for who a principal is ("apiKey:3", "user:7", "anonymous"), for what is kept per
+ * caller: a share of the SQL sandbox, the idempotency keys a caller sent.
+ */
+export function principalName(principal: Principal): string {
+  switch (principal.kind) {
+    case 'apiKey':
+      return `apiKey:${principal.apiKeyId}`;
+    case 'administrator':
+      return `administrator:${principal.administratorId}`;
+    case 'user':
+      return `user:${principal.userId}`;
+    case 'anonymous':
+      return 'anonymous';
+  }
+}

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ContractOperation } from '../contract.ts';
-import type { Principal } from '../domain/principal.ts';
+import { type Principal, principalName } from '../domain/principal.ts';
 import { describeError } from '../errorSummary.ts';
 import type { SharedState } from '../state/port.ts';
 import { ProblemError, problem } from './problem.ts';
@@ -62,17 +62,9 @@ export type IdempotentStart =
 
 /** Whose keys these are: the API key, or the account behind a token. */
 function callerOf(principal: Principal): string {
-  switch (principal.kind) {
-    case 'apiKey':
-      return `apiKey:${principal.apiKeyId}`;
-    case 'administrator':
-      return `administrator:${principal.administratorId}`;
-    case 'user':
-      return `user:${principal.userId}`;
-    case 'anonymous':
-      // The contract refuses x-idempotent on public operations (src/contract.ts).
-      throw new Error('An idempotent operation was reached without a caller');
-  }
+  // The contract refuses x-idempotent on public operations (src/contract.ts).
+  if (principal.kind === 'anonymous') throw new Error('An idempotent operation was reached without a caller');
+  return principalName(principal);
 }
 
 /** JSON with object members in sorted order, so the same input always hashes alike. */

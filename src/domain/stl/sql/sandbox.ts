@@ -1,7 +1,7 @@
 import type { ExecuteOptions, ExecuteOutcome, SqlExecutor } from '../../../db/sandbox/executor.ts';
 import { SandboxBusy } from '../../../db/sandbox/gate.ts';
 import { invalidFields, RateLimited } from '../../errors.ts';
-import type { Principal } from '../../principal.ts';
+import { type Principal, principalName } from '../../principal.ts';
 import { checkWithParser } from './parserWall.ts';
 import { normaliseRows, type SqlRow } from './rows.ts';
 
@@ -94,18 +94,7 @@ export async function runSqlContent(
 }
 
 /** Whose share of the sandbox a query takes: the key, administrator or user that asks. */
-export function sandboxCallerOf(principal: Principal): string {
-  switch (principal.kind) {
-    case 'apiKey':
-      return `apiKey:${principal.apiKeyId}`;
-    case 'administrator':
-      return `administrator:${principal.administratorId}`;
-    case 'user':
-      return `user:${principal.userId}`;
-    case 'anonymous':
-      return 'anonymous';
-  }
-}
+export const sandboxCallerOf = (principal: Principal): string => principalName(principal);
 
 /** The executor's outcome; a busy sandbox is the client's 429 (RateLimited), with its Retry-After. */
 async function executeOrBusy(
