@@ -45,6 +45,8 @@ describe('loadConfig', () => {
       sqliteQueryTimeoutMs: 2000,
       compressMinBytes: 1024,
       events: { retentionDays: 30, webhookTimeoutMs: 10_000, allowedAddresses: [] },
+      avatarMaxBytes: 2 * 1024 * 1024,
+      idempotencyKeySeconds: 86_400,
     });
   });
 
@@ -63,6 +65,8 @@ describe('loadConfig', () => {
         TRUST_PROXY: '1',
         REDIS_URL: 'redis://:pw@cache:6379/2',
         REDIS_KEY_PREFIX: 'cms-staging:',
+        AVATAR_MAX_BYTES: '65536',
+        IDEMPOTENCY_KEY_SECONDS: '3600',
         SEED_DEMO: 'true',
         CREATE_DATABASE: 'true',
         WORKERS: '4',
@@ -117,6 +121,8 @@ describe('loadConfig', () => {
         webhookTimeoutMs: 2500,
         allowedAddresses: ['127.0.0.1', '10.0.0.0/8', 'fd00::/8'],
       },
+      avatarMaxBytes: 65_536,
+      idempotencyKeySeconds: 3600,
     });
     expect(loadConfig({ DATABASE_URL: 'postgres://h/d' }).databaseUrl).toBe('postgres://h/d');
   });
