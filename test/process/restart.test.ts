@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { afterEach, describe, expect, jest, test } from '@jest/globals';
 import autocannon from 'autocannon';
 import { WORKER_V8_FLAGS } from '../../src/supervisor.ts';
@@ -306,7 +306,8 @@ describe(`the supervisor on ${provider}`, () => {
           port,
           method: 'POST',
           path: '/api/v1/contents',
-          agent: false,
+          // A keep-alive connection, as real clients hold: the request on it still finishes.
+          agent: new Agent({ keepAlive: true }),
           headers: {
             'Content-Type': 'application/json',
             'Content-Length': Buffer.byteLength(body),
