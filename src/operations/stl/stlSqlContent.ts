@@ -1,4 +1,5 @@
-import { MAX_QUERY_LENGTH, runSqlContent, sandboxCallerOf } from '../../domain/stl/sql/sandbox.ts';
+import { principalName } from '../../domain/principal.ts';
+import { MAX_QUERY_LENGTH, runSqlContent } from '../../domain/stl/sql/sandbox.ts';
 import type { Handler } from '../types.ts';
 
 // The first row of stl/sqlContents' query, in the same sandbox of the service's own database.
@@ -12,6 +13,6 @@ export const stlSqlContent: Handler<'stlSqlContent'> = async ({ query, principal
       timeoutMs: config.stlSqlTimeoutMs,
       maxLength: MAX_QUERY_LENGTH,
     },
-    sandboxCallerOf(principal),
+    principalName(principal),
   ),
 });

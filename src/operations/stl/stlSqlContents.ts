@@ -1,4 +1,5 @@
-import { MAX_QUERY_LENGTH, runSqlContents, sandboxCallerOf } from '../../domain/stl/sql/sandbox.ts';
+import { principalName } from '../../domain/principal.ts';
+import { MAX_QUERY_LENGTH, runSqlContents } from '../../domain/stl/sql/sandbox.ts';
 import type { Handler } from '../types.ts';
 
 // The sandbox of the service's own database; nothing in the request can name another one.
@@ -15,6 +16,6 @@ export const stlSqlContents: Handler<'stlSqlContents'> = async (
       timeoutMs: config.stlSqlTimeoutMs,
       maxLength: MAX_QUERY_LENGTH,
     },
-    sandboxCallerOf(principal),
+    principalName(principal),
   ),
 });

@@ -1,7 +1,6 @@
 import type { ExecuteOptions, ExecuteOutcome, SqlExecutor } from '../../../db/sandbox/executor.ts';
 import { SandboxBusy } from '../../../db/sandbox/gate.ts';
 import { invalidFields, RateLimited } from '../../errors.ts';
-import { type Principal, principalName } from '../../principal.ts';
 import { checkWithParser } from './parserWall.ts';
 import { normaliseRows, type SqlRow } from './rows.ts';
 
@@ -92,9 +91,6 @@ export async function runSqlContent(
   const [row] = await runSqlContents(executor, queryString, { ...limits, maxRows: 1 }, caller);
   return row ?? null;
 }
-
-/** Whose share of the sandbox a query takes: the key, administrator or user that asks. */
-export const sandboxCallerOf = (principal: Principal): string => principalName(principal);
 
 /** The executor's outcome; a busy sandbox is the client's 429 (RateLimited), with its Retry-After. */
 async function executeOrBusy(
