@@ -1091,11 +1091,15 @@ export interface paths {
          *     link, the new password is too weak, or the user name, e-mail, mobile number or openId is
          *     used by another user; 404 when the user does not exist. A non-empty `password` sets a new
          *     password (plain text); `""` leaves it unchanged, so a record read back can be sent.
-         *     `locked: "false"` also ends a temporary lockout after failed logins. A new password,
-         *     locking, or withdrawing approval (`checked: "false"`) ends every access token of the user.
+         *     `locked: "false"` also ends a temporary lockout after failed logins — from every
+         *     address and by every name of the user, on every node — and the account-wide throttle
+         *     (docs/security/credentials.md, "Lockout and throttles"). A new password, locking, or
+         *     withdrawing approval (`checked: "false"`) ends every access token of the user.
          *
-         *     Setting a `password` or unlocking needs a caller that already holds every scope a user's
-         *     token carries (`Contents`, `Channels` and those of `USER_TOKEN_SCOPES`) — 403 otherwise.
+         *     Setting a `password` or unlocking (`locked: "false"` on a locked or locked-out user; on
+         *     one that is neither it changes nothing, so a record read back can be sent back) needs a
+         *     caller that already holds every scope a user's token carries (`Contents`, `Channels` and
+         *     those of `USER_TOKEN_SCOPES`) — 403 otherwise, and the lockouts stay.
          */
         post: operations["updateUser"];
         delete?: never;
@@ -1305,13 +1309,15 @@ export interface paths {
          *     `value`. A non-empty `password` sets a new password (plain text, password rule applies);
          *     `""` leaves it unchanged, so a record read from the list can be sent back.
          *     `passwordFormat` is accepted and ignored. `isLockedOut: "false"` also ends a temporary
-         *     lockout after failed logins and resets `countOfFailedLogin`. 400 when the user name
+         *     lockout after failed logins — from every address and by every name of the
+         *     administrator, on every node — and the account-wide throttle, and resets
+         *     `countOfFailedLogin` (docs/security/credentials.md, "Lockout and throttles"). 400 when the user name
          *     breaks the rules or the user name, e-mail or mobile number is used by another
          *     administrator; 404 when the administrator does not exist.
          *
          *     No credential may lead to one with more power than itself: setting a `password` or
-         *     unlocking (`isLockedOut: "false"` on a locked administrator; on one that is not locked it
-         *     changes nothing, so a record read back can be sent back) needs a caller that already holds every scope an
+         *     unlocking (`isLockedOut: "false"` on a locked or locked-out administrator; on one that is
+         *     neither it changes nothing, so a record read back can be sent back) needs a caller that already holds every scope an
          *     administrator's token carries — an administrator's own token or a key with every scope.
          *     With the `Administrators` scope alone it is a 403.
          */

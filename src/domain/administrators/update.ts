@@ -2,14 +2,16 @@ import type { Db } from '../../db/client.ts';
 import type { Prisma } from '../../db/models.ts';
 import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
+import type { SharedState } from '../../state/port.ts';
 import { assertMayGrantAccount } from '../access.ts';
 import { hashPlainPassword } from '../accounts/passwords.ts';
-import { accountProblems, identifier, type PasswordRule } from '../accounts/rules.ts';
+import { accountProblems, identifier } from '../accounts/rules.ts';
 import { assertAccountUnique } from '../accounts/unique.ts';
 import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
 import { plainFields, recordEvent } from '../events/record.ts';
-import { isLockedOut } from '../logins/policy.ts';
+import { holdsLockouts, liftLockouts } from '../logins/attempts.ts';
+import { type AccountPolicy, isLockedOut } from '../logins/policy.ts';
 import type { Principal } from '../principal.ts';
 import {
   NEXT_VERSION,
@@ -33,16 +35,19 @@ function date(field: string, text: string | undefined, problems: FieldProblem[])
 /**
  * Partial update: only the fields present change. A non-empty password is hashed (`""` leaves it
  * alone, so a record read from the list can be sent back). Locking, and a new password, end every
- * access token of the administrator; unlocking also ends a temporary lockout. Setting a password
- * or unlocking needs a caller that holds every scope (access.ts): an administrator's token carries
- * them all, so otherwise the `Administrators` scope would be a way to every other.
+ * access token of the administrator; unlocking also ends a temporary lockout, and lifts the
+ * lockouts of every address and the account-wide throttle in the shared state (attempts.ts).
+ * Setting a password or unlocking needs a caller that holds every scope (access.ts): an
+ * administrator's token carries them all, so otherwise the `Administrators` scope would be a way
+ * to every other.
  */
 export async function updateAdministrator(
   db: Db,
+  state: SharedState,
   principal: Principal,
   id: number,
   given: UpdateAdministratorRequest | undefined,
-  rule: PasswordRule,
+  policy: Pick<AccountPolicy, 'passwordRule' | 'lockoutMinutes' | 'throttleFailures'>,
   precondition?: Precondition,
 ): Promise<Versioned<UpdateAdministratorResponse>> {
   const request = given ?? {};
@@ -52,17 +57,24 @@ export async function updateAdministrator(
     request.password === undefined || request.password === '' ? undefined : request.password;
   const existing = await db.administrator.findUnique({
     where: { id },
-    select: { isLockedOut: true, lockedUntil: true },
+    select: { isLockedOut: true, lockedUntil: true, userName: true, email: true, mobile: true },
   });
   if (existing === null) throw notFound(`Administrator ${id} does not exist`);
+  const names = [existing.userName, existing.email, existing.mobile];
   // `isLockedOut: "false"` on an account that is not locked hands nothing over (a record sent back).
-  const unlocks = lock === false && (existing.isLockedOut || isLockedOut(existing.lockedUntil, new Date()));
+  // Lockouts in the shared state count as a lock too, though the record does not show them.
+  const lockedOut = lock === false && (await holdsLockouts(state, policy, 'administrators', names));
+  const unlocks =
+    lock === false && (existing.isLockedOut || isLockedOut(existing.lockedUntil, new Date()) || lockedOut);
   if (newPassword !== undefined || unlocks) {
     const what =
       newPassword === undefined ? 'Unlocking an administrator' : "Setting an administrator's password";
     assertMayGrantAccount(principal, { kind: 'administrator' }, what);
   }
-  const problems = accountProblems({ userName: request.userName, password: newPassword }, rule);
+  const problems = accountProblems(
+    { userName: request.userName, password: newPassword },
+    policy.passwordRule,
+  );
   const creationDate = date('creationDate', request.creationDate, problems);
   const lastActivityDate = date('lastActivityDate', request.lastActivityDate, problems);
   assertNoProblems(problems);
@@ -70,6 +82,8 @@ export async function updateAdministrator(
   const email = request.email === undefined ? undefined : identifier(request.email);
   const mobile = request.mobile === undefined ? undefined : identifier(request.mobile);
   await assertAccountUnique(db, 'administrators', { userName: request.userName, email, mobile }, id);
+  // Before the write, so that a store that does not answer (503) leaves everything as it was.
+  if (unlocks) await liftLockouts(state, policy, 'administrators', names, lockedOut);
 
   const data: Prisma.AdministratorUpdateManyMutationInput = {
     userName: request.userName,

@@ -2,12 +2,14 @@ import type { Db } from '../../db/client.ts';
 import type { Prisma } from '../../db/models.ts';
 import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
+import type { SharedState } from '../../state/port.ts';
 import { assertMayGrantAccount } from '../access.ts';
 import { hashPlainPassword } from '../accounts/passwords.ts';
 import { accountProblems, identifier } from '../accounts/rules.ts';
 import { assertAccountUnique } from '../accounts/unique.ts';
 import { assertNoProblems, notFound } from '../errors.ts';
 import { plainFields, recordEvent } from '../events/record.ts';
+import { holdsLockouts, liftLockouts } from '../logins/attempts.ts';
 import { type AccountPolicy, isLockedOut } from '../logins/policy.ts';
 import type { Principal } from '../principal.ts';
 import {
@@ -44,13 +46,16 @@ export async function getUser(db: Db, account: string, by: UserKey | undefined):
  * Partial update with the rules of creation for what is given. A new password and unlocking hand
  * the account's access over, so they need a caller holding what the user's token carries
  * (access.ts); a new password, locking and withdrawing approval end the user's access tokens.
+ * Unlocking also lifts the lockouts of every address and the account-wide throttle in the shared
+ * state (attempts.ts).
  */
 export async function updateUser(
   db: Db,
+  state: SharedState,
   principal: Principal,
   id: number,
   given: UpdateUserRequest | undefined,
-  policy: Pick<AccountPolicy, 'passwordRule' | 'userTokenScopes'>,
+  policy: Pick<AccountPolicy, 'passwordRule' | 'userTokenScopes' | 'lockoutMinutes' | 'throttleFailures'>,
   precondition?: Precondition,
 ): Promise<Versioned<User>> {
   const request = given ?? {};
@@ -58,10 +63,17 @@ export async function updateUser(
   const checked = request.checked === undefined ? undefined : wordIsTrue(request.checked, true);
   const newPassword =
     request.password === undefined || request.password === '' ? undefined : request.password;
-  const existing = await db.user.findUnique({ where: { id }, select: { locked: true, lockedUntil: true } });
+  const existing = await db.user.findUnique({
+    where: { id },
+    select: { locked: true, lockedUntil: true, userName: true, email: true, mobile: true, openId: true },
+  });
   if (existing === null) throw notFound(`User ${id} does not exist`);
+  const names = [existing.userName, existing.email, existing.mobile, existing.openId];
   // `locked: "false"` on an account that is not locked hands nothing over (a record sent back).
-  const unlocks = lock === false && (existing.locked || isLockedOut(existing.lockedUntil, new Date()));
+  // Lockouts in the shared state count as a lock too, though the record does not show them.
+  const lockedOut = lock === false && (await holdsLockouts(state, policy, 'users', names));
+  const unlocks =
+    lock === false && (existing.locked || isLockedOut(existing.lockedUntil, new Date()) || lockedOut);
   if (newPassword !== undefined || unlocks) {
     const what = newPassword === undefined ? 'Unlocking a user' : "Setting a user's password";
     assertMayGrantAccount(principal, { kind: 'user', userTokenScopes: policy.userTokenScopes }, what);
@@ -78,6 +90,8 @@ export async function updateUser(
     openId: request.openId === undefined ? undefined : identifier(request.openId),
   };
   await assertAccountUnique(db, 'users', candidate, id);
+  // Before the write, so that a store that does not answer (503) leaves everything as it was.
+  if (unlocks) await liftLockouts(state, policy, 'users', names, lockedOut);
   const endsTokens = newPassword !== undefined || lock === true || checked === false;
   const data: Prisma.UserUpdateManyMutationInput = {
     ...candidate,

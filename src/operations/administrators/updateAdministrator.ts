@@ -5,14 +5,15 @@ import { withETag } from '../versioned.ts';
 
 export const updateAdministrator: Handler<'updateAdministrator'> = async (
   { path, body, header, principal },
-  { db, config, reply },
+  { db, state, config, reply },
 ) => {
   const { record, version } = await update(
     db,
+    state,
     principal,
     path.id,
     body,
-    config.accounts.passwordRule,
+    config.accounts,
     parseIfMatch(header['If-Match']),
   );
   return reply(withETag(record, version));

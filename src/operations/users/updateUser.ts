@@ -5,10 +5,11 @@ import { withETag } from '../versioned.ts';
 
 export const updateUser: Handler<'updateUser'> = async (
   { path, body, header, principal },
-  { db, config, reply },
+  { db, state, config, reply },
 ) => {
   const { record, version } = await update(
     db,
+    state,
     principal,
     path.id,
     body,
