@@ -1,14 +1,21 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import pg from 'pg';
+import pino from 'pino';
+import supertest from 'supertest';
 import { runCli } from '../../src/cli/run.ts';
+import { composeServices } from '../../src/compose.ts';
+import { loadConfig } from '../../src/config.ts';
 import { createDb, type DbHandle } from '../../src/db/client.ts';
 import { applyMigrations } from '../../src/db/migrate/index.ts';
 import { dropDatabase, uniqueDatabaseName, withDatabase } from '../../src/db/migrate/postgres.ts';
 import { SandboxUnavailable } from '../../src/db/sandbox/errors.ts';
 import { openSandbox, type Sandbox } from '../../src/db/sandbox/index.ts';
 import { SANDBOX_ROLE } from '../../src/db/sandbox/postgres.ts';
+import { issueApiKey } from '../../src/domain/apiKeys/issueApiKey.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import { runSqlContents } from '../../src/domain/stl/sql/sandbox.ts';
+import { createApp } from '../../src/http/app.ts';
+import type { Services } from '../../src/http/services.ts';
 import { testServerUrl } from '../support/database.ts';
 import { loadStlFixture } from './fixture.ts';
 
@@ -133,3 +140,83 @@ test('cms sandbox-role --print shows the SQL of the step, for psql', async () =>
     );
   }, 120_000);
 });
+
+(server === undefined ? describe.skip : describe)(
+  'PostgreSQL: an ordinary role installs before the step',
+  () => {
+    const serverUrl = server ?? '';
+    const role = uniqueDatabaseName('cms_early');
+    const name = uniqueDatabaseName('cms_early_db');
+    let privileged: string;
+    let ordinary: string;
+    let services: Services | undefined;
+
+    beforeAll(async () => {
+      privileged = withDatabase(serverUrl, name);
+      await onServer(serverUrl, `CREATE ROLE ${role} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS`);
+      await onServer(serverUrl, `CREATE DATABASE ${name} OWNER ${role}`);
+      const url = new URL(privileged);
+      url.username = role;
+      url.password = '';
+      ordinary = url.toString();
+    });
+    afterAll(async () => {
+      await services?.close();
+      await dropDatabase(serverUrl, name);
+      await onServer(serverUrl, `DROP ROLE IF EXISTS ${role}`);
+    });
+
+    test('a fresh install migrates and serves as that role; the sandbox answers 503 until the step, then works', async () => {
+      // A role of the server with no way to cms_stl_reader (whether another test made that role or not).
+      const [membership] = await onServer<{ member: boolean }>(
+        ordinary,
+        `SELECT EXISTS (SELECT FROM pg_roles WHERE rolname = '${SANDBOX_ROLE}') AND pg_has_role(current_user, '${SANDBOX_ROLE}', 'MEMBER') AS member`,
+      );
+      expect(membership).toEqual({ member: false });
+
+      await applyMigrations(ordinary);
+      const owners = await onServer<{ tableowner: string }>(
+        ordinary,
+        "SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = 'public'",
+      );
+      expect(owners).toEqual([{ tableowner: role }]);
+      // Applied again (a restart), the history is up to date: nothing is refused.
+      await applyMigrations(ordinary);
+      // A deployment that applied `stl_sql_views` as first released (before its role block was
+      // amended) is not refused as edited: a later migration still applies on top of it.
+      await onServer(
+        ordinary,
+        `UPDATE _prisma_migrations SET checksum = '07817b01a5b79a37b4439c491c29a5895e61c13e32a9afd91d86b1b862c14688'
+         WHERE migration_name = '20261123122000_stl_sql_views';
+         DROP TABLE "UserAvatar";
+         DELETE FROM _prisma_migrations WHERE migration_name = '20261126095721_user_avatar'`,
+      );
+      await applyMigrations(ordinary);
+      expect(await onServer(ordinary, `SELECT to_regclass('"UserAvatar"') IS NOT NULL AS made`)).toEqual([
+        { made: true },
+      ]);
+
+      const config = { ...loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent' }), databaseUrl: ordinary };
+      services = await composeServices(config, pino({ level: 'silent' }));
+      await loadStlFixture(services, new Date());
+      const { key } = await issueApiKey(services.db, { title: 'sandbox', scopes: ['STL'] });
+      const request = supertest(createApp(services));
+      const query = () =>
+        request
+          .get('/api/v1/stl/sqlContents')
+          .query({ queryString: 'SELECT id FROM siteserver_site ORDER BY id' })
+          .set('X-SS-API-KEY', key);
+
+      const early = await query();
+      expect(early.status).toBe(503);
+      // The cause (the role, or the membership, is missing) is logged; the answer names none.
+      expect(early.body.detail).toBe('The database is unavailable; retry later');
+
+      // The operator's step, taken after the first start, grants what the migration could not.
+      const step = await cli(privileged, 'sandbox-role', role);
+      expect([step.code, step.err]).toEqual([0, '']);
+      const answered = await query();
+      expect([answered.status, answered.body.value]).toEqual([200, [{ id: 1 }, { id: 2 }, { id: 3 }]]);
+    }, 120_000);
+  },
+);

@@ -5,8 +5,9 @@ import { SANDBOX_ROLE } from './postgres.ts';
  * The operator's one-time step on PostgreSQL (docs/security/sql-sandbox.md, "Roles"): the sandbox's
  * role is made, and the service's role made a member of it, by a role that may do so (a superuser,
  * or one with CREATEROLE that administers the sandbox role). The service itself then needs no such
- * right: its migrations only grant the sandbox role SELECT on the views the service owns. Made
- * only when missing and granted idempotently, so the step can be run again safely.
+ * right: its migrations only grant the sandbox role SELECT on the views the service owns (or, when
+ * the step comes after the service's first start, the step grants that itself, in the service's
+ * database). Made only when missing and granted idempotently, so the step can be run again safely.
  */
 
 /** The SQL of the step, for an operator who prefers psql; `grantee` is the service's role. */
@@ -21,6 +22,15 @@ export function sandboxRoleSql(grantee: string): string {
     'END',
     '$$;',
     `GRANT ${SANDBOX_ROLE} TO ${quoted};`,
+    // Taken after the service's first start, the step grants what the migration could not.
+    'DO $$',
+    'BEGIN',
+    "    IF to_regclass('public.siteserver_site') IS NOT NULL THEN",
+    `        GRANT USAGE ON SCHEMA public TO ${SANDBOX_ROLE};`,
+    `        GRANT SELECT ON public.siteserver_site, public.siteserver_channel, public.siteserver_content TO ${SANDBOX_ROLE};`,
+    '    END IF;',
+    'END',
+    '$$;',
   ].join('\n');
 }
 

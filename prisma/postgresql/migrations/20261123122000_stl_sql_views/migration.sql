@@ -87,26 +87,32 @@ SELECT
 FROM "Content" AS t
 WHERE t."checked" AND NOT t."recycled";
 
--- The sandbox's role (README, "SQL sandbox"): it cannot log in and may read the three views only,
--- nothing else; the views read the tables with their owner's rights. The service switches to it with
--- SET LOCAL ROLE inside a read-only transaction. Roles belong to the whole server, so the role is
--- created only when missing (and a concurrent creation is tolerated); the service's own user is made
--- a member so that it may switch to it (a superuser may already).
+-- The sandbox's role (docs/security/sql-sandbox.md, "Roles"): it cannot log in and may read the three
+-- views only, nothing else; the views read the tables with their owner's rights. The service switches
+-- to it with SET LOCAL ROLE inside a read-only transaction. Roles belong to the whole server and making
+-- one needs more than an ordinary role's rights, so it is the operator's step (`cms sandbox-role`,
+-- which grants what follows itself when it comes later): a superuser running this makes the role and
+-- the membership; an ordinary role uses them when they exist and otherwise goes on without them (the
+-- sandbox answers 503 until the step is taken). This block was amended after release to tolerate an
+-- ordinary role; history.ts accepts the former script's checksum.
 DO $$
 BEGIN
     IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'cms_stl_reader') THEN
         BEGIN
             CREATE ROLE cms_stl_reader NOLOGIN;
-        EXCEPTION WHEN duplicate_object OR unique_violation THEN
-            NULL;
+        EXCEPTION
+            WHEN duplicate_object OR unique_violation THEN NULL;
+            WHEN insufficient_privilege THEN RETURN;
         END;
     END IF;
     IF NOT pg_has_role(current_user, 'cms_stl_reader', 'MEMBER') THEN
-        GRANT cms_stl_reader TO CURRENT_USER;
+        BEGIN
+            GRANT cms_stl_reader TO CURRENT_USER;
+        EXCEPTION WHEN insufficient_privilege THEN NULL;
+        END;
     END IF;
+    REVOKE ALL ON ALL TABLES IN SCHEMA public FROM cms_stl_reader;
+    GRANT USAGE ON SCHEMA public TO cms_stl_reader;
+    GRANT SELECT ON siteserver_site, siteserver_channel, siteserver_content TO cms_stl_reader;
 END
 $$;
-
-REVOKE ALL ON ALL TABLES IN SCHEMA public FROM cms_stl_reader;
-GRANT USAGE ON SCHEMA public TO cms_stl_reader;
-GRANT SELECT ON siteserver_site, siteserver_channel, siteserver_content TO cms_stl_reader;
