@@ -176,7 +176,9 @@ const SEEN_FOR_MS = 10 * 60_000;
 /** A node waiting for another's roll asks for the lease again after about this long. */
 const LEASE_POLL_MS = 1_000;
 /** A worker that does not answer a lease request within this long counts as a store that does not. */
-const LEASE_ANSWER_MS = 5_000;
+const LEASE_ANSWER_MS = 10_000;
+/** A store that does not answer for this long (a brief slowness is not an outage) is rolled without. */
+const LEASE_UNAVAILABLE_MS = 15_000;
 
 class WorkerDidNotStart extends Error {
   override name = 'WorkerDidNotStart';
@@ -413,18 +415,27 @@ export function supervise(options: SupervisorOptions): void {
     });
   }
 
-  /** Waits for the roll lease while another node holds it; true once this roll holds it. */
+  /**
+   * Waits for the roll lease while another node holds it; true once this roll holds it, false when
+   * the store has not answered for LEASE_UNAVAILABLE_MS (a restart must not wait on an outage).
+   */
   async function takeRollLease(token: string): Promise<boolean> {
     let waiting = false;
+    let unavailableSince: number | undefined;
     while (!stopping) {
       const outcome = await askLease('take', token);
       if (outcome === 'held') return true;
       if (outcome === 'unavailable') {
-        logger.warn('the shared state does not answer: rolling without waiting for the other nodes');
-        return false;
+        unavailableSince ??= Date.now();
+        if (Date.now() - unavailableSince >= LEASE_UNAVAILABLE_MS) {
+          logger.warn('the shared state does not answer: rolling without waiting for the other nodes');
+          return false;
+        }
+      } else {
+        unavailableSince = undefined;
+        if (!waiting) logger.info('another node is rolling its workers: waiting for it to finish');
+        waiting = true;
       }
-      if (!waiting) logger.info('another node is rolling its workers: waiting for it to finish');
-      waiting = true;
       await sleep(LEASE_POLL_MS * (0.5 + Math.random()));
     }
     return false;
