@@ -258,7 +258,8 @@ describe(`the supervisor on ${provider}`, () => {
         expect(isAlive(old)).toBe(false);
       }
     }
-  });
+    // Three rolls under traffic, each taking the roll lease: more than the usual ceiling on a loaded machine.
+  }, 360_000);
 
   test('a worker killed with SIGKILL is replaced, after a longer pause when it happens again at once; SIGTERM then lets a request in flight finish and exits 0', async () => {
     const { service, port, key } = await startSeeded();
