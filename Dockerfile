@@ -6,7 +6,9 @@
 # dependencies; the runtime image gets only what runs, as the unprivileged `node` user.
 # Not built on the machines this project is developed on (no Docker engine there): see README "Docker".
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# A pinned release of a supported LTS line (Node.js 20 reached its end of life in April 2026); the
+# same tag for both stages, so SQLite is compiled for the Node that runs it.
+ARG NODE_IMAGE=node:22.21.1-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 # SQLite (better-sqlite3) is compiled by `prepare` (scripts/sqlite.ts), against the headers the Node
@@ -17,27 +19,36 @@ RUN apt-get update \
   && rm -rf /var/lib/apt/lists/*
 ENV npm_config_nodedir=/usr/local
 WORKDIR /app
-# Everything `npm ci` and its `prepare` step read (the contract, docs config, sources, scripts);
-# .dockerignore keeps out node_modules, dist, tests, databases and local files.
+# The dependencies first, in layers of their own that a change of the sources does not invalidate:
+# only the lockfile (and the SQLite build script) decide them. `--ignore-scripts` because `prepare`
+# needs the sources copied below; the install scripts package.json's `allowScripts` permits are run
+# by `npm rebuild`, and SQLite is compiled here at -O2 (a later `prepare` finds it current).
+COPY package.json package-lock.json ./
+COPY scripts/sqlite.ts scripts/tools.ts ./scripts/
+COPY src/projectRoot.ts ./src/
+RUN npm ci --ignore-scripts \
+  && npm rebuild prisma @swc/core esbuild unrs-resolver \
+  && npm run sqlite:build -- --optimize
+# Then everything `prepare` reads (the contract, docs config, sources, scripts); .dockerignore keeps
+# out node_modules, dist, tests, databases and local files.
 COPY . .
-RUN npm ci && npm run sqlite:build -- --optimize && npm prune --omit=dev
+RUN npm run prepare && npm prune --omit=dev
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 # Read at run time from the project root: package.json (marks the root), the contract, the
-# migrations, the docs page; dist/ is the service; src/ and scripts/ serve the CLI and the
-# migration script (`npm run cms`, `npm run db:migrate`) inside the container.
-COPY --from=build /app/package.json /app/package-lock.json /app/tsconfig.json ./
+# migrations, the docs page; dist/ is the service and the compiled CLI (`node dist/src/cli/main.js`,
+# which applies pending migrations itself), so neither src/ nor tsx is in the image.
+COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/docs ./docs
 COPY --from=build /app/openapi ./openapi
 COPY --from=build /app/prisma ./prisma
-COPY --from=build /app/src ./src
-COPY --from=build /app/scripts ./scripts
-# The embedded SQLite default (file:./data/cms.db) writes here; mount a volume on it to keep it.
-RUN mkdir -p /app/data && chown node:node /app/data
+# The embedded SQLite default (file:./data/cms.db) writes to /app/data, and `cms export` run in the
+# container writes to /app/exports: both owned by `node`; mount volumes on them to keep what they hold.
+RUN mkdir -p /app/data /app/exports && chown node:node /app/data /app/exports
 USER node
 # API; metrics when METRICS_PORT=9464 is set (off by default).
 EXPOSE 3000 9464

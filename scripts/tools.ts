@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { PROJECT_ROOT } from '../src/db/migrate/model.ts';
+import { PROJECT_ROOT } from '../src/projectRoot.ts';
 
 /**
  * Runs a command quietly; rejects with everything it printed when it fails, so a generator's or a

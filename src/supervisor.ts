@@ -1,4 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { MetricsConfig } from './config.ts';
 import type { MetricsEndpoint } from './http/metrics.ts';
@@ -18,6 +20,10 @@ import { startFailedReason } from './startFailure.ts';
  *   workers one at a time: a new worker is listening before the old one is asked to stop; the old
  *   one stops accepting (cluster routes no more connections to it), finishes its requests in
  *   flight and exits. A request that arrives during a roll queues exactly one more roll.
+ * - Nodes roll one after another: a roll first takes the cluster-wide roll lease in the shared
+ *   state (through a worker, which holds the connection to it) and gives it back at the end, so a
+ *   restart never takes every node's capacity down at once. A node waits while another holds it; a
+ *   lease left by a node that died expires; without an answer from the store the node rolls anyway.
  * - SIGTERM or SIGINT stops every worker gracefully, then the supervisor exits 0.
  * Log lines name workers by pid (`worker`, `workers`); every line also carries pino's own `pid`,
  * the supervisor's.
@@ -47,6 +53,50 @@ export function isRestartMessage(message: unknown): message is RestartMessage {
 
 export const isStopMessage = (message: unknown): message is StopMessage =>
   cmsMessage(message, 'stop') !== undefined;
+
+/** The shared-state key of the cluster-wide roll lease; its value is the holding roll's token. */
+export const ROLL_LEASE_KEY = 'restart:roll';
+
+/**
+ * What the supervisor asks a worker to do with the roll lease: take it (set if absent), keep it
+ * (extend while still ours) or give it back (delete while still ours).
+ */
+export interface RollLeaseRequest {
+  cms: 'rollLease';
+  op: 'take' | 'keep' | 'give';
+  token: string;
+  ttlMs: number;
+  seq: number;
+}
+
+/** held: the lease is the roll's; busy: another node's; unavailable: the store did not answer. */
+export type RollLeaseOutcome = 'held' | 'busy' | 'unavailable';
+
+export interface RollLeaseAnswer {
+  cms: 'rollLeaseAnswer';
+  seq: number;
+  outcome: RollLeaseOutcome;
+}
+
+export function isRollLeaseRequest(message: unknown): message is RollLeaseRequest {
+  const fields = cmsMessage(message, 'rollLease');
+  return (
+    fields !== undefined &&
+    (fields.op === 'take' || fields.op === 'keep' || fields.op === 'give') &&
+    typeof fields.token === 'string' &&
+    typeof fields.ttlMs === 'number' &&
+    typeof fields.seq === 'number'
+  );
+}
+
+function rollLeaseAnswerOf(message: unknown): RollLeaseAnswer | undefined {
+  const fields = cmsMessage(message, 'rollLeaseAnswer');
+  if (fields === undefined || typeof fields.seq !== 'number') return undefined;
+  const { outcome } = fields;
+  return outcome === 'held' || outcome === 'busy' || outcome === 'unavailable'
+    ? { cms: 'rollLeaseAnswer', seq: fields.seq, outcome }
+    : undefined;
+}
 
 /**
  * A worker that has loaded its code asks whether the database is ready (migrated, seeded, token
@@ -123,6 +173,12 @@ const MAX_BACKOFF_MS = 30_000;
 const STABLE_AFTER_MS = 10_000;
 /** Restart ids already handled are remembered this long (a broadcast comes back once per worker). */
 const SEEN_FOR_MS = 10 * 60_000;
+/** A node waiting for another's roll asks for the lease again after about this long. */
+const LEASE_POLL_MS = 1_000;
+/** A worker that does not answer a lease request within this long counts as a store that does not. */
+const LEASE_ANSWER_MS = 10_000;
+/** A store that does not answer for this long (a brief slowness is not an outage) is rolled without. */
+const LEASE_UNAVAILABLE_MS = 15_000;
 
 class WorkerDidNotStart extends Error {
   override name = 'WorkerDidNotStart';
@@ -332,14 +388,72 @@ export function supervise(options: SupervisorOptions): void {
     replaceLater();
   });
 
+  // The roll lease outlives one step of a roll (a worker started, the old one stopped), and each
+  // step extends it: a node that dies mid-roll holds the others back no longer than this.
+  const leaseTtlMs = stopTimeoutMs + 60_000;
+  let leaseSeq = 0;
+  const leaseAnswers = new Map<number, (outcome: RollLeaseOutcome) => void>();
+
+  /** Asks a serving worker to act on the roll lease; 'unavailable' when none answers in time. */
+  function askLease(op: RollLeaseRequest['op'], token: string): Promise<RollLeaseOutcome> {
+    const worker = [...serving].find((candidate) => candidate.isConnected());
+    if (worker === undefined) return Promise.resolve('unavailable');
+    leaseSeq += 1;
+    const seq = leaseSeq;
+    return new Promise((resolve) => {
+      const settle = (outcome: RollLeaseOutcome) => {
+        clearTimeout(timer);
+        leaseAnswers.delete(seq);
+        resolve(outcome);
+      };
+      const timer = setTimeout(() => settle('unavailable'), LEASE_ANSWER_MS);
+      leaseAnswers.set(seq, settle);
+      const request: RollLeaseRequest = { cms: 'rollLease', op, token, ttlMs: leaseTtlMs, seq };
+      worker.send(request, undefined, {}, (error: Error | null) => {
+        if (error !== null) settle('unavailable');
+      });
+    });
+  }
+
+  /**
+   * Waits for the roll lease while another node holds it; true once this roll holds it, false when
+   * the store has not answered for LEASE_UNAVAILABLE_MS (a restart must not wait on an outage).
+   */
+  async function takeRollLease(token: string): Promise<boolean> {
+    let waiting = false;
+    let unavailableSince: number | undefined;
+    while (!stopping) {
+      const outcome = await askLease('take', token);
+      if (outcome === 'held') return true;
+      if (outcome === 'unavailable') {
+        unavailableSince ??= Date.now();
+        if (Date.now() - unavailableSince >= LEASE_UNAVAILABLE_MS) {
+          logger.warn('the shared state does not answer: rolling without waiting for the other nodes');
+          return false;
+        }
+      } else {
+        unavailableSince = undefined;
+        if (!waiting) logger.info('another node is rolling its workers: waiting for it to finish');
+        waiting = true;
+      }
+      await sleep(LEASE_POLL_MS * (0.5 + Math.random()));
+    }
+    return false;
+  }
+
   async function roll(): Promise<void> {
     if (rolling) {
       rollAgain = true;
       return;
     }
     rolling = true;
+    let token: string | undefined;
     try {
       do {
+        const mine = randomUUID();
+        token = (await takeRollLease(mine)) ? mine : undefined;
+        if (stopping) return;
+        // Requests that came while this node waited for the lease are served by this roll.
         rollAgain = false;
         const old = [...serving];
         logger.info({ workers: old.map(pidOf) }, 'restarting workers');
@@ -347,10 +461,13 @@ export function supervise(options: SupervisorOptions): void {
           if (stopping) return;
           // One that died meanwhile is being replaced already.
           if (!serving.has(previous)) continue;
+          if (token !== undefined) await askLease('keep', token);
           await startWorker(undefined, true);
           await retire(previous);
         }
         logger.info({ workers: pids() }, 'workers restarted');
+        if (token !== undefined) await askLease('give', token);
+        token = undefined;
       } while (rollAgain && !stopping);
     } catch (error) {
       logger.error(
@@ -358,12 +475,19 @@ export function supervise(options: SupervisorOptions): void {
         'restart abandoned: a new worker did not start; the others keep serving',
       );
     } finally {
+      // A roll that ended early gives the lease back too (best effort: it expires otherwise).
+      if (token !== undefined) void askLease('give', token);
       rolling = false;
     }
   }
 
   settlePrepared(options.prepared ?? Promise.resolve());
   answerPreparedQueries();
+
+  cluster.on('message', (_worker, message: unknown) => {
+    const answer = rollLeaseAnswerOf(message);
+    if (answer !== undefined) leaseAnswers.get(answer.seq)?.(answer.outcome);
+  });
 
   cluster.on('message', (worker, message: unknown) => {
     if (!isRestartMessage(message) || stopping) return;

@@ -14,11 +14,16 @@ import type { RestartWorkers } from './operations/types.ts';
 import { StartFailure } from './startFailure.ts';
 import type { SharedState } from './state/port.ts';
 import {
+  isRollLeaseRequest,
   isStopMessage,
   REPLACEMENT_WORKER_ENV,
   RESTART_CHANNEL,
   RESTART_ID,
   type RestartMessage,
+  ROLL_LEASE_KEY,
+  type RollLeaseAnswer,
+  type RollLeaseOutcome,
+  type RollLeaseRequest,
 } from './supervisor.ts';
 
 /*
@@ -64,6 +69,23 @@ function tellSupervisor(message: RestartMessage): Promise<boolean> {
   });
 }
 
+/** Takes, keeps or gives back the cluster-wide roll lease for the supervisor (src/supervisor.ts). */
+async function actOnRollLease(
+  state: SharedState,
+  { op, token, ttlMs }: RollLeaseRequest,
+): Promise<RollLeaseOutcome> {
+  try {
+    if (op === 'keep')
+      return (await state.replaceValue(ROLL_LEASE_KEY, token, token, ttlMs)) ? 'held' : 'busy';
+    if (op === 'give') return (await state.deleteValue(ROLL_LEASE_KEY, token)) ? 'held' : 'busy';
+    if (await state.putValue(ROLL_LEASE_KEY, token, ttlMs)) return 'held';
+    // A take whose answer was lost and is asked again finds its own token there.
+    return (await state.getValue(ROLL_LEASE_KEY)) === token ? 'held' : 'busy';
+  } catch {
+    return 'unavailable';
+  }
+}
+
 /**
  * restartSystem's capability in a worker: the request goes to this node's supervisor over IPC (so
  * the answer is true only when it got there), then to the other nodes through the shared state;
@@ -75,6 +97,13 @@ async function restartCapability(state: SharedState): Promise<RestartWorkers> {
   await state.subscribe(RESTART_CHANNEL, (id) => {
     if (!RESTART_ID.test(id)) return;
     void tellSupervisor({ cms: 'restart', id });
+  });
+  process.on('message', (message: unknown) => {
+    if (!isRollLeaseRequest(message)) return;
+    void actOnRollLease(state, message).then((outcome) => {
+      const answer: RollLeaseAnswer = { cms: 'rollLeaseAnswer', seq: message.seq, outcome };
+      if (supervised()) process.send?.(answer);
+    });
   });
   return async () => {
     const id = randomUUID();

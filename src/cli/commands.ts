@@ -134,8 +134,10 @@ const importCommand: Command = {
         writing: { label: 'Writing', unit: 'contents' },
       });
       let summary: ImportSummary;
+      let completed = false;
       try {
         summary = await importFrom({ db, provider }, source, { onProgress: progress.onProgress });
+        completed = true;
       } catch (error) {
         if (error instanceof ImportSyntaxError) {
           const where = await jsonErrorLocation(file, size);
@@ -145,7 +147,7 @@ const importCommand: Command = {
         }
         throw error;
       } finally {
-        progress.finish();
+        progress.finish(completed);
       }
       out(`Imported ${file}:`);
       for (const table of TABLES) {
@@ -182,18 +184,20 @@ const exportCommand: Command = {
         exporting: { label: 'Exporting', unit: 'records' },
       });
       let summary: ExportSummary;
+      let completed = false;
       try {
         summary = await exportDocument({ db, provider }, sinkOf(output), {
           onProgress: (event) => progress.onProgress({ phase: 'exporting', ...event }),
         });
         await closeOutput(output);
         await rename(partial, file);
+        completed = true;
       } catch (error) {
         output.destroy();
         await rm(partial, { force: true });
         throw error;
       } finally {
-        progress.finish();
+        progress.finish(completed);
       }
       out(`Exported to ${file}:`);
       for (const table of TABLES) out(`  ${table.padEnd(15)}${String(summary[table]).padStart(7)}`);

@@ -17,8 +17,8 @@ export interface Progress {
   /** Starts a phase: `unit` is 'bytes' (shown in MB) or a noun for counted things. */
   phase(label: string, total: number | undefined, unit: string): void;
   update(done: number): void;
-  /** Ends the current phase with a closing line. */
-  end(): void;
+  /** Ends the current phase with a closing line: "done" only when the phase completed. */
+  end(completed?: boolean): void;
 }
 
 /** Seconds between two plain lines. */
@@ -94,25 +94,33 @@ export function createProgress(target: ProgressTarget, now: () => number = Date.
           : '';
       target.line(`${label}: ${payload().amount}, ${rateText()}${left}`);
     },
-    end() {
+    end(completed = true) {
       if (bar) {
-        bar.update(total ?? done, payload());
+        if (completed) bar.update(total ?? done, payload());
         bar.stop();
         bar = undefined;
       }
-      target.line(`${label}: done, ${amount(done, unit)} in ${seconds(now() - started)}`);
+      target.line(
+        completed
+          ? `${label}: done, ${amount(done, unit)} in ${seconds(now() - started)}`
+          : `${label}: stopped after ${seconds(now() - started)}, nothing kept`,
+      );
     },
   };
 }
 
 /**
  * Follows a command's progress events, each naming its phase: a new phase ends the one before and
- * starts its own display; `finish` ends the last.
+ * starts its own display; `finish` ends the last, as done only when the command succeeded (a failed
+ * import must not say "done" for a phase whose work was thrown away).
  */
 export function followPhases<P extends string>(
   progress: Progress,
   phases: Record<P, { label: string; unit: string }>,
-): { onProgress(event: { phase: P; done: number; total: number | undefined }): void; finish(): void } {
+): {
+  onProgress(event: { phase: P; done: number; total: number | undefined }): void;
+  finish(completed: boolean): void;
+} {
   let current: P | undefined;
   return {
     onProgress(event) {
@@ -123,8 +131,8 @@ export function followPhases<P extends string>(
       }
       progress.update(event.done);
     },
-    finish() {
-      if (current !== undefined) progress.end();
+    finish(completed) {
+      if (current !== undefined) progress.end(completed);
     },
   };
 }

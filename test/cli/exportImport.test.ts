@@ -173,6 +173,9 @@ describe('cms export and import', () => {
       "  users[1]: field 'password' must be at least 6 characters with a letter and a digit",
     ]);
     expect(run.stderr).toContain('The import file has 5 problems; nothing was imported');
+    // The progress of a run that imported nothing never says its writing was done.
+    expect(run.stderr).toMatch(/^Writing: stopped after \d+ s, nothing kept$/m);
+    expect(run.stderr).not.toMatch(/^Writing: done/m);
   });
 
   test('export refuses a path it cannot write, leaving nothing behind', async () => {

@@ -36,6 +36,7 @@ async function serve(env: Record<string, string>): Promise<{ service: Service; p
 
 interface LogLine {
   msg?: string;
+  time?: number;
   worker?: number;
   workers?: number[];
   code?: number | null;
@@ -257,7 +258,8 @@ describe(`the supervisor on ${provider}`, () => {
         expect(isAlive(old)).toBe(false);
       }
     }
-  });
+    // Three rolls under traffic, each taking the roll lease: more than the usual ceiling on a loaded machine.
+  }, 360_000);
 
   test('a worker killed with SIGKILL is replaced, after a longer pause when it happens again at once; SIGTERM then lets a request in flight finish and exits 0', async () => {
     const { service, port, key } = await startSeeded();
@@ -349,7 +351,7 @@ describe(`the supervisor on ${provider}`, () => {
   // The signal travels through the shared state: the database, or Redis when CI provides one.
   const redisUrl = process.env.TEST_REDIS_URL;
   const through = redisUrl === undefined ? 'the database' : 'Redis';
-  test(`a restart requested on one node rolls the workers of the other nodes (signal through ${through})`, async () => {
+  test(`a restart requested on one node rolls the workers of the other nodes, one node after another (signal through ${through})`, async () => {
     const shared: Record<string, string> =
       redisUrl === undefined ? {} : { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: testRedisKeyPrefix() };
     const a = await startSeeded({ WORKERS: '1', ...shared });
@@ -358,7 +360,7 @@ describe(`the supervisor on ${provider}`, () => {
     const before = [...workersOf(a.service, 'workers ready'), ...workersOf(b.service, 'workers ready')];
 
     expect(await restart(a.port, a.key)).toEqual({ status: 200, text: '{"value":true}' });
-    await Promise.all([a, b].map(({ service }) => service.waitFor(/"msg":"workers restarted"/, 60_000)));
+    await Promise.all([a, b].map(({ service }) => service.waitFor(/"msg":"workers restarted"/, 150_000)));
     const after = [
       ...workersOf(a.service, 'workers restarted'),
       ...workersOf(b.service, 'workers restarted'),
@@ -369,10 +371,33 @@ describe(`the supervisor on ${provider}`, () => {
     for (const { service } of [a, b]) {
       expect(logLines(service).filter((line) => line.msg === 'restarting workers')).toHaveLength(1);
     }
+    // One node after the other (the cluster-wide roll lease): the rolls' spans do not overlap, and
+    // the node that came second said it waited.
+    const span = (service: Service) => {
+      const time = (msg: string) => logLines(service).find((line) => line.msg === msg)?.time ?? Number.NaN;
+      return { start: time('restarting workers'), end: time('workers restarted') };
+    };
+    const [first, second] = [span(a.service), span(b.service)].sort((x, y) => x.start - y.start);
+    const rollLines = [a, b].map(({ service }) =>
+      logLines(service)
+        .filter((line) => /restart|rolling|waiting|shared state/.test(line.msg ?? ''))
+        .map((line) => `${line.time} ${line.msg}`),
+    );
+    expect({ overlap: (second?.start ?? 0) < (first?.end ?? Number.NaN), rollLines }).toEqual({
+      overlap: false,
+      rollLines,
+    });
+    const waited = [a, b].filter(({ service }) =>
+      logLines(service).some(
+        (line) => line.msg === 'another node is rolling its workers: waiting for it to finish',
+      ),
+    );
+    expect(waited).toHaveLength(1);
     for (const { port } of [a, b]) {
       expect(await send(port, 'GET', '/api/v1/ping', {})).toEqual({ status: 200, text: 'pong' });
     }
-  });
+    // Two nodes started, then two rolls one after the other: more than the usual ceiling on a loaded machine.
+  }, 420_000);
 });
 
 /** A redis-server of the test's own on a free port, without persistence; only it is ever stopped. */

@@ -1,0 +1,59 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, test } from '@jest/globals';
+
+/*
+ * The image is not built on the machines this project is developed on (no Docker engine; see
+ * docs/operating/docker.md), so its hygiene is checked here, from the files: dependencies in a layer
+ * of their own before the sources, pinned base and service images, and a runtime stage that runs
+ * the compiled service and CLI (no src/, no tsx at run time).
+ */
+
+const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
+const DOCKERFILE = read('Dockerfile');
+const COMPOSE = read('compose.yaml');
+/** The Dockerfile's instructions, continuation lines joined. */
+const instructions = DOCKERFILE.replaceAll(/\\\n\s*/g, ' ')
+  .split('\n')
+  .filter((line) => /^[A-Z]+ /.test(line));
+const stage = (name: string) => {
+  const start = instructions.findIndex((line) => line.startsWith('FROM ') && line.endsWith(` AS ${name}`));
+  const end = instructions.findIndex((line, index) => index > start && line.startsWith('FROM '));
+  return instructions.slice(start, end < 0 ? undefined : end);
+};
+
+describe('the Docker image and compose file', () => {
+  test('the base image is a pinned release (major.minor.patch), the same for both stages', () => {
+    expect(DOCKERFILE).toMatch(/^ARG NODE_IMAGE=node:\d+\.\d+\.\d+-[a-z]+-slim$/m);
+    expect(instructions.filter((line) => line.startsWith('FROM '))).toEqual([
+      `FROM $\{NODE_IMAGE} AS build`,
+      `FROM $\{NODE_IMAGE} AS runtime`,
+    ]);
+  });
+
+  test('the dependencies are installed before the sources are copied, from the lockfile alone', () => {
+    const build = stage('build');
+    const install = build.findIndex((line) => line.startsWith('RUN npm ci'));
+    const sources = build.indexOf('COPY . .');
+    expect(install).toBeGreaterThan(0);
+    expect(sources).toBeGreaterThan(install);
+    const copiedBefore = build.slice(0, install).filter((line) => line.startsWith('COPY '));
+    expect(copiedBefore[0]).toBe('COPY package.json package-lock.json ./');
+    // SQLite is compiled in the dependency layer (it depends on the lockfile only).
+    expect(build[install]).toContain('npm run sqlite:build -- --optimize');
+  });
+
+  test('the runtime stage holds the compiled service and CLI, not the TypeScript sources', () => {
+    const runtime = stage('runtime');
+    const copies = runtime.filter((line) => line.startsWith('COPY '));
+    expect(copies.some((line) => line.includes('/app/dist'))).toBe(true);
+    expect(copies.filter((line) => /\/app\/(src|scripts)\b/.test(line))).toEqual([]);
+    expect(runtime).toContain('USER node');
+    expect(runtime.at(-1)).toMatch(/^CMD \["node", .*"dist\/src\/main\.js"\]$/);
+  });
+
+  test('every image compose runs is pinned to a release', () => {
+    const images = [...COMPOSE.matchAll(/^\s+image: (\S+)$/gm)].map((match) => match[1]);
+    expect(images.length).toBeGreaterThan(0);
+    for (const image of images) expect(image).toMatch(/:\d+\.\d+(\.\d+)?(-[a-z0-9]+)?$/);
+  });
+});
