@@ -1,9 +1,10 @@
-import { readdir, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { dropDatabase } from '../../src/db/migrate/postgres.ts';
+import { openHandlesReportPrefix } from './openHandles.ts';
 import { databaseNamePrefix, RUN_ID_VARIABLE, redisRunPrefix, scratchRunPrefix } from './run.ts';
 
 /*
@@ -89,7 +90,20 @@ export async function removeRunLeftovers(run: string): Promise<Removed> {
   return { databases, redisKeys, folders };
 }
 
+/** Prints (to stderr) and removes the reports of workers jest had to end (test/support/leakEnvironment.ts). */
+async function printOpenHandleReports(run: string): Promise<void> {
+  const prefix = openHandlesReportPrefix(run);
+  const names = (await readdir(tmpdir())).filter((name) => name.startsWith(prefix));
+  for (const name of names) {
+    const file = join(tmpdir(), name);
+    process.stderr.write(await readFile(file, 'utf8'));
+    await rm(file, { force: true });
+  }
+}
+
 export default async function globalTeardown(): Promise<void> {
   const run = process.env[RUN_ID_VARIABLE];
-  if (run !== undefined) await removeRunLeftovers(run);
+  if (run === undefined) return;
+  await printOpenHandleReports(run);
+  await removeRunLeftovers(run);
 }

@@ -1,5 +1,8 @@
+import { writeFileSync } from 'node:fs';
+import type { EnvironmentContext, JestEnvironmentConfig } from '@jest/environment';
 import type { Circus } from '@jest/types';
 import { TestEnvironment } from 'jest-environment-node';
+import { openHandlesReport, openHandlesReportFile } from './openHandles.ts';
 
 /*
  * The test environment of every file: node's, plus the secret scan of test/support/leaks.ts once the
@@ -9,8 +12,41 @@ import { TestEnvironment } from 'jest-environment-node';
  */
 
 const LEAK_CHECK = Symbol.for('cms.test.leakCheck');
+const FILES_RUN = Symbol.for('cms.test.filesRun');
+
+/**
+ * The files this jest worker process has run, kept across its environments. Jest ends a worker that
+ * does not exit by itself half a second after the run with SIGTERM ("A worker process has failed to
+ * exit gracefully"): the worker then writes what kept it alive and which files it ran to a file the
+ * global teardown prints, instead of dying without a word.
+ */
+function filesRunByThisWorker(): string[] {
+  const holder = process as unknown as Record<symbol, string[] | undefined>;
+  let files = holder[FILES_RUN];
+  if (files === undefined) {
+    files = [];
+    holder[FILES_RUN] = files;
+    const worker = typeof process.send === 'function';
+    if (worker) {
+      const list = files;
+      process.once('SIGTERM', () => {
+        try {
+          writeFileSync(openHandlesReportFile(process.pid), openHandlesReport(list));
+        } finally {
+          process.exit(143);
+        }
+      });
+    }
+  }
+  return files;
+}
 
 export default class LeakCheckingEnvironment extends TestEnvironment {
+  constructor(config: JestEnvironmentConfig, context: EnvironmentContext) {
+    super(config, context);
+    filesRunByThisWorker().push(context.testPath);
+  }
+
   async handleTestEvent(event: Circus.Event, state: Circus.State): Promise<void> {
     if (event.name !== 'run_finish') return;
     const check = (this.global as unknown as Record<symbol, unknown>)[LEAK_CHECK];
