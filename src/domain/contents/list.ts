@@ -1,7 +1,7 @@
 import type { Db, DbHandle } from '../../db/client.ts';
 import type { CostlyReads } from '../../db/costlyReads.ts';
-import type { Content } from '../../db/models.ts';
-import { joinSql, type Sql, sql } from '../../db/sql.ts';
+import { type Content, MODEL_FIELDS, type Same } from '../../db/models.ts';
+import { identifier, joinSql, type Sql, sql } from '../../db/sql.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
 import { requireSite } from '../records.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
@@ -56,14 +56,93 @@ function pageWindow(request: ListContentsRequest, sitePageSize: number, maxPerPa
   return { perPage, offset: (page - 1) * perPage };
 }
 
+/** The model's text fields: a stored value may be megabytes long (data written by other means). */
+type TextField = {
+  [Field in keyof Content]: Content[Field] extends string | null ? Field : never;
+}[keyof Content];
+const TEXT_FIELDS = [
+  'guid',
+  'groupNames',
+  'tagNames',
+  'title',
+  'subTitle',
+  'imageUrl',
+  'videoUrl',
+  'fileUrl',
+  'body',
+  'summary',
+  'author',
+  'source',
+  'linkType',
+  'linkUrl',
+  'addUserName',
+  'lastEditUserName',
+  'writingUserName',
+  'settings',
+] as const satisfies readonly TextField[];
+// A text field added to the model and not listed above fails the build.
+const everyTextField: Same<TextField, (typeof TEXT_FIELDS)[number]> = true;
+void everyTextField;
+const isText = new Set<string>(TEXT_FIELDS);
+
+/**
+ * Texts are read in pieces of at most this many characters. The driver decodes a row in one go
+ * on the event loop (PostgreSQL's client as the row arrives, SQLite's as the statement runs): a
+ * row of megabytes would hold every other request that long (docs/security/time-limits.md).
+ */
+export const TEXT_PIECE_CHARACTERS = 1 << 18;
+
+const LENGTH_SUFFIX = '__length';
+
+/** The rows' columns, each text cut to its first piece and its length beside it. */
+const CUT_COLUMNS = joinSql(
+  MODEL_FIELDS.Content.map((field) =>
+    isText.has(field)
+      ? sql`substr(${identifier(field)}, 1, ${TEXT_PIECE_CHARACTERS}) AS ${identifier(field)}, length(${identifier(field)}) AS ${identifier(`${field}${LENGTH_SUFFIX}`)}`
+      : identifier(field),
+  ),
+);
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** The rest of a long text, piece by piece, a turn of the event loop apart. */
+async function restOf(db: Db, id: number, field: TextField, first: string, length: number): Promise<string> {
+  const column = identifier(field);
+  let text = first;
+  for (let from = TEXT_PIECE_CHARACTERS + 1; from <= length; from += TEXT_PIECE_CHARACTERS) {
+    await nextTurn();
+    const [piece] = await db.$queryRaw<{ piece: string | null }[]>(
+      sql`SELECT substr(${column}, ${from}, ${TEXT_PIECE_CHARACTERS}) AS "piece" FROM "Content" WHERE "id" = ${id}`,
+    );
+    // Deleted or shortened meanwhile: what was read stands.
+    if (piece?.piece == null || piece.piece === '') break;
+    text += piece.piece;
+  }
+  return text;
+}
+
 /**
  * The rows of these contents, in this order (ids of contents deleted since they were picked are
- * left out). Reading whole rows by id is cheap, and stays on the client's own connection.
+ * left out). Reading rows by id is cheap, and stays on the client's own connection; their texts
+ * come in pieces of TEXT_PIECE_CHARACTERS.
  */
 export async function contentsInOrder(db: Db, ids: readonly number[]): Promise<Content[]> {
   if (ids.length === 0) return [];
-  const rows = await db.$queryRaw<Content[]>(sql`SELECT * FROM "Content" WHERE "id" IN (${joinSql(ids)})`);
-  const byId = new Map(rows.map((row) => [Number(row.id), row]));
+  const cut = await db.$queryRaw<Record<string, unknown>[]>(
+    sql`SELECT ${CUT_COLUMNS} FROM "Content" WHERE "id" IN (${joinSql(ids)})`,
+  );
+  const byId = new Map<number, Content>();
+  for (const row of cut) {
+    const id = Number(row.id);
+    for (const field of TEXT_FIELDS) {
+      const length = row[`${field}${LENGTH_SUFFIX}`];
+      delete row[`${field}${LENGTH_SUFFIX}`];
+      const first = row[field];
+      if (typeof first === 'string' && Number(length) > TEXT_PIECE_CHARACTERS)
+        row[field] = await restOf(db, id, field, first, Number(length));
+    }
+    byId.set(id, row as unknown as Content);
+  }
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
