@@ -15,11 +15,20 @@ if (directory && cluster.isWorker) {
   histogram.enable();
   const blocks = [];
   let last = performance.now();
+  let lastCpu = process.cpuUsage();
   const tick = setInterval(() => {
     const now = performance.now();
+    const cpu = process.cpuUsage();
+    // [when the block began (epoch ms), how long the timer was late, the process's CPU time meanwhile]:
+    // a block with little CPU time is the machine's wait, not the worker's work.
     if (now - last > 60)
-      blocks.push([Math.round(performance.timeOrigin + last), Math.round(now - last - 10)]);
+      blocks.push([
+        Math.round(performance.timeOrigin + last),
+        Math.round(now - last - 10),
+        Math.round((cpu.user + cpu.system - lastCpu.user - lastCpu.system) / 1000),
+      ]);
     last = now;
+    lastCpu = cpu;
   }, 10);
   tick.unref();
   const write = () => {

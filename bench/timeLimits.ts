@@ -123,22 +123,21 @@ async function probe(base: string, until: Promise<unknown>) {
   return { ping, get, failures };
 }
 
-/** Each worker's event-loop delay over its whole life (bench/loopDelay.mjs), and its longest blocks. */
-function reportLoopDelay(directory: string) {
+/**
+ * Each worker's blocks of the event loop (bench/loopDelay.mjs) while the hostile filters ran: how
+ * many over 50 ms and the longest, with the worker's CPU time in each (all its threads), so that
+ * a block of the worker's own work can be told from a wait for the machine's cores.
+ */
+function reportLoopDelay(directory: string, from: number, to: number) {
   for (const file of readdirSync(directory).filter((name) => name.startsWith('loop-'))) {
-    const { pid, p50, p99, max, blocks } = JSON.parse(readFileSync(join(directory, file), 'utf8')) as {
+    const { pid, blocks } = JSON.parse(readFileSync(join(directory, file), 'utf8')) as {
       pid: number;
-      p50: number;
-      p99: number;
-      max: number;
-      blocks: [number, number][];
+      blocks: [number, number, number][];
     };
-    const longest = blocks
-      .map(([, ms]) => ms)
-      .sort((a, b) => b - a)
-      .slice(0, 8);
+    const during = blocks.filter(([at]) => at >= from && at <= to).sort((a, b) => b[1] - a[1]);
+    const longest = during.slice(0, 8).map(([, ms, cpu]) => `${ms} (CPU ${cpu})`);
     console.log(
-      `worker ${pid}: loop delay p50 ${p50} p99 ${p99} max ${max} ms; ${blocks.length} blocks > 50 ms, longest ${longest.join(', ')}`,
+      `worker ${pid}, under hostile filters: ${during.length} blocks of the event loop > 50 ms, longest ${longest.join(', ') || '–'} ms`,
     );
     rmSync(join(directory, file));
   }
@@ -168,6 +167,8 @@ async function main() {
     },
     ROOT,
   );
+  let hostileFrom = Number.NaN;
+  let hostileTo = Number.NaN;
   try {
     await waitForAnswer(`${base}/api/v1/ping`, started, performance.now());
     // Warm-up, discarded: probes, one hostile filter per worker at once (each compiles the list's
@@ -179,6 +180,7 @@ async function main() {
 
     const statuses = new Map<number, number>();
     const hostileMs: number[] = [];
+    hostileFrom = Date.now();
     const deadline = performance.now() + SECONDS * 1000;
     const senders = Array.from({ length: SENDERS }, async () => {
       while (performance.now() < deadline) {
@@ -188,6 +190,7 @@ async function main() {
       }
     });
     const loaded = await probe(base, Promise.all(senders));
+    hostileTo = Date.now();
 
     console.log(
       `### ${provider}: ${SENDERS} hostile senders for ${SECONDS} s (two workers), after ${2 * WARMUP_SECONDS} s of warm-up; load average ${loadavg()
@@ -206,7 +209,7 @@ async function main() {
     );
   } finally {
     await stopProcess(started);
-    if (LOOP_DELAY !== undefined) reportLoopDelay(LOOP_DELAY);
+    if (LOOP_DELAY !== undefined) reportLoopDelay(LOOP_DELAY, hostileFrom, hostileTo);
     await drop();
     rmSync(work, { recursive: true, force: true });
   }

@@ -105,44 +105,73 @@ const CUT_COLUMNS = joinSql(
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** The rest of a long text, piece by piece, a turn of the event loop apart. */
-async function restOf(db: Db, id: number, field: TextField, first: string, length: number): Promise<string> {
+/**
+ * The rest of a long text, piece by piece, a turn of the event loop apart; undefined when the row
+ * was written (its version moved) or deleted meanwhile, since the pieces would then mix two texts.
+ */
+async function restOf(
+  db: Db,
+  row: { id: number; version: number },
+  field: TextField,
+  first: string,
+  length: number,
+): Promise<string | undefined> {
   const column = identifier(field);
   let text = first;
   for (let from = TEXT_PIECE_CHARACTERS + 1; from <= length; from += TEXT_PIECE_CHARACTERS) {
     await nextTurn();
-    const [piece] = await db.$queryRaw<{ piece: string | null }[]>(
-      sql`SELECT substr(${column}, ${from}, ${TEXT_PIECE_CHARACTERS}) AS "piece" FROM "Content" WHERE "id" = ${id}`,
+    const [piece] = await db.$queryRaw<{ piece: string | null; version: number | bigint }[]>(
+      sql`SELECT substr(${column}, ${from}, ${TEXT_PIECE_CHARACTERS}) AS "piece", "version" FROM "Content" WHERE "id" = ${row.id}`,
     );
-    // Deleted or shortened meanwhile: what was read stands.
-    if (piece?.piece == null || piece.piece === '') break;
-    text += piece.piece;
+    if (piece === undefined || Number(piece.version) !== row.version) return undefined;
+    text += piece.piece ?? '';
   }
   return text;
 }
 
-/**
- * The rows of these contents, in this order (ids of contents deleted since they were picked are
- * left out). Reading rows by id is cheap, and stays on the client's own connection; their texts
- * come in pieces of TEXT_PIECE_CHARACTERS.
- */
-export async function contentsInOrder(db: Db, ids: readonly number[]): Promise<Content[]> {
-  if (ids.length === 0) return [];
+/** Rows whose long texts could not be read whole in pieces (written meanwhile) are read again, this often. */
+const PIECEWISE_ATTEMPTS = 3;
+
+/** These rows, their texts whole; a row written while its pieces were read is read again. */
+async function rowsInPieces(db: Db, ids: readonly number[], attempt = 1): Promise<Map<number, Content>> {
+  const byId = new Map<number, Content>();
+  if (ids.length === 0) return byId;
+  // The last attempt reads rows whole, in one go: a row written again and again still gets read.
+  if (attempt > PIECEWISE_ATTEMPTS) {
+    const rows = await db.$queryRaw<Content[]>(sql`SELECT * FROM "Content" WHERE "id" IN (${joinSql(ids)})`);
+    for (const row of rows) byId.set(Number(row.id), row);
+    return byId;
+  }
   const cut = await db.$queryRaw<Record<string, unknown>[]>(
     sql`SELECT ${CUT_COLUMNS} FROM "Content" WHERE "id" IN (${joinSql(ids)})`,
   );
-  const byId = new Map<number, Content>();
+  const again: number[] = [];
   for (const row of cut) {
-    const id = Number(row.id);
+    const key = { id: Number(row.id), version: Number(row.version) };
+    let whole = true;
     for (const field of TEXT_FIELDS) {
-      const length = row[`${field}${LENGTH_SUFFIX}`];
+      const length = Number(row[`${field}${LENGTH_SUFFIX}`]);
       delete row[`${field}${LENGTH_SUFFIX}`];
       const first = row[field];
-      if (typeof first === 'string' && Number(length) > TEXT_PIECE_CHARACTERS)
-        row[field] = await restOf(db, id, field, first, Number(length));
+      if (!whole || typeof first !== 'string' || length <= TEXT_PIECE_CHARACTERS) continue;
+      const text = await restOf(db, key, field, first, length);
+      if (text === undefined) whole = false;
+      else row[field] = text;
     }
-    byId.set(id, row as unknown as Content);
+    if (whole) byId.set(key.id, row as unknown as Content);
+    else again.push(key.id);
   }
+  for (const [id, row] of await rowsInPieces(db, again, attempt + 1)) byId.set(id, row);
+  return byId;
+}
+
+/**
+ * The rows of these contents, in this order (ids of contents deleted since they were picked are
+ * left out). Reading rows by id is cheap, and stays on the client's own connection; their long
+ * texts come in pieces of TEXT_PIECE_CHARACTERS.
+ */
+export async function contentsInOrder(db: Db, ids: readonly number[]): Promise<Content[]> {
+  const byId = await rowsInPieces(db, ids);
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
