@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import type { Db } from '../../src/db/client.ts';
+import { contentsInOrder, TEXT_PIECE_CHARACTERS } from '../../src/domain/contents/list.ts';
 import { SLICE_UNITS, STREAM_AFTER_BYTES } from '../../src/http/pages.ts';
 import type { TestApp } from '../support/app.ts';
 import { startFixtureApp } from '../support/fixtures.ts';
@@ -96,6 +98,39 @@ describe('pages of large records', () => {
         where: { id: first.id },
         data: { body: before.body, summary: before.summary },
       });
+    }
+  });
+
+  test('a long text read in pieces is never made of two versions: a row written meanwhile is read again', async () => {
+    const [first] = contentIds as [{ id: number; channelId: number }];
+    const before = await fixture.db.content.findUniqueOrThrow({ where: { id: first.id } });
+    const old = 'o'.repeat(TEXT_PIECE_CHARACTERS * 2 + 5);
+    const written = 'n'.repeat(TEXT_PIECE_CHARACTERS * 2 + 5);
+    await fixture.db.content.update({ where: { id: first.id }, data: { body: old } });
+    // The client as contentsInOrder sees it, but the row is written (as the service writes: its
+    // version moves) just before the first piece after the first is read.
+    let writes = 0;
+    const db = new Proxy(fixture.db, {
+      get(target, key, receiver) {
+        if (key !== '$queryRaw') return Reflect.get(target, key, receiver);
+        return async (query: { strings: readonly string[] }, ...rest: unknown[]) => {
+          if (writes === 0 && query.strings.join('?').includes('AS "piece"')) {
+            writes += 1;
+            await target.content.update({
+              where: { id: first.id },
+              data: { body: written, version: { increment: 1 } },
+            });
+          }
+          return (target.$queryRaw as (...args: unknown[]) => Promise<unknown>)(query, ...rest);
+        };
+      },
+    }) as Db;
+    try {
+      const [row] = await contentsInOrder(db, [first.id]);
+      expect(writes).toBe(1);
+      expect(row?.body).toBe(written);
+    } finally {
+      await fixture.db.content.update({ where: { id: first.id }, data: { body: before.body } });
     }
   });
 
