@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -22,13 +23,22 @@ import { freePort, startProcess, stopProcess, waitForAnswer } from './processes.
  * body, 200 KB elsewhere) and HOSTILE_SENDERS clients (default 4: two per worker) send, one
  * after the other for HOSTILE_SECONDS (default 10), the list filter of 20 long Like/NotLike
  * patterns over every text column (test/support/worstCase.ts, which the tests use too). A
- * prober meanwhile asks ping and a get-by-id every 20 ms. PostgreSQL: BENCH_POSTGRES_URL (default
- * postgresql://postgres@127.0.0.1:5432/postgres). Figures go to bench/HOSTILE.md.
+ * prober meanwhile asks ping and a get-by-id every 20 ms. Before anything is measured, the service
+ * is warmed up (HOSTILE_WARMUP_SECONDS of probes and one hostile filter, all discarded): a
+ * process under tsx compiles each module on its first use and opens its pool's connections on
+ * demand, which the first requests would otherwise pay as if it were steady state. Then
+ * HOSTILE_QUIET_SECONDS (default 5) of probes alone, then the hostile filters.
+ * BENCH_LOOP_DELAY=<directory> also records each worker's event-loop delay (bench/loopDelay.mjs).
+ * PostgreSQL: BENCH_POSTGRES_URL (default postgresql://postgres@127.0.0.1:5432/postgres). Figures
+ * go to bench/HOSTILE.md.
  */
 
 const provider = process.argv[2] === 'postgresql' ? 'postgresql' : 'sqlite';
 const SENDERS = Number(process.env.HOSTILE_SENDERS ?? 4);
 const SECONDS = Number(process.env.HOSTILE_SECONDS ?? 10);
+const WARMUP_SECONDS = Number(process.env.HOSTILE_WARMUP_SECONDS ?? 3);
+const QUIET_SECONDS = Number(process.env.HOSTILE_QUIET_SECONDS ?? 5);
+const LOOP_DELAY = process.env.BENCH_LOOP_DELAY;
 const ROOT = process.cwd();
 const work = join(ROOT, '.tmp', `timelimits-${process.pid}`);
 const apiKey = randomBytes(24).toString('hex');
@@ -82,6 +92,14 @@ async function timed(url: string, init?: RequestInit): Promise<{ ms: number; sta
   return { ms: performance.now() - start, status: response.status };
 }
 
+function hostile(base: string) {
+  return timed(`${base}/api/v1/contents`, {
+    method: 'POST',
+    headers: { 'x-ss-api-key': apiKey, 'content-type': 'application/json' },
+    body: JSON.stringify(HOSTILE_FILTER),
+  });
+}
+
 /** Ping and get-by-id latencies, every 20 ms, until `until` resolves. */
 async function probe(base: string, until: Promise<unknown>) {
   let done = false;
@@ -105,6 +123,26 @@ async function probe(base: string, until: Promise<unknown>) {
   return { ping, get, failures };
 }
 
+/**
+ * Each worker's blocks of the event loop (bench/loopDelay.mjs) while the hostile filters ran: how
+ * many over 50 ms and the longest, with the worker's CPU time in each (all its threads), so that
+ * a block of the worker's own work can be told from a wait for the machine's cores.
+ */
+function reportLoopDelay(directory: string, from: number, to: number) {
+  for (const file of readdirSync(directory).filter((name) => name.startsWith('loop-'))) {
+    const { pid, blocks } = JSON.parse(readFileSync(join(directory, file), 'utf8')) as {
+      pid: number;
+      blocks: [number, number, number][];
+    };
+    const during = blocks.filter(([at]) => at >= from && at <= to).sort((a, b) => b[1] - a[1]);
+    const longest = during.slice(0, 8).map(([, ms, cpu]) => `${ms} (CPU ${cpu})`);
+    console.log(
+      `worker ${pid}, under hostile filters: ${during.length} blocks of the event loop > 50 ms, longest ${longest.join(', ') || '–'} ms`,
+    );
+    rmSync(join(directory, file));
+  }
+}
+
 async function main() {
   mkdirSync(work, { recursive: true });
   const { url, drop } = await prepare();
@@ -122,30 +160,43 @@ async function main() {
       RATE_LIMIT_PER_MINUTE: '0',
       CMS_SECRET: 'bench-secret-that-is-at-least-32-characters',
       REDIS_URL: '',
+      ...(LOOP_DELAY !== undefined && {
+        BENCH_LOOP_DELAY: LOOP_DELAY,
+        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${join(ROOT, 'bench/loopDelay.mjs')}`,
+      }),
     },
     ROOT,
   );
+  let hostileFrom = Number.NaN;
+  let hostileTo = Number.NaN;
   try {
     await waitForAnswer(`${base}/api/v1/ping`, started, performance.now());
-    const quiet = await probe(base, sleep(3000));
+    // Warm-up, discarded: probes, one hostile filter per worker at once (each compiles the list's
+    // path), probes again.
+    await probe(base, sleep(WARMUP_SECONDS * 1000));
+    await Promise.all([hostile(base), hostile(base)]);
+    await probe(base, sleep(WARMUP_SECONDS * 1000));
+    const quiet = await probe(base, sleep(QUIET_SECONDS * 1000));
 
     const statuses = new Map<number, number>();
     const hostileMs: number[] = [];
+    hostileFrom = Date.now();
     const deadline = performance.now() + SECONDS * 1000;
     const senders = Array.from({ length: SENDERS }, async () => {
       while (performance.now() < deadline) {
-        const { ms, status } = await timed(`${base}/api/v1/contents`, {
-          method: 'POST',
-          headers: { 'x-ss-api-key': apiKey, 'content-type': 'application/json' },
-          body: JSON.stringify(HOSTILE_FILTER),
-        });
+        const { ms, status } = await hostile(base);
         hostileMs.push(ms);
         statuses.set(status, (statuses.get(status) ?? 0) + 1);
       }
     });
     const loaded = await probe(base, Promise.all(senders));
+    hostileTo = Date.now();
 
-    console.log(`### ${provider}: ${SENDERS} hostile senders for ${SECONDS} s (two workers)\n`);
+    console.log(
+      `### ${provider}: ${SENDERS} hostile senders for ${SECONDS} s (two workers), after ${2 * WARMUP_SECONDS} s of warm-up; load average ${loadavg()
+        .map((load) => load.toFixed(2))
+        .join(' ')}\n`,
+    );
     console.log('| requests | n | p50 ms | p99 ms | max ms |');
     console.log('|---|---|---|---|---|');
     console.log(`| ping, quiet | ${summary(quiet.ping)} |`);
@@ -158,6 +209,7 @@ async function main() {
     );
   } finally {
     await stopProcess(started);
+    if (LOOP_DELAY !== undefined) reportLoopDelay(LOOP_DELAY, hostileFrom, hostileTo);
     await drop();
     rmSync(work, { recursive: true, force: true });
   }

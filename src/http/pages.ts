@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { Response } from 'express';
@@ -10,9 +11,11 @@ import { compileSerializer, responseSchemaOf, type Serialize } from './serialize
  * such records would hold the worker's event loop for as long as it takes to build and write tens
  * of megabytes. A page is therefore serialised record by record: while its records stay under
  * STREAM_AFTER_BYTES, it is sent as one text, byte for byte what serialising it whole gives (with
- * Content-Length and ETag, as before); past that, it is streamed, one record per turn of the event
- * loop, waiting for the socket to drain when it is full, so other requests are answered between
- * records (docs/security/time-limits.md, "The size of an answer").
+ * Content-Length and ETag, as before); past that, it is streamed in chunks of about SLICE_UNITS,
+ * one per turn of the event loop, waiting for the socket to drain when it is full, so other
+ * requests are answered between chunks. A record's long strings are themselves escaped and written
+ * slice by slice, so that not even one record of megabytes holds the loop for long
+ * (docs/security/time-limits.md, "The size of an answer").
  */
 
 /** Serialised record bytes (UTF-16 units, which is cheap to count) past which a page is streamed. */
@@ -94,6 +97,89 @@ function drained(res: Response): Promise<void> {
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
+ * A string value of a record longer than this (UTF-16 units) is escaped and written in slices of
+ * this size, one per turn of the event loop: one record's text (a body of megabytes, twice in
+ * form A) is then never built, nor written, in one piece.
+ */
+export const SLICE_UNITS = 1 << 16;
+
+/** Stands for a long string in the record serialised without it; random, so no stored value is it. */
+const PLACEHOLDER = `cms-slice-${randomBytes(12).toString('hex')}-`;
+
+/** A record's text: serialised JSON, and the long strings that go between, escaped slice by slice. */
+type Piece = string | { long: string };
+
+/** The length of a piece, in UTF-16 units (a long string's before escaping). */
+const sizeOf = (piece: Piece) => (typeof piece === 'string' ? piece.length : piece.long.length + 2);
+
+/**
+ * A record as pieces: its top-level long strings are replaced by placeholders, the record is
+ * serialised (small, then), and its text is cut where the placeholders' JSON strings stand.
+ */
+function recordPieces(shape: PageShape, record: unknown): Piece[] {
+  if (record === null || typeof record !== 'object' || Array.isArray(record)) return [shape.item(record)];
+  let light: Record<string, unknown> | undefined;
+  const longs: string[] = [];
+  for (const [key, value] of Object.entries(record)) {
+    if (typeof value !== 'string' || value.length <= SLICE_UNITS) continue;
+    light ??= { ...(record as Record<string, unknown>) };
+    light[key] = `${PLACEHOLDER}${longs.length}`;
+    longs.push(value);
+  }
+  if (light === undefined) return [shape.item(record)];
+  const text = shape.item(light);
+  // A placeholder the serialiser left out (a property the schema does not have) stays out.
+  const found = longs
+    .map((long, index) => {
+      const quoted = JSON.stringify(`${PLACEHOLDER}${index}`);
+      return { long, at: text.indexOf(quoted), length: quoted.length };
+    })
+    .filter(({ at }) => at >= 0)
+    .sort((a, b) => a.at - b.at);
+  const pieces: Piece[] = [];
+  let from = 0;
+  for (const { long, at, length } of found) {
+    pieces.push(text.slice(from, at), { long });
+    from = at + length;
+  }
+  pieces.push(text.slice(from));
+  return pieces;
+}
+
+/**
+ * A long string as JSON, slice by slice: JSON.stringify's text of the whole string (which the
+ * serialisers give for strings this long), since a cut never separates a surrogate pair, whose
+ * halves it would escape apart.
+ */
+function* escapedSlices(value: string): Generator<string> {
+  yield '"';
+  for (let start = 0; start < value.length; ) {
+    let end = Math.min(value.length, start + SLICE_UNITS);
+    const last = value.charCodeAt(end - 1);
+    if (end < value.length && last >= 0xd800 && last <= 0xdbff) end--;
+    yield JSON.stringify(value.slice(start, end)).slice(1, -1);
+    start = end;
+  }
+  yield '"';
+}
+
+/** The text of pieces, in chunks: a serialised part whole, a long string slice by slice. */
+function* chunksOf(pieces: Iterable<Piece>): Generator<string> {
+  for (const piece of pieces) {
+    if (typeof piece === 'string') yield piece;
+    else yield* escapedSlices(piece.long);
+  }
+}
+
+/** The pieces of the records from `next` on, each record made when the stream reaches it. */
+function* remainingPieces(shape: PageShape, records: unknown[], next: number): Generator<Piece> {
+  for (let index = next; index < records.length; index++) {
+    yield ',';
+    yield* recordPieces(shape, records[index]);
+  }
+}
+
+/**
  * Sends a page answer. `whole` sends a small page as one text (the dispatcher's usual way, with
  * its ETag); a large one is streamed here. False when the body is not a page of this shape.
  */
@@ -105,15 +191,16 @@ export async function sendPage(
 ): Promise<boolean> {
   const records = (body as Record<string, unknown> | null)?.[shape.key];
   if (!Array.isArray(records)) return false;
-  // Concatenated, not joined: a join flattens every record's text, which made an ordinary page
-  // cost up to three times its whole serialisation (bench/pageSerialise.ts).
-  let written = '';
+  // The records' pieces while they add up to at most STREAM_AFTER_BYTES; the rest is made as it is sent.
+  const first: Piece[] = [];
   let bytes = 0;
   let next = 0;
   while (next < records.length && bytes <= STREAM_AFTER_BYTES) {
-    const text = shape.item(records[next]);
-    written += next++ === 0 ? text : `,${text}`;
-    bytes += text.length;
+    if (next > 0) first.push(',');
+    for (const piece of recordPieces(shape, records[next++])) {
+      first.push(piece);
+      bytes += sizeOf(piece);
+    }
   }
   const frame = shape.frame({ ...(body as Record<string, unknown>), [shape.key]: [] });
   const marker = `${JSON.stringify(shape.key)}:[`;
@@ -124,7 +211,11 @@ export async function sendPage(
   const head = frame.slice(0, split);
   const tail = frame.slice(split);
   if (bytes <= STREAM_AFTER_BYTES) {
-    whole(head + written + tail);
+    // Concatenated, not joined: a join flattens every record's text, which made an ordinary page
+    // cost up to three times its whole serialisation (bench/pageSerialise.ts).
+    let written = head;
+    for (const chunk of chunksOf(first)) written += chunk;
+    whole(written + tail);
     return true;
   }
   shape.check?.(body);
@@ -135,14 +226,27 @@ export async function sendPage(
     res.end();
     return true;
   }
-  let room = res.write(head + written, 'utf8');
-  while (next < records.length) {
-    await (room ? nextTurn() : drained(res));
-    if (res.destroyed) return true;
-    room = res.write(`,${shape.item(records[next++])}`, 'utf8');
+  // The first chunk goes out with the head; every other waits for a turn of the event loop, or for
+  // the socket to drain when it is full.
+  let pending = head;
+  for (const chunk of chunksOf(concat(first, remainingPieces(shape, records, next)))) {
+    if (pending.length + chunk.length <= SLICE_UNITS) {
+      pending += chunk;
+      continue;
+    }
+    if (pending.length > 0) {
+      const room = res.write(pending, 'utf8');
+      await (room ? nextTurn() : drained(res));
+      if (res.destroyed) return true;
+    }
+    pending = chunk;
   }
-  res.end(tail, 'utf8');
+  res.end(pending + tail, 'utf8');
   return true;
+}
+
+function* concat<T>(...parts: Iterable<T>[]): Generator<T> {
+  for (const part of parts) yield* part;
 }
 
 /**

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { STREAM_AFTER_BYTES } from '../../src/http/pages.ts';
+import type { Db } from '../../src/db/client.ts';
+import { contentsInOrder, TEXT_PIECE_CHARACTERS } from '../../src/domain/contents/list.ts';
+import { SLICE_UNITS, STREAM_AFTER_BYTES } from '../../src/http/pages.ts';
 import type { TestApp } from '../support/app.ts';
 import { startFixtureApp } from '../support/fixtures.ts';
 import { type Listening, listen } from '../support/server.ts';
@@ -68,6 +70,67 @@ describe('pages of large records', () => {
     for (const content of page.contents) {
       expect(content.body).toBe(bodyOf(content.id));
       expect(content.content).toBe(bodyOf(content.id));
+    }
+  });
+
+  test('long texts written slice by slice are the same JSON: escapes, and surrogate pairs across the cuts', async () => {
+    const [first] = contentIds as [{ id: number; channelId: number }];
+    // A pair whose halves straddle a cut (at SLICE_UNITS) and one just after it; quotes, backslashes,
+    // a newline and a control character to escape; past the streaming threshold.
+    const odd = `${'x'.repeat(SLICE_UNITS - 1)}😀"\\\n\u0001${'y'.repeat(SLICE_UNITS - 3)}😀${'é'.repeat(STREAM_AFTER_BYTES)}`;
+    const before = await fixture.db.content.findUniqueOrThrow({ where: { id: first.id } });
+    await fixture.db.content.update({
+      where: { id: first.id },
+      data: { body: odd, summary: odd.slice(0, 70_000) },
+    });
+    try {
+      const response = await list(1000);
+      const text = await response.text();
+      expect(response.status).toBe(200);
+      expect(response.headers.get('transfer-encoding')).toBe('chunked');
+      const page = JSON.parse(text) as { contents: { id: number; body: string; summary: string }[] };
+      expect(text).toBe(JSON.stringify(page));
+      const record = page.contents.find(({ id }) => id === first.id);
+      expect(record?.body).toBe(odd);
+      expect(record?.summary).toBe(odd.slice(0, 70_000));
+    } finally {
+      await fixture.db.content.update({
+        where: { id: first.id },
+        data: { body: before.body, summary: before.summary },
+      });
+    }
+  });
+
+  test('a long text read in pieces is never made of two versions: a row written meanwhile is read again', async () => {
+    const [first] = contentIds as [{ id: number; channelId: number }];
+    const before = await fixture.db.content.findUniqueOrThrow({ where: { id: first.id } });
+    const old = 'o'.repeat(TEXT_PIECE_CHARACTERS * 2 + 5);
+    const written = 'n'.repeat(TEXT_PIECE_CHARACTERS * 2 + 5);
+    await fixture.db.content.update({ where: { id: first.id }, data: { body: old } });
+    // The client as contentsInOrder sees it, but the row is written (as the service writes: its
+    // version moves) just before the first piece after the first is read.
+    let writes = 0;
+    const db = new Proxy(fixture.db, {
+      get(target, key, receiver) {
+        if (key !== '$queryRaw') return Reflect.get(target, key, receiver);
+        return async (query: { strings: readonly string[] }, ...rest: unknown[]) => {
+          if (writes === 0 && query.strings.join('?').includes('AS "piece"')) {
+            writes += 1;
+            await target.content.update({
+              where: { id: first.id },
+              data: { body: written, version: { increment: 1 } },
+            });
+          }
+          return (target.$queryRaw as (...args: unknown[]) => Promise<unknown>)(query, ...rest);
+        };
+      },
+    }) as Db;
+    try {
+      const [row] = await contentsInOrder(db, [first.id]);
+      expect(writes).toBe(1);
+      expect(row?.body).toBe(written);
+    } finally {
+      await fixture.db.content.update({ where: { id: first.id }, data: { body: before.body } });
     }
   });
 

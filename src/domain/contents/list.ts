@@ -1,7 +1,7 @@
 import type { Db, DbHandle } from '../../db/client.ts';
 import type { CostlyReads } from '../../db/costlyReads.ts';
-import type { Content } from '../../db/models.ts';
-import { joinSql, type Sql, sql } from '../../db/sql.ts';
+import { type Content, MODEL_FIELDS, type Same } from '../../db/models.ts';
+import { identifier, joinSql, type Sql, sql } from '../../db/sql.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
 import { requireSite } from '../records.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
@@ -56,14 +56,122 @@ function pageWindow(request: ListContentsRequest, sitePageSize: number, maxPerPa
   return { perPage, offset: (page - 1) * perPage };
 }
 
+/** The model's text fields: a stored value may be megabytes long (data written by other means). */
+type TextField = {
+  [Field in keyof Content]: Content[Field] extends string | null ? Field : never;
+}[keyof Content];
+const TEXT_FIELDS = [
+  'guid',
+  'groupNames',
+  'tagNames',
+  'title',
+  'subTitle',
+  'imageUrl',
+  'videoUrl',
+  'fileUrl',
+  'body',
+  'summary',
+  'author',
+  'source',
+  'linkType',
+  'linkUrl',
+  'addUserName',
+  'lastEditUserName',
+  'writingUserName',
+  'settings',
+] as const satisfies readonly TextField[];
+// A text field added to the model and not listed above fails the build.
+const everyTextField: Same<TextField, (typeof TEXT_FIELDS)[number]> = true;
+void everyTextField;
+const isText = new Set<string>(TEXT_FIELDS);
+
+/**
+ * Texts are read in pieces of at most this many characters. The driver decodes a row in one go
+ * on the event loop (PostgreSQL's client as the row arrives, SQLite's as the statement runs): a
+ * row of megabytes would hold every other request that long (docs/security/time-limits.md).
+ */
+export const TEXT_PIECE_CHARACTERS = 1 << 18;
+
+const LENGTH_SUFFIX = '__length';
+
+/** The rows' columns, each text cut to its first piece and its length beside it. */
+const CUT_COLUMNS = joinSql(
+  MODEL_FIELDS.Content.map((field) =>
+    isText.has(field)
+      ? sql`substr(${identifier(field)}, 1, ${TEXT_PIECE_CHARACTERS}) AS ${identifier(field)}, length(${identifier(field)}) AS ${identifier(`${field}${LENGTH_SUFFIX}`)}`
+      : identifier(field),
+  ),
+);
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * The rest of a long text, piece by piece, a turn of the event loop apart; undefined when the row
+ * was written (its version moved) or deleted meanwhile, since the pieces would then mix two texts.
+ */
+async function restOf(
+  db: Db,
+  row: { id: number; version: number },
+  field: TextField,
+  first: string,
+  length: number,
+): Promise<string | undefined> {
+  const column = identifier(field);
+  let text = first;
+  for (let from = TEXT_PIECE_CHARACTERS + 1; from <= length; from += TEXT_PIECE_CHARACTERS) {
+    await nextTurn();
+    const [piece] = await db.$queryRaw<{ piece: string | null; version: number | bigint }[]>(
+      sql`SELECT substr(${column}, ${from}, ${TEXT_PIECE_CHARACTERS}) AS "piece", "version" FROM "Content" WHERE "id" = ${row.id}`,
+    );
+    if (piece === undefined || Number(piece.version) !== row.version) return undefined;
+    text += piece.piece ?? '';
+  }
+  return text;
+}
+
+/** Rows whose long texts could not be read whole in pieces (written meanwhile) are read again, this often. */
+const PIECEWISE_ATTEMPTS = 3;
+
+/** These rows, their texts whole; a row written while its pieces were read is read again. */
+async function rowsInPieces(db: Db, ids: readonly number[], attempt = 1): Promise<Map<number, Content>> {
+  const byId = new Map<number, Content>();
+  if (ids.length === 0) return byId;
+  // The last attempt reads rows whole, in one go: a row written again and again still gets read.
+  if (attempt > PIECEWISE_ATTEMPTS) {
+    const rows = await db.$queryRaw<Content[]>(sql`SELECT * FROM "Content" WHERE "id" IN (${joinSql(ids)})`);
+    for (const row of rows) byId.set(Number(row.id), row);
+    return byId;
+  }
+  const cut = await db.$queryRaw<Record<string, unknown>[]>(
+    sql`SELECT ${CUT_COLUMNS} FROM "Content" WHERE "id" IN (${joinSql(ids)})`,
+  );
+  const again: number[] = [];
+  for (const row of cut) {
+    const key = { id: Number(row.id), version: Number(row.version) };
+    let whole = true;
+    for (const field of TEXT_FIELDS) {
+      const length = Number(row[`${field}${LENGTH_SUFFIX}`]);
+      delete row[`${field}${LENGTH_SUFFIX}`];
+      const first = row[field];
+      if (!whole || typeof first !== 'string' || length <= TEXT_PIECE_CHARACTERS) continue;
+      const text = await restOf(db, key, field, first, length);
+      if (text === undefined) whole = false;
+      else row[field] = text;
+    }
+    if (whole) byId.set(key.id, row as unknown as Content);
+    else again.push(key.id);
+  }
+  for (const [id, row] of await rowsInPieces(db, again, attempt + 1)) byId.set(id, row);
+  return byId;
+}
+
 /**
  * The rows of these contents, in this order (ids of contents deleted since they were picked are
- * left out). Reading whole rows by id is cheap, and stays on the client's own connection.
+ * left out). Reading rows by id is cheap, and stays on the client's own connection; their long
+ * texts come in pieces of TEXT_PIECE_CHARACTERS.
  */
 export async function contentsInOrder(db: Db, ids: readonly number[]): Promise<Content[]> {
-  if (ids.length === 0) return [];
-  const rows = await db.$queryRaw<Content[]>(sql`SELECT * FROM "Content" WHERE "id" IN (${joinSql(ids)})`);
-  const byId = new Map(rows.map((row) => [Number(row.id), row]));
+  const byId = await rowsInPieces(db, ids);
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
