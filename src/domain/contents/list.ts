@@ -146,12 +146,15 @@ async function rowsInPieces(db: Db, ids: readonly number[], attempt = 1): Promis
     sql`SELECT ${CUT_COLUMNS} FROM "Content" WHERE "id" IN (${joinSql(ids)})`,
   );
   const again: number[] = [];
-  for (const row of cut) {
-    const key = { id: Number(row.id), version: Number(row.version) };
+  for (const cutRow of cut) {
+    const key = { id: Number(cutRow.id), version: Number(cutRow.version) };
+    // A fresh record of the model's fields alone: deleting the lengths instead would leave every
+    // row a slow dictionary-mode object for the serialiser.
+    const row: Record<string, unknown> = {};
+    for (const field of MODEL_FIELDS.Content) row[field] = cutRow[field];
     let whole = true;
     for (const field of TEXT_FIELDS) {
-      const length = Number(row[`${field}${LENGTH_SUFFIX}`]);
-      delete row[`${field}${LENGTH_SUFFIX}`];
+      const length = Number(cutRow[`${field}${LENGTH_SUFFIX}`]);
       const first = row[field];
       if (!whole || typeof first !== 'string' || length <= TEXT_PIECE_CHARACTERS) continue;
       const text = await restOf(db, key, field, first, length);
