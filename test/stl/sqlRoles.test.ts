@@ -48,6 +48,30 @@ async function onServer<T extends pg.QueryResultRow>(url: string, sql: string): 
   }
 }
 
+/**
+ * A fresh database owned by a new ordinary role (no superuser, no role creation): the URL as the
+ * server's privileged role and as the ordinary one, and how to remove both.
+ */
+async function ordinaryRoleDatabase(serverUrl: string, prefix: string) {
+  const role = uniqueDatabaseName(prefix);
+  const name = uniqueDatabaseName(`${prefix}_db`);
+  const privileged = withDatabase(serverUrl, name);
+  await onServer(serverUrl, `CREATE ROLE ${role} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS`);
+  await onServer(serverUrl, `CREATE DATABASE ${name} OWNER ${role}`);
+  const url = new URL(privileged);
+  url.username = role;
+  url.password = '';
+  return {
+    role,
+    privileged,
+    ordinary: url.toString(),
+    async drop() {
+      await dropDatabase(serverUrl, name);
+      await onServer(serverUrl, `DROP ROLE IF EXISTS ${role}`);
+    },
+  };
+}
+
 test('cms sandbox-role --print shows the SQL of the step, for psql', async () => {
   const { code, out } = await cli('file:./unused.db', 'sandbox-role', 'cms_app', '--print');
   expect(code).toBe(0);
@@ -60,27 +84,25 @@ test('cms sandbox-role --print shows the SQL of the step, for psql', async () =>
 (server === undefined ? describe.skip : describe)('PostgreSQL: the service as an ordinary role', () => {
   // A skipped describe still runs its body: nothing here may need the server.
   const serverUrl = server ?? '';
-  const role = uniqueDatabaseName('cms_role');
-  const name = uniqueDatabaseName('cms_role_db');
+  let role: string;
   let privileged: string;
   let ordinary: string;
+  let dropRoleDatabase = async (): Promise<void> => undefined;
   let handle: DbHandle | undefined;
   let sandbox: Sandbox | undefined;
 
   beforeAll(async () => {
-    privileged = withDatabase(serverUrl, name);
-    await onServer(serverUrl, `CREATE ROLE ${role} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS`);
-    await onServer(serverUrl, `CREATE DATABASE ${name} OWNER ${role}`);
-    const url = new URL(privileged);
-    url.username = role;
-    url.password = '';
-    ordinary = url.toString();
+    ({
+      role,
+      privileged,
+      ordinary,
+      drop: dropRoleDatabase,
+    } = await ordinaryRoleDatabase(serverUrl, 'cms_role'));
   });
   afterAll(async () => {
     await sandbox?.close();
     await handle?.db.$disconnect();
-    await dropDatabase(serverUrl, name);
-    await onServer(serverUrl, `DROP ROLE IF EXISTS ${role}`);
+    await dropRoleDatabase();
   });
 
   test('the role cannot take the step itself; the operator takes it once; then the service migrates, writes and runs the sandbox as that role', async () => {
@@ -145,25 +167,23 @@ test('cms sandbox-role --print shows the SQL of the step, for psql', async () =>
   'PostgreSQL: an ordinary role installs before the step',
   () => {
     const serverUrl = server ?? '';
-    const role = uniqueDatabaseName('cms_early');
-    const name = uniqueDatabaseName('cms_early_db');
+    let role: string;
     let privileged: string;
     let ordinary: string;
+    let dropRoleDatabase = async (): Promise<void> => undefined;
     let services: Services | undefined;
 
     beforeAll(async () => {
-      privileged = withDatabase(serverUrl, name);
-      await onServer(serverUrl, `CREATE ROLE ${role} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS`);
-      await onServer(serverUrl, `CREATE DATABASE ${name} OWNER ${role}`);
-      const url = new URL(privileged);
-      url.username = role;
-      url.password = '';
-      ordinary = url.toString();
+      ({
+        role,
+        privileged,
+        ordinary,
+        drop: dropRoleDatabase,
+      } = await ordinaryRoleDatabase(serverUrl, 'cms_early'));
     });
     afterAll(async () => {
       await services?.close();
-      await dropDatabase(serverUrl, name);
-      await onServer(serverUrl, `DROP ROLE IF EXISTS ${role}`);
+      await dropRoleDatabase();
     });
 
     test('a fresh install migrates and serves as that role; the sandbox answers 503 until the step, then works', async () => {
