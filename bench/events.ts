@@ -18,6 +18,7 @@ import { composeServices } from '../src/compose.ts';
 import { loadConfig } from '../src/config.ts';
 import { createDb } from '../src/db/client.ts';
 import { applyMigrations } from '../src/db/migrate/index.ts';
+import { openPreparation } from '../src/db/preparation.ts';
 import { issueApiKey } from '../src/domain/apiKeys/issueApiKey.ts';
 import { DeliveryWorker } from '../src/domain/events/delivery.ts';
 import { OutboundPolicy } from '../src/domain/events/outbound.ts';
@@ -59,6 +60,14 @@ function receiver(delayMs: number) {
   };
 }
 
+/** The migrated database with the settings `npm start` applies before serving (SQLite's WAL mode). */
+async function prepare(url: string): Promise<void> {
+  await applyMigrations(url);
+  const connection = await openPreparation(url);
+  await connection.applySettings();
+  await connection.close();
+}
+
 async function database(name: string) {
   if (provider === 'postgresql') {
     const admin = process.env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -89,7 +98,7 @@ async function database(name: string) {
 
 async function deliveryThroughput(): Promise<number> {
   const place = await database('delivery');
-  await applyMigrations(place.url);
+  await prepare(place.url);
   const handle = await createDb(place.url);
   const { db, provider: kind } = handle;
   const sink = receiver(0);
@@ -126,7 +135,7 @@ async function deliveryThroughput(): Promise<number> {
 
 async function updateThroughput(slowSubscriptions: number): Promise<number> {
   const place = await database(`updates${slowSubscriptions}`);
-  await applyMigrations(place.url);
+  await prepare(place.url);
   const handle = await createDb(place.url);
   const { db, provider: kind } = handle;
   await seedDemo(handle);
