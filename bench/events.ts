@@ -1,7 +1,8 @@
 /**
  * Events benchmark (docs/api/events.md; figures in bench/EVENTS.md), small scale, one process:
  *   1. delivery throughput: N events recorded, then delivered by one DeliveryWorker to a local
- *      receiver that answers 200 at once — events delivered per second;
+ *      receiver that answers 200 at once — events delivered per second, and this process's CPU
+ *      time per delivery (worker and receiver; a figure a loaded machine disturbs less);
  *   2. write throughput: content updates over HTTP (keep-alive fetch, C at a time) with no
  *      subscription, then with 3 subscriptions to a receiver that answers after 2 s, the worker
  *      running beside the app as in a serving process — updates per second, and the ratio.
@@ -96,7 +97,7 @@ async function database(name: string) {
   };
 }
 
-async function deliveryThroughput(): Promise<number> {
+async function deliveryThroughput(): Promise<{ perSecond: number; cpuMs: number }> {
   const place = await database('delivery');
   await prepare(place.url);
   const handle = await createDb(place.url);
@@ -125,12 +126,15 @@ async function deliveryThroughput(): Promise<number> {
     retentionDays: 30,
   });
   const started = performance.now();
+  const cpu = process.cpuUsage();
   while (sink.count() < EVENTS) if ((await worker.tick()) === 0) break;
   const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
+  await worker.stop();
   sink.server.close();
   await db.$disconnect();
   await place.drop();
-  return sink.count() / seconds;
+  return { perSecond: sink.count() / seconds, cpuMs: (used.user + used.system) / 1000 / sink.count() };
 }
 
 async function updateThroughput(slowSubscriptions: number): Promise<number> {
@@ -208,7 +212,8 @@ console.log(
     {
       db: provider,
       events: EVENTS,
-      deliveredPerSecond: Math.round(delivered),
+      deliveredPerSecond: Math.round(delivered.perSecond),
+      cpuMsPerDelivery: Number(delivered.cpuMs.toFixed(3)),
       updates: UPDATES,
       updatesPerSecondNoWebhook: Math.round(none),
       updatesPerSecondThreeSlowWebhooks: Math.round(three),

@@ -306,7 +306,11 @@ export async function claimDeliveries(
   now = new Date(),
 ): Promise<Claimed[]> {
   const skipLocked = provider === 'postgresql' ? sql`FOR UPDATE OF d SKIP LOCKED` : sql``;
-  const rows = await db.$queryRaw<Claimed[]>(sql`
+  // On SQLite the claim is a transaction of its own: the adapter runs a statement sent outside a
+  // transaction on its one connection, inside whatever transaction is open there (an API write's),
+  // and that transaction's rollback would take the claim with it after the batch was sent.
+  const run = (on: Db | Tx) =>
+    on.$queryRaw<Claimed[]>(sql`
     UPDATE "WebhookDelivery" SET "leaseUntil" = ${at(provider, new Date(now.getTime() + leaseMs))},
       "leaseOwner" = ${owner}, "attempts" = "attempts" + 1
     WHERE "id" IN (
@@ -324,6 +328,7 @@ export async function claimDeliveries(
     -- (and committed) after this statement's snapshot was taken is then seen leased, and skipped.
       AND "status" = 'pending' AND ("leaseUntil" IS NULL OR "leaseUntil" < ${at(provider, now)})
     RETURNING "id", "subscriptionId", "eventId", "attempts"`);
+  const rows = provider === 'sqlite' ? await writeTransaction(db, run) : await run(db);
   return rows.map((row) => ({
     id: Number(row.id),
     subscriptionId: Number(row.subscriptionId),
@@ -432,10 +437,12 @@ const isSuccess = (result: DeliveryResult) =>
 
 /** Gives leases back without an attempt: the claim's count of it is taken back too. */
 async function releaseLeases(db: Db, owner: string, claimed: readonly Claimed[]): Promise<void> {
-  await db.webhookDelivery.updateMany({
-    where: { id: { in: claimed.map((c) => c.id) }, leaseOwner: owner, status: 'pending' },
-    data: { leaseUntil: null, attempts: { decrement: 1 } },
-  });
+  await writeTransaction(db, (tx) =>
+    tx.webhookDelivery.updateMany({
+      where: { id: { in: claimed.map((c) => c.id) }, leaseOwner: owner, status: 'pending' },
+      data: { leaseUntil: null, attempts: { decrement: 1 } },
+    }),
+  );
 }
 
 /**
