@@ -1,7 +1,8 @@
 /**
  * Events benchmark (docs/api/events.md; figures in bench/EVENTS.md), small scale, one process:
  *   1. delivery throughput: N events recorded, then delivered by one DeliveryWorker to a local
- *      receiver that answers 200 at once — events delivered per second;
+ *      receiver that answers 200 at once — events delivered per second, and this process's CPU
+ *      time per delivery (worker and receiver; a figure a loaded machine disturbs less);
  *   2. write throughput: content updates over HTTP (keep-alive fetch, C at a time) with no
  *      subscription, then with 3 subscriptions to a receiver that answers after 2 s, the worker
  *      running beside the app as in a serving process — updates per second, and the ratio.
@@ -18,6 +19,7 @@ import { composeServices } from '../src/compose.ts';
 import { loadConfig } from '../src/config.ts';
 import { createDb } from '../src/db/client.ts';
 import { applyMigrations } from '../src/db/migrate/index.ts';
+import { openPreparation } from '../src/db/preparation.ts';
 import { issueApiKey } from '../src/domain/apiKeys/issueApiKey.ts';
 import { DeliveryWorker } from '../src/domain/events/delivery.ts';
 import { OutboundPolicy } from '../src/domain/events/outbound.ts';
@@ -59,6 +61,14 @@ function receiver(delayMs: number) {
   };
 }
 
+/** The migrated database with the settings `npm start` applies before serving (SQLite's WAL mode). */
+async function prepare(url: string): Promise<void> {
+  await applyMigrations(url);
+  const connection = await openPreparation(url);
+  await connection.applySettings();
+  await connection.close();
+}
+
 async function database(name: string) {
   if (provider === 'postgresql') {
     const admin = process.env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -87,9 +97,9 @@ async function database(name: string) {
   };
 }
 
-async function deliveryThroughput(): Promise<number> {
+async function deliveryThroughput(): Promise<{ perSecond: number; cpuMs: number }> {
   const place = await database('delivery');
-  await applyMigrations(place.url);
+  await prepare(place.url);
   const handle = await createDb(place.url);
   const { db, provider: kind } = handle;
   const sink = receiver(0);
@@ -116,17 +126,20 @@ async function deliveryThroughput(): Promise<number> {
     retentionDays: 30,
   });
   const started = performance.now();
+  const cpu = process.cpuUsage();
   while (sink.count() < EVENTS) if ((await worker.tick()) === 0) break;
   const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
+  await worker.stop();
   sink.server.close();
   await db.$disconnect();
   await place.drop();
-  return sink.count() / seconds;
+  return { perSecond: sink.count() / seconds, cpuMs: (used.user + used.system) / 1000 / sink.count() };
 }
 
 async function updateThroughput(slowSubscriptions: number): Promise<number> {
   const place = await database(`updates${slowSubscriptions}`);
-  await applyMigrations(place.url);
+  await prepare(place.url);
   const handle = await createDb(place.url);
   const { db, provider: kind } = handle;
   await seedDemo(handle);
@@ -199,7 +212,8 @@ console.log(
     {
       db: provider,
       events: EVENTS,
-      deliveredPerSecond: Math.round(delivered),
+      deliveredPerSecond: Math.round(delivered.perSecond),
+      cpuMsPerDelivery: Number(delivered.cpuMs.toFixed(3)),
       updates: UPDATES,
       updatesPerSecondNoWebhook: Math.round(none),
       updatesPerSecondThreeSlowWebhooks: Math.round(three),

@@ -1,10 +1,15 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import {
+  type ClientRequest,
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingMessage,
+} from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Webhook } from 'standardwebhooks';
 import type { Db, DbProvider } from '../../db/client.ts';
 import type { Event, WebhookSubscription } from '../../db/models.ts';
-import { sql } from '../../db/sql.ts';
-import { writeTransaction } from '../../db/transaction.ts';
+import { identifier, joinSql, sql } from '../../db/sql.ts';
+import { type Tx, WRITE_TRANSACTION_MAX_WAIT_MS, writeTransaction } from '../../db/transaction.ts';
 import { NEXT_VERSION } from '../versions.ts';
 import { toEventRecord } from './activity.ts';
 import type { OutboundPolicy } from './outbound.ts';
@@ -28,10 +33,10 @@ export const MAX_ATTEMPTS = RETRY_SCHEDULE_SECONDS.length + 1;
 export const RESPONSE_READ_LIMIT = 64 * 1024;
 export const RESPONSE_KEPT_CHARS = 1024;
 /**
- * Deliveries one worker sends at once: each ends in a short transaction, and the database's
- * connection pool is shared with the API's writes, which must not wait behind the worker.
+ * Deliveries one worker claims and sends at once (a batch): all of a batch's sends run together, so
+ * the batch lasts at most one send's timeout, and their outcomes are recorded in one transaction.
  */
-const BATCH = 8;
+export const DELIVERY_CONCURRENCY = 64;
 
 export interface DeliveryResult {
   statusCode: number | null;
@@ -56,6 +61,8 @@ export interface WorkerOptions {
   owner: string;
   retentionDays: number;
   hooks?: DeliveryHooks;
+  /** Deliveries claimed and sent at once (default DELIVERY_CONCURRENCY). */
+  concurrency?: number;
   /** Pause between polls when there was nothing to do. */
   idleMs?: number;
   onError?: (error: unknown) => void;
@@ -118,7 +125,9 @@ export function messageOf(event: Event, now: Date): SignedMessage {
 /**
  * One POST to a receiver: the connection's lookup refuses internal addresses (OutboundPolicy), the
  * whole exchange is bounded by `timeoutMs`, a redirect is an answer like any other (not followed),
- * and at most RESPONSE_READ_LIMIT bytes of the answer are read.
+ * and at most RESPONSE_READ_LIMIT bytes of the answer are read. With `agents`, a connection kept
+ * open from an earlier send (its address checked when it connected) may carry it; if the receiver
+ * had closed that connection meanwhile, the request is sent once more on a new one.
  */
 export function post(
   url: string,
@@ -126,17 +135,23 @@ export function post(
   body: string,
   policy: OutboundPolicy,
   timeoutMs: number,
+  agents?: Agents,
 ): Promise<DeliveryResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   return new Promise((resolve) => {
     let settled = false;
+    let req: ClientRequest | undefined;
     const finish = (result: Omit<DeliveryResult, 'durationMs'>) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       resolve({ ...result, durationMs: elapsed() });
     };
+    const timer = setTimeout(() => {
+      finish({ statusCode: null, body: '', error: `no complete answer within ${timeoutMs} ms` });
+      req?.destroy();
+    }, timeoutMs);
     const target = new URL(url);
     const host = target.hostname.replace(/^\[|\]$/g, '');
     const refusal = policy.urlProblem(url);
@@ -144,58 +159,68 @@ export function post(
       finish({ statusCode: null, body: '', error: refusal });
       return;
     }
-    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-    const req = send(
-      target,
-      {
-        method: 'POST',
-        headers: {
-          ...headers,
-          'content-type': 'application/json',
-          'content-length': String(Buffer.byteLength(body)),
-          'user-agent': 'cms-webhooks',
+    const https = target.protocol === 'https:';
+    const send = (mayRetry: boolean) => {
+      let answered = false;
+      const request = (https ? httpsRequest : httpRequest)(
+        target,
+        {
+          method: 'POST',
+          headers: {
+            ...headers,
+            'content-type': 'application/json',
+            'content-length': String(Buffer.byteLength(body)),
+            'user-agent': 'cms-webhooks',
+          },
+          lookup: policy.lookup,
+          agent: agents === undefined ? false : https ? agents.https : agents.http,
+          servername: host,
         },
-        lookup: policy.lookup,
-        agent: false,
-        servername: host,
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        const done = () =>
-          finish({
-            statusCode: response.statusCode ?? null,
-            body: Buffer.concat(chunks).toString('utf8').slice(0, RESPONSE_KEPT_CHARS),
-            error: null,
-            ...(retryAfterOf(response, Date.now()) !== undefined && {
-              retryAfterSeconds: retryAfterOf(response, Date.now()),
-            }),
+        (response) => {
+          answered = true;
+          const chunks: Buffer[] = [];
+          let size = 0;
+          const done = () =>
+            finish({
+              statusCode: response.statusCode ?? null,
+              body: Buffer.concat(chunks).toString('utf8').slice(0, RESPONSE_KEPT_CHARS),
+              error: null,
+              ...(retryAfterOf(response, Date.now()) !== undefined && {
+                retryAfterSeconds: retryAfterOf(response, Date.now()),
+              }),
+            });
+          response.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size <= RESPONSE_READ_LIMIT) chunks.push(chunk);
+            else {
+              done();
+              response.destroy();
+            }
           });
-        response.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size <= RESPONSE_READ_LIMIT) chunks.push(chunk);
-          else {
-            done();
-            response.destroy();
-          }
+          response.on('end', done);
+          response.on('error', done);
+        },
+      );
+      req = request;
+      request.on('error', (error: NodeJS.ErrnoException) => {
+        if (settled) return;
+        // A kept connection the receiver closed while it was idle: the request never reached it.
+        const stale =
+          request.reusedSocket && !answered && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
+        if (stale && mayRetry) {
+          send(false);
+          return;
+        }
+        finish({
+          statusCode: null,
+          body: '',
+          error:
+            error.code === 'EREFUSEDADDRESS' ? error.message : `connection failed (${error.code ?? 'error'})`,
         });
-        response.on('end', done);
-        response.on('error', done);
-      },
-    );
-    const timer = setTimeout(() => {
-      finish({ statusCode: null, body: '', error: `no complete answer within ${timeoutMs} ms` });
-      req.destroy();
-    }, timeoutMs);
-    req.on('error', (error: NodeJS.ErrnoException) => {
-      finish({
-        statusCode: null,
-        body: '',
-        error:
-          error.code === 'EREFUSEDADDRESS' ? error.message : `connection failed (${error.code ?? 'error'})`,
       });
-    });
-    req.end(body);
+      request.end(body);
+    };
+    send(true);
   });
 }
 
@@ -205,6 +230,27 @@ function matches(subscription: WebhookSubscription, event: Event): boolean {
   if (subscription.siteId !== null && subscription.siteId !== event.siteId) return false;
   if (subscription.channelId !== null && subscription.channelId !== event.channelId) return false;
   return subscription.eventTypes.split(',').some((pattern) => typeMatches(pattern, event.type));
+}
+
+/** Rows per INSERT: well within either database's limit on a statement's parameters. */
+const INSERT_CHUNK = 500;
+
+/**
+ * Inserts rows with one multi-row statement per chunk. Prisma's createMany costs a large multiple
+ * of this per row (bench/EVENTS.md), and a batch inserts a row per delivery or per attempt. Dates
+ * must come through `at`, as in every raw statement.
+ */
+async function insertRows(
+  tx: Tx,
+  table: 'WebhookDelivery' | 'WebhookAttempt',
+  columns: readonly string[],
+  rows: readonly (readonly unknown[])[],
+): Promise<void> {
+  const names = joinSql(columns.map((column) => identifier(column)));
+  for (let from = 0; from < rows.length; from += INSERT_CHUNK) {
+    const values = rows.slice(from, from + INSERT_CHUNK).map((row) => sql`(${joinSql(row)})`);
+    await tx.$executeRaw(sql`INSERT INTO ${identifier(table)} (${names}) VALUES ${joinSql(values)}`);
+  }
 }
 
 /** Turns undispatched events into deliveries; returns how many events it took. */
@@ -221,17 +267,24 @@ export async function dispatchEvents(db: Db, provider: DbProvider, limit = 200):
       orderBy: { id: 'asc' },
     });
     const subscriptions = await tx.webhookSubscription.findMany({ where: { active: true } });
+    const now = at(provider, new Date());
     const deliveries = events.flatMap((event) =>
       subscriptions
         .filter((subscription) => matches(subscription, event))
-        .map((subscription) => ({
-          subscriptionId: subscription.id,
-          eventId: event.id,
-          orderKey: `${event.resourceType}:${event.resourceId}`,
-          nextAttemptAt: new Date(),
-        })),
+        .map((subscription) => [
+          subscription.id,
+          event.id,
+          `${event.resourceType}:${event.resourceId}`,
+          now,
+          now,
+        ]),
     );
-    if (deliveries.length > 0) await tx.webhookDelivery.createMany({ data: deliveries });
+    await insertRows(
+      tx,
+      'WebhookDelivery',
+      ['subscriptionId', 'eventId', 'orderKey', 'nextAttemptAt', 'createdAt'],
+      deliveries,
+    );
     return claimed.length;
   });
 }
@@ -249,11 +302,15 @@ export async function claimDeliveries(
   provider: DbProvider,
   owner: string,
   leaseMs: number,
-  limit = BATCH,
+  limit = DELIVERY_CONCURRENCY,
   now = new Date(),
 ): Promise<Claimed[]> {
   const skipLocked = provider === 'postgresql' ? sql`FOR UPDATE OF d SKIP LOCKED` : sql``;
-  const rows = await db.$queryRaw<Claimed[]>(sql`
+  // On SQLite the claim is a transaction of its own: the adapter runs a statement sent outside a
+  // transaction on its one connection, inside whatever transaction is open there (an API write's),
+  // and that transaction's rollback would take the claim with it after the batch was sent.
+  const run = (on: Db | Tx) =>
+    on.$queryRaw<Claimed[]>(sql`
     UPDATE "WebhookDelivery" SET "leaseUntil" = ${at(provider, new Date(now.getTime() + leaseMs))},
       "leaseOwner" = ${owner}, "attempts" = "attempts" + 1
     WHERE "id" IN (
@@ -271,6 +328,7 @@ export async function claimDeliveries(
     -- (and committed) after this statement's snapshot was taken is then seen leased, and skipped.
       AND "status" = 'pending' AND ("leaseUntil" IS NULL OR "leaseUntil" < ${at(provider, now)})
     RETURNING "id", "subscriptionId", "eventId", "attempts"`);
+  const rows = provider === 'sqlite' ? await writeTransaction(db, run) : await run(db);
   return rows.map((row) => ({
     id: Number(row.id),
     subscriptionId: Number(row.subscriptionId),
@@ -279,73 +337,218 @@ export async function claimDeliveries(
   }));
 }
 
-/** Sends one claimed delivery and records the attempt; the lease owner fences every write. */
-export async function sendDelivery(options: WorkerOptions, claimed: Claimed): Promise<void> {
+/** A claimed delivery sent, with the receiver's answer. */
+interface Sent {
+  claimed: Claimed;
+  subscription: WebhookSubscription;
+  at: Date;
+  finished: Date;
+  result: DeliveryResult;
+}
+
+/** What became of one claimed delivery: sent, or nothing left to send (event or subscription gone). */
+type Outcome = Sent | { claimed: Claimed; gone: true };
+
+const wasSent = (outcome: Outcome): outcome is Sent => !('gone' in outcome);
+
+/**
+ * Time kept on a lease after a send's exchange for recording its outcome: a write transaction waits
+ * that long at most for its turn. A send that could not end this long before its lease does is not
+ * started: the lease could run out during it and another node send the delivery too.
+ */
+const RECORD_MARGIN_MS = WRITE_TRANSACTION_MAX_WAIT_MS;
+
+/** Extra time a lease has beyond a send's timeout and the record's margin, for the batch's reads. */
+const LEASE_SLACK_MS = 10_000;
+
+/** How long a claim leases its deliveries: the reads, one send's whole exchange, and the record. */
+export function leaseMsOf(timeoutMs: number): number {
+  return LEASE_SLACK_MS + timeoutMs + RECORD_MARGIN_MS;
+}
+
+/** The connections a worker keeps open to its receivers, reused from one batch to the next. */
+export interface Agents {
+  http: HttpAgent;
+  https: HttpsAgent;
+}
+
+export function keepAliveAgents(concurrency = DELIVERY_CONCURRENCY): Agents {
+  // Idle connections close after a few seconds (before the 5 s most servers keep them), and the
+  // connections to one receiver never outnumber the sends of a batch.
+  const options = { keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency, timeout: 4000 };
+  return { http: new HttpAgent(options), https: new HttpsAgent(options) };
+}
+
+/**
+ * Sends a claimed batch at once and records every outcome in one transaction. The batch's events
+ * and subscriptions are read with one query each; every send starts with the lease's remaining
+ * time checked, and every record is fenced by the lease owner.
+ */
+export async function sendBatch(
+  options: WorkerOptions,
+  claimed: readonly Claimed[],
+  leaseUntil: number,
+  agents?: Agents,
+): Promise<void> {
+  if (claimed.length === 0) return;
   const { db, owner } = options;
-  const [event, subscription] = await Promise.all([
-    db.event.findUnique({ where: { id: claimed.eventId } }),
-    db.webhookSubscription.findUnique({ where: { id: claimed.subscriptionId } }),
+  const [events, subscriptions] = await Promise.all([
+    db.event.findMany({ where: { id: { in: [...new Set(claimed.map((c) => c.eventId))] } } }),
+    db.webhookSubscription.findMany({
+      where: { id: { in: [...new Set(claimed.map((c) => c.subscriptionId))] } },
+    }),
   ]);
-  const now = new Date();
-  if (event === null || subscription === null) {
-    // Trimmed or deleted meanwhile: nothing left to send.
-    await db.webhookDelivery.updateMany({
-      where: { id: claimed.id, leaseOwner: owner },
-      data: { status: 'failed', completedAt: now, leaseUntil: null },
-    });
+  if (Date.now() + options.timeoutMs + RECORD_MARGIN_MS > leaseUntil) {
+    // The reads took so long that a send could outlast the lease: hand the batch back unsent.
+    await releaseLeases(db, owner, claimed);
     return;
   }
-  const message = messageOf(event, now);
-  const headers = signatureHeaders(message, secretsOf(subscription, now));
-  const result = await post(subscription.url, headers, message.body, options.policy, options.timeoutMs);
-  const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-  options.hooks?.attempted?.(ok ? 'succeeded' : 'failed', result.durationMs);
-  const givenUp = !ok && claimed.attempts >= MAX_ATTEMPTS;
-  const finished = new Date();
+  const eventOf = new Map(events.map((event) => [event.id, event]));
+  const subscriptionOf = new Map(subscriptions.map((subscription) => [subscription.id, subscription]));
+  const outcomes = await Promise.all(
+    claimed.map(async (delivery): Promise<Outcome> => {
+      const event = eventOf.get(delivery.eventId);
+      const subscription = subscriptionOf.get(delivery.subscriptionId);
+      // Trimmed or deleted meanwhile: nothing left to send.
+      if (event === undefined || subscription === undefined) return { claimed: delivery, gone: true };
+      const at = new Date();
+      const message = messageOf(event, at);
+      const headers = signatureHeaders(message, secretsOf(subscription, at));
+      const result = await post(
+        subscription.url,
+        headers,
+        message.body,
+        options.policy,
+        options.timeoutMs,
+        agents,
+      );
+      const ok = isSuccess(result);
+      options.hooks?.attempted?.(ok ? 'succeeded' : 'failed', result.durationMs);
+      return { claimed: delivery, subscription, at, finished: new Date(), result };
+    }),
+  );
   // Waits for its turn as long as any write: an outcome not recorded before the lease ends (the
   // pool busy with API writes) would have another node send the delivery again.
-  await writeTransaction(db, async (tx) => {
+  await writeTransaction(db, (tx) => recordOutcomes(tx, options.provider, owner, outcomes));
+}
+
+const isSuccess = (result: DeliveryResult) =>
+  result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+
+/** Gives leases back without an attempt: the claim's count of it is taken back too. */
+async function releaseLeases(db: Db, owner: string, claimed: readonly Claimed[]): Promise<void> {
+  await writeTransaction(db, (tx) =>
+    tx.webhookDelivery.updateMany({
+      where: { id: { in: claimed.map((c) => c.id) }, leaseOwner: owner, status: 'pending' },
+      data: { leaseUntil: null, attempts: { decrement: 1 } },
+    }),
+  );
+}
+
+/**
+ * The batch's outcomes, in one transaction: each delivery's state where this node still holds its
+ * lease (a delivery another node claimed since is left to it, and its attempt is not logged here),
+ * the attempts of those, and each subscription's failure count once.
+ */
+async function recordOutcomes(
+  tx: Tx,
+  provider: DbProvider,
+  owner: string,
+  outcomes: readonly Outcome[],
+): Promise<void> {
+  const now = new Date();
+  const gone = outcomes.filter((outcome) => !wasSent(outcome)).map((outcome) => outcome.claimed.id);
+  if (gone.length > 0)
+    await tx.webhookDelivery.updateMany({
+      where: { id: { in: gone }, leaseOwner: owner },
+      data: { status: 'failed', completedAt: now, leaseUntil: null },
+    });
+  const sent = outcomes.filter(wasSent);
+  const succeeded = sent.filter((outcome) => isSuccess(outcome.result));
+  const recorded = new Set<number>();
+  if (succeeded.length > 0) {
+    const ids = joinSql(succeeded.map((outcome) => outcome.claimed.id));
+    const rows = await tx.$queryRaw<{ id: number }[]>(sql`
+      UPDATE "WebhookDelivery" SET "status" = 'succeeded', "completedAt" = ${at(provider, now)}, "leaseUntil" = NULL
+      WHERE "id" IN (${ids}) AND "leaseOwner" = ${owner}
+      RETURNING "id"`);
+    for (const row of rows) recorded.add(Number(row.id));
+  }
+  for (const { claimed, finished, result } of sent) {
+    if (isSuccess(result)) continue;
+    const givenUp = claimed.attempts >= MAX_ATTEMPTS;
     const { count } = await tx.webhookDelivery.updateMany({
       where: { id: claimed.id, leaseOwner: owner },
-      data: ok
-        ? { status: 'succeeded', completedAt: finished, leaseUntil: null }
-        : givenUp
-          ? { status: 'failed', completedAt: finished, leaseUntil: null }
-          : {
-              nextAttemptAt: new Date(
-                finished.getTime() + retryDelayMs(claimed.attempts, result.retryAfterSeconds),
-              ),
-              leaseUntil: null,
-            },
+      data: givenUp
+        ? { status: 'failed', completedAt: finished, leaseUntil: null }
+        : {
+            nextAttemptAt: new Date(
+              finished.getTime() + retryDelayMs(claimed.attempts, result.retryAfterSeconds),
+            ),
+            leaseUntil: null,
+          },
     });
-    if (count === 0) return;
-    await tx.webhookAttempt.create({
-      data: {
-        deliveryId: claimed.id,
-        subscriptionId: subscription.id,
-        at: now,
-        statusCode: result.statusCode,
-        durationMs: result.durationMs,
-        responseBody: result.body,
-        error: result.error,
-      },
-    });
-    // Each change advances the subscription's version (its ETag); a success on a subscription
-    // without failures changes nothing, so it writes nothing.
-    await tx.webhookSubscription.updateMany({
-      where: { id: subscription.id, ...(ok && { consecutiveFailures: { not: 0 } }) },
-      data: ok
-        ? { consecutiveFailures: 0, ...NEXT_VERSION }
-        : givenUp
-          ? {
-              ...NEXT_VERSION,
-              consecutiveFailures: { increment: 1 },
-              active: false,
-              disabledReason: `disabled at ${finished.toISOString()}: delivery ${claimed.id} failed ${MAX_ATTEMPTS} attempts over about a day (last: ${result.statusCode === null ? result.error : `HTTP ${result.statusCode}`})`,
-            }
-          : { consecutiveFailures: { increment: 1 }, ...NEXT_VERSION },
-    });
-  });
+    if (count > 0) recorded.add(claimed.id);
+  }
+  const kept = sent.filter((outcome) => recorded.has(outcome.claimed.id));
+  if (kept.length === 0) return;
+  await insertRows(
+    tx,
+    'WebhookAttempt',
+    ['deliveryId', 'subscriptionId', 'at', 'statusCode', 'durationMs', 'responseBody', 'error'],
+    kept.map(({ claimed, subscription, at: sentAt, result }) => [
+      claimed.id,
+      subscription.id,
+      at(provider, sentAt),
+      result.statusCode,
+      result.durationMs,
+      result.body,
+      result.error,
+    ]),
+  );
+  // Each subscription's counter, from its outcomes in the order they ended: a success resets it,
+  // each failure after the last success adds one.
+  const bySubscription = new Map<number, Sent[]>();
+  for (const outcome of [...kept].sort((a, b) => a.finished.getTime() - b.finished.getTime()))
+    bySubscription.set(outcome.subscription.id, [
+      ...(bySubscription.get(outcome.subscription.id) ?? []),
+      outcome,
+    ]);
+  for (const [subscriptionId, list] of bySubscription) {
+    const lastSuccess = list.findLastIndex((outcome) => isSuccess(outcome.result));
+    const failuresAfter = list.length - 1 - lastSuccess;
+    const givenUp = list.find(
+      (outcome) => !isSuccess(outcome.result) && outcome.claimed.attempts >= MAX_ATTEMPTS,
+    );
+    const failures =
+      lastSuccess >= 0
+        ? { consecutiveFailures: failuresAfter }
+        : { consecutiveFailures: { increment: failuresAfter } };
+    if (givenUp !== undefined) {
+      const { claimed, finished, result } = givenUp;
+      await tx.webhookSubscription.updateMany({
+        where: { id: subscriptionId },
+        data: {
+          ...NEXT_VERSION,
+          ...failures,
+          active: false,
+          disabledReason: `disabled at ${finished.toISOString()}: delivery ${claimed.id} failed ${MAX_ATTEMPTS} attempts over about a day (last: ${result.statusCode === null ? result.error : `HTTP ${result.statusCode}`})`,
+        },
+      });
+    } else if (failuresAfter > 0) {
+      await tx.webhookSubscription.updateMany({
+        where: { id: subscriptionId },
+        data: { ...failures, ...NEXT_VERSION },
+      });
+    } else {
+      // Each change advances the subscription's version (its ETag); successes on a subscription
+      // without failures change nothing, so they write nothing.
+      await tx.webhookSubscription.updateMany({
+        where: { id: subscriptionId, consecutiveFailures: { not: 0 } },
+        data: { consecutiveFailures: 0, ...NEXT_VERSION },
+      });
+    }
+  }
 }
 
 /** Deletes events older than the retention, a few hundred at a time so that no lock is held long. */
@@ -381,16 +584,20 @@ export async function trimEvents(
 }
 
 /**
- * The loop each serving process runs: dispatch, claim, send (a batch at a time, concurrently),
- * again at once while there is work, else after `idleMs`. `stop` waits for the batch in flight.
+ * The loop each serving process runs: dispatch, claim, send (a batch at a time, concurrently) and
+ * record, again at once while there is work, else after `idleMs`. `stop` waits for the batch in
+ * flight, then closes the connections kept to receivers.
  */
 export class DeliveryWorker {
   #stopped = false;
   #running: Promise<void> | undefined;
   #wake: (() => void) | undefined;
   #lastTrim = 0;
+  readonly #agents: Agents;
 
-  constructor(private readonly options: WorkerOptions) {}
+  constructor(private readonly options: WorkerOptions) {
+    this.#agents = keepAliveAgents(options.concurrency ?? DELIVERY_CONCURRENCY);
+  }
 
   start(): void {
     this.#running = this.#loop();
@@ -400,6 +607,8 @@ export class DeliveryWorker {
     this.#stopped = true;
     this.#wake?.();
     await this.#running;
+    this.#agents.http.destroy();
+    this.#agents.https.destroy();
   }
 
   async tick(): Promise<number> {
@@ -409,8 +618,17 @@ export class DeliveryWorker {
       await trimEvents(db, this.options.retentionDays);
     }
     const dispatched = await dispatchEvents(db, provider);
-    const claimed = await claimDeliveries(db, provider, owner, timeoutMs + 30_000);
-    await Promise.all(claimed.map((delivery) => sendDelivery(this.options, delivery)));
+    const now = new Date();
+    const leaseMs = leaseMsOf(timeoutMs);
+    const claimed = await claimDeliveries(
+      db,
+      provider,
+      owner,
+      leaseMs,
+      this.options.concurrency ?? DELIVERY_CONCURRENCY,
+      now,
+    );
+    await sendBatch(this.options, claimed, now.getTime() + leaseMs, this.#agents);
     return dispatched + claimed.length;
   }
 
