@@ -10,7 +10,7 @@
  *     `cms import` does), alternately approving and rejecting the same 1,000.
  * Prints p50/p99/min/max per part and the machine's load average (bench/README.md, "Write surface").
  * Usage: tsx bench/writeSurface.ts [--db sqlite|postgresql] [--part channels,check]
- *          [--channels N] [--contents N] [--runs N] [--profile DIR] [--service DIR]
+ *          [--channels N] [--contents N] [--runs N] [--profile DIR] [--service DIR,...]
  */
 
 import { createReadStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -31,8 +31,14 @@ const option = (name: string, fallback: string) => {
   const at = args.indexOf(`--${name}`);
   return at >= 0 ? (args[at + 1] ?? fallback) : fallback;
 };
-/** The checkout whose built service is measured (`--service DIR`: another one's, for a before/after). */
-const ROOT = resolve(option('service', resolve(dirname(fileURLToPath(import.meta.url)), '..')));
+const HERE = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/**
+ * The checkouts whose built services are measured, in turn on the same data (`--service DIR,DIR`:
+ * another checkout's beside this one's, for a before/after without loading the data twice).
+ */
+const ROOTS = option('service', HERE)
+  .split(',')
+  .map((dir) => resolve(dir));
 const provider = option('db', 'sqlite');
 const parts = option('part', 'channels,check').split(',');
 const CHANNELS = Number(option('channels', '10000'));
@@ -71,7 +77,7 @@ async function database(name: string) {
  * The built service (`node dist/src/main.js`, as `npm start` runs it) in a child process with one
  * process (`WORKERS=0`), in production mode, on the prepared database.
  */
-async function serve(url: string) {
+async function serve(url: string, root: string) {
   const port = await freePort();
   const started = startProcess(
     process.execPath,
@@ -87,7 +93,7 @@ async function serve(url: string) {
       CMS_SECRET: 'bench-secret-that-is-at-least-32-characters',
       REDIS_URL: '',
     },
-    ROOT,
+    root,
   );
   const base = `http://127.0.0.1:${port}`;
   await waitForAnswer(`${base}/api/v1/ping`, started, performance.now());
@@ -194,35 +200,37 @@ async function listChannelsPart() {
       `${provider}: ${CHANNELS} channels imported in ${((performance.now() - start) / 1000).toFixed(1)} s`,
     );
     await handle.db.$disconnect();
-    const service = await serve(place.url);
-    let bytes = 0;
-    // The body's bytes are counted, not decoded: the client shares the service's process.
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const times = await timed(
-      service.cpuMs,
-      () =>
-        new Promise<void>((resolve, reject) => {
-          get(
-            `${service.base}/api/v1/channels/${SITE_ID}`,
-            { agent, headers: { 'X-SS-API-KEY': API_KEY } },
-            (res) => {
-              let received = 0;
-              res.on('data', (chunk: Buffer) => {
-                received += chunk.length;
-              });
-              res.on('end', () => {
-                bytes = received;
-                if (res.statusCode === 200) resolve();
-                else reject(new Error(`listChannels answered ${res.statusCode}`));
-              });
-              res.on('error', reject);
-            },
-          ).on('error', reject);
-        }),
-    );
-    agent.destroy();
-    summary(`listChannels of ${CHANNELS} channels (${(bytes / 1e6).toFixed(1)} MB)`, times);
-    await service.close();
+    for (const root of ROOTS) {
+      const service = await serve(place.url, root);
+      let bytes = 0;
+      // The body's bytes are counted, not decoded: the client shares the service's process.
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      const times = await timed(
+        service.cpuMs,
+        () =>
+          new Promise<void>((resolve, reject) => {
+            get(
+              `${service.base}/api/v1/channels/${SITE_ID}`,
+              { agent, headers: { 'X-SS-API-KEY': API_KEY } },
+              (res) => {
+                let received = 0;
+                res.on('data', (chunk: Buffer) => {
+                  received += chunk.length;
+                });
+                res.on('end', () => {
+                  bytes = received;
+                  if (res.statusCode === 200) resolve();
+                  else reject(new Error(`listChannels answered ${res.statusCode}`));
+                });
+                res.on('error', reject);
+              },
+            ).on('error', reject);
+          }),
+      );
+      agent.destroy();
+      summary(`listChannels of ${CHANNELS} channels (${(bytes / 1e6).toFixed(1)} MB), ${root}`, times);
+      await service.close();
+    }
   } finally {
     await place.drop();
   }
@@ -255,32 +263,36 @@ async function checkPart() {
       select: { id: true, channelId: true },
     });
     await handle.db.$disconnect();
-    const service = await serve(place.url);
-    let approve = false;
-    const times = await timed(service.cpuMs, async () => {
-      approve = !approve;
-      const response = await fetch(`${service.base}/api/v1/contents/actions/check`, {
-        method: 'POST',
-        headers: { 'X-SS-API-KEY': API_KEY, 'Content-Type': 'application/json' },
-        body: JSON.stringify({
-          siteId: SITE_ID,
-          contents: targets.map(({ id, channelId }) => ({ id, channelId })),
-          checked: approve,
-          reasons: approve ? '' : 'bench',
-        }),
+    for (const root of ROOTS) {
+      const service = await serve(place.url, root);
+      let approve = false;
+      const times = await timed(service.cpuMs, async () => {
+        approve = !approve;
+        const response = await fetch(`${service.base}/api/v1/contents/actions/check`, {
+          method: 'POST',
+          headers: { 'X-SS-API-KEY': API_KEY, 'Content-Type': 'application/json' },
+          body: JSON.stringify({
+            siteId: SITE_ID,
+            contents: targets.map(({ id, channelId }) => ({ id, channelId })),
+            checked: approve,
+            reasons: approve ? '' : 'bench',
+          }),
+        });
+        const body = await response.text();
+        if (response.status !== 200) throw new Error(`checkContents answered ${response.status}: ${body}`);
       });
-      const body = await response.text();
-      if (response.status !== 200) throw new Error(`checkContents answered ${response.status}: ${body}`);
-    });
-    summary(`checkContents of ${targets.length} contents among ${CONTENTS}`, times);
-    await service.close();
+      summary(`checkContents of ${targets.length} contents among ${CONTENTS}, ${root}`, times);
+      await service.close();
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await place.drop();
   }
 }
 
-if (!existsSync(join(ROOT, 'dist/src/main.js'))) throw new Error('dist/ is missing: npm run build first');
+for (const root of ROOTS)
+  if (!existsSync(join(root, 'dist/src/main.js')))
+    throw new Error(`${root}/dist/ is missing: npm run build first`);
 if (parts.includes('channels')) await listChannelsPart();
 if (parts.includes('check')) await checkPart();
 process.exit(0);

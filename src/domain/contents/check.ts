@@ -4,7 +4,7 @@ import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { formatDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, forbidden, notFound } from '../errors.ts';
-import { recordEvent } from '../events/record.ts';
+import { recordEvents } from '../events/record.ts';
 import type { Principal } from '../principal.ts';
 import { requireContent, requireSite } from '../records.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
@@ -82,7 +82,9 @@ export async function checkContents(
       const level = approve
         ? approvedLevel(row.checkedLevel, stage)
         : rejectedLevel(row.checkedLevel, siteLevel);
-      levels.set(level, [...(levels.get(level) ?? []), id]);
+      const same = levels.get(level);
+      if (same) same.push(id);
+      else levels.set(level, [id]);
       return {
         siteId: request.siteId,
         channelId,
@@ -107,16 +109,17 @@ export async function checkContents(
       });
     }
     const written = await tx.contentCheck.createManyAndReturn({ data: records });
-    // One event per content decided, each with the level it now has.
-    for (const record of records) {
-      await recordEvent(tx, {
+    // One event per content decided, each with the level it now has, in the order asked.
+    await recordEvents(
+      tx,
+      records.map((record) => ({
         type: 'content.checked',
         resourceId: record.contentId,
         siteId: record.siteId,
         channelId: record.channelId,
         payload: { checked: record.checked, checkedLevel: record.checkedLevel, reasons: record.reasons },
-      });
-    }
+      })),
+    );
     const byContent = new Map(written.map((row) => [row.contentId, row]));
     return request.contents.map(({ id }) => toContentCheck(byContent.get(id) as ContentCheckRow));
   });

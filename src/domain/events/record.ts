@@ -53,19 +53,29 @@ function compact(payload: EventInput['payload']): string {
  * writes committed, since the write's row lock is held until then).
  */
 export async function recordEvent(tx: Tx, input: EventInput): Promise<void> {
+  await tx.event.create({ data: eventRow(input) });
+}
+
+/**
+ * Several events of one write, in this order, in one statement: a write of 1,000 contents records
+ * 1,000 events without 1,000 round trips.
+ */
+export async function recordEvents(tx: Tx, inputs: readonly EventInput[]): Promise<void> {
+  if (inputs.length > 0) await tx.event.createMany({ data: inputs.map(eventRow) });
+}
+
+function eventRow(input: EventInput) {
   const actor = input.actor ?? currentActor();
-  await tx.event.create({
-    data: {
-      type: input.type,
-      resourceType: resourceTypeOf(input.type),
-      resourceId: input.resourceId ?? 0,
-      siteId: input.siteId ?? null,
-      channelId: input.channelId ?? null,
-      actorType: actor.type,
-      actorId: actor.id,
-      payload: compact(input.payload),
-    },
-  });
+  return {
+    type: input.type,
+    resourceType: resourceTypeOf(input.type),
+    resourceId: input.resourceId ?? 0,
+    siteId: input.siteId ?? null,
+    channelId: input.channelId ?? null,
+    actorType: actor.type,
+    actorId: actor.id,
+    payload: compact(input.payload),
+  };
 }
 
 /** The fields of `after` that differ from `before`, for an update's payload. */
