@@ -30,6 +30,7 @@ export type {
 export const MODEL_FIELDS = {
   Content: Object.values(Prisma.ContentScalarFieldEnum),
   ApiKey: Object.values(Prisma.ApiKeyScalarFieldEnum),
+  Channel: Object.values(Prisma.ChannelScalarFieldEnum),
 } as const;
 
 /** true when A and B are the same type, as far as assignability tells. */

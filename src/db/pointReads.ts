@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type pg from 'pg';
-import { type ApiKey, type Content, MODEL_FIELDS } from './models.ts';
+import { type ApiKey, type Channel, type Content, MODEL_FIELDS } from './models.ts';
 
 /*
  * The reads every request of the hot paths makes (a content by its path, an API key by digest),
@@ -22,15 +22,24 @@ import { type ApiKey, type Content, MODEL_FIELDS } from './models.ts';
  * a client of its own).
  */
 
+/** A channel of a site's list, with its approved contents outside the recycle bin (ContentTally). */
+export type SiteChannel = Channel & { contentNum: number };
+
 export interface PointReads {
   /** The content `id` of that site and channel, outside the recycle bin. */
   content(id: number, siteId: number, channelId: number): Promise<Content | null>;
   apiKeyByDigest(digest: string): Promise<ApiKey | null>;
+  /**
+   * Every channel of a site, by taxis then id, each with its approved contents: one statement, so
+   * one snapshot. A site's whole tree (10,000 channels) through Prisma's client cost seconds of
+   * result shaping; through the driver it is the query's own cost (bench/README.md, "Write surface").
+   */
+  siteChannels(siteId: number): Promise<SiteChannel[]>;
 }
 
 type Row = Record<string, unknown>;
-/** Runs one kept statement with its parameters; the first row or undefined. */
-type Reader = (params: readonly unknown[]) => Promise<Row | undefined>;
+/** Runs one kept statement with its parameters; its rows (only the first when `one`). */
+type Reader = (params: readonly unknown[]) => Promise<Row[]>;
 type QueryObserver = ((sqlText: string, durationMs: number) => void) | undefined;
 
 type Dialect = 'sqlite' | 'postgresql';
@@ -45,10 +54,16 @@ function select(dialect: Dialect, table: string, fields: readonly string[], wher
 
 const CONTENT_FIELDS = MODEL_FIELDS.Content;
 const API_KEY_FIELDS = MODEL_FIELDS.ApiKey;
+const CHANNEL_FIELDS = MODEL_FIELDS.Channel;
 
 function statements(dialect: Dialect) {
   const notRecycled = dialect === 'sqlite' ? '"recycled" = 0' : '"recycled" = false';
+  const channelColumns = CHANNEL_FIELDS.map((field) => `c."${field}"`).join(', ');
   return {
+    // ContentTally's key (siteId, channelId, checked) answers each channel's row of the join.
+    siteChannels: `SELECT ${channelColumns}, COALESCE(t."count", 0) AS "contentNum" FROM "Channel" c
+      LEFT JOIN "ContentTally" t ON t."siteId" = c."siteId" AND t."channelId" = c."id" AND t."checked" = ${dialect === 'sqlite' ? '1' : 'true'}
+      WHERE c."siteId" = ${dialect === 'sqlite' ? '?' : '$1'} ORDER BY c."taxis", c."id"`,
     content: select(dialect, 'Content', CONTENT_FIELDS, [
       '"id" = ?',
       '"siteId" = ?',
@@ -63,12 +78,16 @@ function pointReads(reader: (sqlText: string) => Reader, dialect: Dialect): Poin
   const sqlText = statements(dialect);
   const content = reader(sqlText.content);
   const apiKey = reader(sqlText.apiKey);
+  const siteChannels = reader(sqlText.siteChannels);
   return {
     async content(id, siteId, channelId) {
-      return ((await content([id, siteId, channelId])) as Content | undefined) ?? null;
+      return ((await content([id, siteId, channelId]))[0] as Content | undefined) ?? null;
     },
     async apiKeyByDigest(digest) {
-      return ((await apiKey([digest])) as ApiKey | undefined) ?? null;
+      return ((await apiKey([digest]))[0] as ApiKey | undefined) ?? null;
+    },
+    async siteChannels(siteId) {
+      return (await siteChannels([siteId])) as SiteChannel[];
     },
   };
 }
@@ -82,18 +101,35 @@ function timed<T>(observe: QueryObserver, sqlText: string, run: () => T): T {
 }
 
 /** How a value of each SQLite declared type becomes the model's value (others are kept as read). */
-const SQLITE_CONVERSIONS: Readonly<Record<string, (value: unknown) => unknown>> = {
+const SQLITE_CONVERSIONS: Readonly<Record<string, Conversion>> = {
   BOOLEAN: (value) => value !== 0,
   // As Prisma's adapter: epoch milliseconds; a text date (written by SQL defaults) is parsed.
   DATETIME: (value) => new Date(typeof value === 'string' ? value : Number(value)),
 };
 
+type Conversion = (value: unknown) => unknown;
+
 interface SqliteStatement {
   statement: BetterSqlite3.Statement;
-  /** The result's column names, in order. */
-  names: string[];
-  /** Per column, in the same order: its conversion, or undefined to keep the value as read. */
-  conversions: (((value: unknown) => unknown) | undefined)[];
+  /** Makes the row of one result (an array of the columns' values, in order). */
+  rowOf: (values: readonly unknown[]) => Row;
+}
+
+/**
+ * A row maker for these columns (each with its conversion, or undefined to keep the value as read)
+ * that builds every row as one object literal: one shape from the first row on. Filling an empty
+ * object column by column went through a keyed store per value, which for a site's 10,000
+ * channels cost more than the query itself.
+ */
+function rowMaker(names: readonly string[], conversions: readonly (Conversion | undefined)[]) {
+  const fields = names.map((name, index) => {
+    const value = `values[${index}]`;
+    return conversions[index] === undefined
+      ? `${JSON.stringify(name)}: ${value}`
+      : `${JSON.stringify(name)}: ${value} === null ? null : conversions[${index}](${value})`;
+  });
+  const make = new Function('conversions', `return (values) => ({ ${fields.join(', ')} });`);
+  return make(conversions) as (values: readonly unknown[]) => Row;
 }
 
 /**
@@ -118,22 +154,15 @@ export function sqlitePointReads(
       const columns = statement.columns();
       const names = columns.map(({ name }) => name);
       const conversions = columns.map(({ type }) => SQLITE_CONVERSIONS[(type ?? '').toUpperCase()]);
-      const made = { statement, names, conversions };
+      const made = { statement, rowOf: rowMaker(names, conversions) };
       prepared.set(database, made);
       return made;
     };
     return async (params) => {
       const database = await connection();
-      const { statement, names, conversions } = prepared.get(database) ?? prepare(database);
-      const values = timed(observe, sqlText, () => statement.get(...params)) as unknown[] | undefined;
-      if (values === undefined) return undefined;
-      const row: Row = {};
-      for (let index = 0; index < names.length; index++) {
-        const value = values[index];
-        const convert = conversions[index];
-        row[names[index] as string] = convert === undefined || value === null ? value : convert(value);
-      }
-      return row;
+      const { statement, rowOf } = prepared.get(database) ?? prepare(database);
+      const rows = timed(observe, sqlText, () => statement.all(...params)) as unknown[][];
+      return rows.map(rowOf);
     };
   }, 'sqlite');
 }
@@ -174,7 +203,7 @@ export function postgresPointReads(
         types: POSTGRES_TYPES,
       });
       observe?.(sqlText, performance.now() - start);
-      return result.rows[0];
+      return result.rows;
     };
   }, 'postgresql');
 }

@@ -5,7 +5,7 @@
  */
 
 export function splitList(joined: string): string[] {
-  return normalizeList(joined);
+  return joined === '' ? [] : normalizeList(joined);
 }
 
 export function normalizeList(input: string | readonly string[]): string[] {

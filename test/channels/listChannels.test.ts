@@ -12,6 +12,10 @@ let typed: TypedClient;
 /** Site 20: a generated tree of this many channels, siblings in a shuffled taxis order. */
 const GENERATED = 400;
 const generated: { id: number; parentId: number; taxis: number }[] = [];
+/** Site 30: a chain 200 channels deep, with 300 siblings (ties of taxis) under its last channel. */
+const DEEP = 200;
+const WIDE = 300;
+const deepAndWide: { id: number; parentId: number; taxis: number }[] = [];
 
 beforeAll(async () => {
   ({ app, key } = await startFixtureApp(['Channels', 'STL']));
@@ -28,9 +32,28 @@ beforeAll(async () => {
     // Few distinct taxis values, so that ties fall back to the id.
     generated.push({ id: 1000 + i, parentId: parent.id, taxis: Math.floor(random() * 5) });
   }
+  deepAndWide.push({ id: 30, parentId: 0, taxis: 0 });
+  for (let i = 1; i < DEEP; i++)
+    deepAndWide.push({ id: 5000 + i, parentId: deepAndWide[i - 1]!.id, taxis: i });
+  const last = deepAndWide[DEEP - 1]!.id;
+  // Ids given in descending order, taxis in three values: the order comes from taxis, then id.
+  for (let i = 0; i < WIDE; i++) deepAndWide.push({ id: 9000 - i, parentId: last, taxis: i % 3 });
   await importDocument(app, {
-    sites: [{ id: 20, siteDir: 'generated', siteName: 'Generated' }],
-    channels: generated.map((channel) => ({ ...channel, siteId: 20, channelName: `Channel ${channel.id}` })),
+    sites: [
+      { id: 20, siteDir: 'generated', siteName: 'Generated' },
+      { id: 30, siteDir: 'deep', siteName: 'Deep' },
+    ],
+    channels: [
+      ...generated.map((channel) => ({ ...channel, siteId: 20, channelName: `Channel ${channel.id}` })),
+      ...deepAndWide.map((channel) => ({ ...channel, siteId: 30, channelName: `Deep ${channel.id}` })),
+    ],
+    // Approved (level 1 of 1) and pending contents: contentNum counts the approved ones.
+    contents: [5001, 5001, 5002, 9000, 8999, 8999].map((channelId, i) => ({
+      siteId: 30,
+      channelId,
+      title: `Deep content ${i}`,
+      checkedLevel: i === 1 ? 0 : 1,
+    })),
   });
 });
 afterAll(async () => {
@@ -91,6 +114,38 @@ describe('GET /api/v1/channels/{siteId}', () => {
     for (const channel of data?.value ?? []) {
       expect(channel.childrenCount).toBe(childrenOf.get(channel.id)?.length ?? 0);
     }
+  });
+
+  test('a deep and wide tree: exact order, levels, paths, children, last siblings and contents', async () => {
+    const chain = deepAndWide.slice(0, DEEP);
+    const fan = deepAndWide.slice(DEEP).sort((a, b) => a.taxis - b.taxis || a.id - b.id);
+    const { data } = await list(30);
+    const rows = data?.value ?? [];
+    expect(rows.map((channel) => channel.id)).toEqual([...chain, ...fan].map((channel) => channel.id));
+    const pathOf = (depth: number) =>
+      chain
+        .slice(0, depth)
+        .map((channel) => channel.id)
+        .join(',');
+    const approved: Record<number, number> = { 5001: 1, 5002: 1, 9000: 1, 8999: 2 };
+    expect(
+      rows.map((channel) => [
+        channel.parentsCount,
+        channel.parentsPath,
+        channel.childrenCount,
+        channel.isLastNode,
+        channel.contentNum,
+      ]),
+    ).toEqual([
+      ...chain.map((channel, depth) => [
+        depth,
+        pathOf(depth),
+        depth === DEEP - 1 ? WIDE : 1,
+        true,
+        approved[channel.id] ?? 0,
+      ]),
+      ...fan.map((channel, index) => [DEEP, pathOf(DEEP), 0, index === WIDE - 1, approved[channel.id] ?? 0]),
+    ]);
   });
 
   test('a channel added or moved shows at once', async () => {

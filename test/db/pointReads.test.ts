@@ -199,3 +199,66 @@ test('a fresh client reads before its first Prisma query, and its reads are repo
     expect(after).toBe(before);
   },
 );
+
+test("a site's channels read the same as through Prisma, in taxis then id order, with approved contents", async () => {
+  const { db } = database.handle;
+  const site = await db.site.create({ data: { siteDir: 'tree', siteName: 'Tree' } });
+  const root = await db.channel.create({
+    data: {
+      guid: 't-root',
+      siteId: site.id,
+      channelName: 'Root',
+      taxis: 5,
+      extras: '{"isChannelAddable":false}',
+    },
+  });
+  const child = await db.channel.create({
+    data: {
+      guid: 't-child',
+      siteId: site.id,
+      parentId: root.id,
+      channelName: 'Child ✓',
+      indexName: 'child',
+      parentsPath: String(root.id),
+      parentsCount: 1,
+      groupNames: 'a,b',
+      listColumns: 'title',
+      isCreateChannelIfContentChanged: false,
+      createChannelIdsIfContentChanged: '1,2',
+      addDate: new Date('2024-05-06T07:08:09.123Z'),
+    },
+  });
+  await db.channel.create({
+    data: { guid: 't-tie', siteId: site.id, parentId: root.id, channelName: 'Tie', taxis: 5 },
+  });
+  await db.content.create({
+    data: {
+      guid: 't-c1',
+      siteId: site.id,
+      channelId: child.id,
+      title: 'Approved',
+      checked: true,
+      checkedLevel: 1,
+    },
+  });
+  await db.content.create({
+    data: {
+      guid: 't-c2',
+      siteId: site.id,
+      channelId: child.id,
+      title: 'Pending',
+      checked: false,
+      checkedLevel: 0,
+    },
+  });
+  const prisma = await db.channel.findMany({
+    where: { siteId: site.id },
+    orderBy: [{ taxis: 'asc' }, { id: 'asc' }],
+  });
+  const raw = await reads().siteChannels(site.id);
+  expect(raw.map(({ contentNum, ...channel }) => channel)).toStrictEqual(prisma);
+  expect(raw.map((channel) => [channel.id, channel.contentNum])).toEqual(
+    prisma.map((channel) => [channel.id, channel.id === child.id ? 1 : 0]),
+  );
+  expect(await reads().siteChannels(-1)).toEqual([]);
+});

@@ -1,23 +1,24 @@
-import type { Db } from '../../db/client.ts';
-import type { Channel } from '../../db/models.ts';
+import type { Db, DbHandle } from '../../db/client.ts';
+import type { SiteChannel } from '../../db/pointReads.ts';
 import { requireSite } from '../records.ts';
 import { type ChannelFormB, toChannelFormB } from '../stl/channel.ts';
 
 /**
  * Every channel of a site, flat, in tree order (depth first, siblings by taxis then id), as form B.
- * Two reads in one snapshot whatever the size of the tree: the channels, and their approved
- * contents from the tallies the database keeps (ContentTally), instead of a count per channel.
+ * One read whatever the size of the tree (the channels sorted by taxis and id, each with its
+ * approved contents from the tallies the database keeps), then the order in one pass over them.
  */
-export async function listChannels(db: Db, siteId: number): Promise<ChannelFormB[]> {
+export async function listChannels(
+  db: Db,
+  reads: DbHandle['reads'],
+  siteId: number,
+): Promise<ChannelFormB[]> {
   await requireSite(db, siteId);
-  const [channels, tallies] = await db.$transaction([
-    db.channel.findMany({ where: { siteId }, orderBy: [{ taxis: 'asc' }, { id: 'asc' }] }),
-    db.contentTally.findMany({ where: { siteId, checked: true }, select: { channelId: true, count: true } }),
-  ]);
-  const approved = new Map(tallies.map((tally) => [tally.channelId, tally.count]));
+  const channels = await reads.siteChannels(siteId);
   const ids = new Set(channels.map((channel) => channel.id));
-  const childrenOf = new Map<number, Channel[]>();
-  const roots: Channel[] = [];
+  // Children in the read's order, so each list of siblings is already by taxis then id.
+  const childrenOf = new Map<number, SiteChannel[]>();
+  const roots: SiteChannel[] = [];
   for (const channel of channels) {
     // A channel whose parent is not in the site (never written so by the service) is kept, as a root.
     if (!ids.has(channel.parentId)) roots.push(channel);
@@ -29,16 +30,16 @@ export async function listChannels(db: Db, siteId: number): Promise<ChannelFormB
   }
   const ordered: ChannelFormB[] = [];
   // Depth first without recursion: a deep tree cannot overflow the stack.
-  const stack: { channel: Channel; isLastNode: boolean }[] = [];
-  const pushSiblings = (siblings: readonly Channel[]) => {
+  const stack: { channel: SiteChannel; isLastNode: boolean }[] = [];
+  const pushSiblings = (siblings: readonly SiteChannel[]) => {
     for (let i = siblings.length - 1; i >= 0; i--) {
-      stack.push({ channel: siblings[i] as Channel, isLastNode: i === siblings.length - 1 });
+      stack.push({ channel: siblings[i] as SiteChannel, isLastNode: i === siblings.length - 1 });
     }
   };
   pushSiblings(roots);
   for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
     const { channel, isLastNode } = next;
-    ordered.push(toChannelFormB(channel, { isLastNode, contentNum: approved.get(channel.id) ?? 0 }));
+    ordered.push(toChannelFormB(channel, { isLastNode, contentNum: channel.contentNum }));
     pushSiblings(childrenOf.get(channel.id) ?? []);
   }
   return ordered;

@@ -1,14 +1,18 @@
 import type { Db } from '../../db/client.ts';
 import type { ContentCheck as ContentCheckRow } from '../../db/models.ts';
+import { joinSql, sql } from '../../db/sql.ts';
 import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { formatDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, forbidden, notFound } from '../errors.ts';
-import { recordEvent } from '../events/record.ts';
+import { recordEvents } from '../events/record.ts';
 import type { Principal } from '../principal.ts';
 import { requireContent, requireSite } from '../records.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
 import { approvedLevel, rejectedLevel, storedCheckedLevel } from './review.ts';
+
+/** 9 parameters each: far below SQLite's and PostgreSQL's limits per statement. */
+const CHECKS_PER_STATEMENT = 1000;
 
 export type CheckContentsRequest = components['schemas']['CheckContentsRequest'];
 export type ContentCheck = components['schemas']['ContentCheck'];
@@ -82,7 +86,9 @@ export async function checkContents(
       const level = approve
         ? approvedLevel(row.checkedLevel, stage)
         : rejectedLevel(row.checkedLevel, siteLevel);
-      levels.set(level, [...(levels.get(level) ?? []), id]);
+      const same = levels.get(level);
+      if (same) same.push(id);
+      else levels.set(level, [id]);
       return {
         siteId: request.siteId,
         channelId,
@@ -106,17 +112,33 @@ export async function checkContents(
         },
       });
     }
-    const written = await tx.contentCheck.createManyAndReturn({ data: records });
-    // One event per content decided, each with the level it now has.
-    for (const record of records) {
-      await recordEvent(tx, {
+    // Raw multi-row INSERTs, as for the events: only the ids come back, the rest is what was written.
+    const written: ContentCheckRow[] = [];
+    for (let start = 0; start < records.length; start += CHECKS_PER_STATEMENT) {
+      const slice = records.slice(start, start + CHECKS_PER_STATEMENT);
+      const ids = await tx.$queryRaw<{ id: number | bigint; contentId: number | bigint }[]>(
+        sql`INSERT INTO "ContentCheck" ("siteId", "channelId", "contentId", "adminId", "apiKeyId", "checked", "checkedLevel", "reasons", "checkDate") VALUES ${joinSql(
+          slice.map(
+            (record) =>
+              sql`(${record.siteId}, ${record.channelId}, ${record.contentId}, ${record.adminId}, ${record.apiKeyId}, ${record.checked}, ${record.checkedLevel}, ${record.reasons}, ${record.checkDate})`,
+          ),
+        )} RETURNING "id", "contentId"`,
+      );
+      // RETURNING's order is not the order of VALUES (SQLite says so): matched by content, each once.
+      const idOf = new Map(ids.map((row) => [Number(row.contentId), Number(row.id)]));
+      for (const record of slice) written.push({ ...record, id: idOf.get(record.contentId) as number });
+    }
+    // One event per content decided, each with the level it now has, in the order asked.
+    await recordEvents(
+      tx,
+      records.map((record) => ({
         type: 'content.checked',
         resourceId: record.contentId,
         siteId: record.siteId,
         channelId: record.channelId,
         payload: { checked: record.checked, checkedLevel: record.checkedLevel, reasons: record.reasons },
-      });
-    }
+      })),
+    );
     const byContent = new Map(written.map((row) => [row.contentId, row]));
     return request.contents.map(({ id }) => toContentCheck(byContent.get(id) as ContentCheckRow));
   });

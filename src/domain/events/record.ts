@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.ts';
 import type { Prisma } from '../../db/models.ts';
+import { joinSql, sql } from '../../db/sql.ts';
 import { writeTransaction } from '../../db/transaction.ts';
 import { type Actor, currentActor } from './actor.ts';
 import { type EventType, resourceTypeOf } from './types.ts';
@@ -53,19 +54,43 @@ function compact(payload: EventInput['payload']): string {
  * writes committed, since the write's row lock is held until then).
  */
 export async function recordEvent(tx: Tx, input: EventInput): Promise<void> {
+  await tx.event.create({ data: eventRow(input) });
+}
+
+/**
+ * Several events of one write, in this order, in one statement: a write of 1,000 contents records
+ * 1,000 events without 1,000 round trips.
+ */
+export async function recordEvents(tx: Tx, inputs: readonly EventInput[]): Promise<void> {
+  // A multi-row INSERT through raw SQL: createMany of 1,000 rows spent most of its time in the
+  // client's query compiler. The adapter binds the date as the client's own writes do.
+  const createdAt = new Date();
+  for (let start = 0; start < inputs.length; start += EVENTS_PER_STATEMENT) {
+    const rows = inputs.slice(start, start + EVENTS_PER_STATEMENT).map((input) => {
+      const row = eventRow(input);
+      return sql`(${row.type}, ${row.resourceType}, ${row.resourceId}, ${row.siteId}, ${row.channelId}, ${row.actorType}, ${row.actorId}, ${row.payload}, ${createdAt})`;
+    });
+    await tx.$executeRaw(
+      sql`INSERT INTO "Event" ("type", "resourceType", "resourceId", "siteId", "channelId", "actorType", "actorId", "payload", "createdAt") VALUES ${joinSql(rows)}`,
+    );
+  }
+}
+
+/** 9 parameters each: far below SQLite's (32,766) and PostgreSQL's (65,535) limits per statement. */
+const EVENTS_PER_STATEMENT = 1000;
+
+function eventRow(input: EventInput) {
   const actor = input.actor ?? currentActor();
-  await tx.event.create({
-    data: {
-      type: input.type,
-      resourceType: resourceTypeOf(input.type),
-      resourceId: input.resourceId ?? 0,
-      siteId: input.siteId ?? null,
-      channelId: input.channelId ?? null,
-      actorType: actor.type,
-      actorId: actor.id,
-      payload: compact(input.payload),
-    },
-  });
+  return {
+    type: input.type,
+    resourceType: resourceTypeOf(input.type),
+    resourceId: input.resourceId ?? 0,
+    siteId: input.siteId ?? null,
+    channelId: input.channelId ?? null,
+    actorType: actor.type,
+    actorId: actor.id,
+    payload: compact(input.payload),
+  };
 }
 
 /** The fields of `after` that differ from `before`, for an update's payload. */
