@@ -29,12 +29,24 @@ function filesRunByThisWorker(): string[] {
     const worker = typeof process.send === 'function';
     if (worker) {
       const list = files;
+      const report = () => {
+        const file = openHandlesReportFile(process.pid);
+        writeFileSync(file, `jest worker ${process.pid}: ${process.getActiveResourcesInfo().join(', ')}\n`);
+        writeFileSync(file, openHandlesReport(list));
+      };
       process.once('SIGTERM', () => {
         try {
-          writeFileSync(openHandlesReportFile(process.pid), openHandlesReport(list));
+          report();
         } finally {
           process.exit(143);
         }
+      });
+      // Jest ends a worker by removing its (last) message listener and waiting for the process to
+      // exit; one still alive 450 ms later (jest gives it 500) reports what holds it, before the
+      // signal. If neither this nor the SIGTERM handler writes, no JavaScript ran: the worker's
+      // thread was blocked in a synchronous call when the run ended.
+      process.on('removeListener', (event) => {
+        if (event === 'message' && process.listenerCount('message') === 0) setTimeout(report, 450).unref();
       });
     }
   }

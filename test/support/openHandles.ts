@@ -45,7 +45,13 @@ export function openHandlesReport(files: readonly string[]): string {
   return [
     `jest worker ${process.pid} did not exit by itself after its last file.`,
     `  resources: ${[...counts].map(([type, count]) => `${type} × ${count}`).join(', ') || 'none'}`,
-    ...handles.map((handle) => `  handle: ${describeHandle(handle)}`),
+    ...handles.map((handle) => {
+      try {
+        return `  handle: ${describeHandle(handle)}`;
+      } catch (error) {
+        return `  handle: (not described: ${String(error)})`;
+      }
+    }),
     `  files it ran, in order: ${files.map((file) => relative(process.cwd(), file)).join(', ')}`,
     '',
   ].join('\n');
