@@ -13,12 +13,15 @@ import { openHandlesReport, openHandlesReportFile } from './openHandles.ts';
 
 const LEAK_CHECK = Symbol.for('cms.test.leakCheck');
 const FILES_RUN = Symbol.for('cms.test.filesRun');
+/** The resources of a worker's standard streams: a pipe to jest, or a terminal. */
+const STDIO = new Set(['PipeWrap', 'TTYWrap']);
 
 /**
  * The files this jest worker process has run, kept across its environments. Jest ends a worker that
  * does not exit by itself half a second after the run with SIGTERM ("A worker process has failed to
- * exit gracefully"): the worker then writes what kept it alive and which files it ran to a file the
- * global teardown prints, instead of dying without a word.
+ * exit gracefully"). A worker that holds nothing but its standard streams then exits at once; one
+ * that still holds something (a leak) writes what and which files it ran to a file the global
+ * teardown prints, instead of dying without a word.
  */
 function filesRunByThisWorker(): string[] {
   const holder = process as unknown as Record<symbol, string[] | undefined>;
@@ -42,11 +45,15 @@ function filesRunByThisWorker(): string[] {
         }
       });
       // Jest ends a worker by removing its (last) message listener and waiting for the process to
-      // exit; one still alive 450 ms later (jest gives it 500) reports what holds it, before the
-      // signal. If neither this nor the SIGTERM handler writes, no JavaScript ran: the worker's
-      // thread was blocked in a synchronous call when the run ended.
+      // exit. With nothing but the standard streams left the worker would exit by itself, but
+      // tearing down a heap of a gigabyte (a worker that ran dozens of files) takes longer than
+      // jest waits (strace: hundreds of munmap calls after 'exit'); process.exit skips that
+      // teardown. One that holds more reports it 450 ms later (jest gives it 500), before the signal.
       process.on('removeListener', (event) => {
-        if (event === 'message' && process.listenerCount('message') === 0) setTimeout(report, 450).unref();
+        if (event !== 'message' || process.listenerCount('message') > 0) return;
+        const held = process.getActiveResourcesInfo().filter((type) => !STDIO.has(type));
+        if (held.length === 0) setImmediate(() => process.exit(0));
+        else setTimeout(report, 450).unref();
       });
     }
   }
