@@ -4,6 +4,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
 import { createDb } from '../src/db/client.ts';
 import { applyMigrations } from '../src/db/migrate/index.ts';
 import {
@@ -28,7 +29,8 @@ import { freePort, startProcess, stopProcess, waitForAnswer } from './processes.
  * process under tsx compiles each module on its first use and opens its pool's connections on
  * demand, which the first requests would otherwise pay as if it were steady state. Then
  * HOSTILE_QUIET_SECONDS (default 5) of probes alone, then the hostile filters.
- * BENCH_LOOP_DELAY=<directory> also records each worker's event-loop delay (bench/loopDelay.mjs).
+ * BENCH_LOOP_DELAY=<directory> also records each worker's event-loop delay (bench/loopDelay.mjs);
+ * BENCH_CPU_PROF=<directory> writes each worker's CPU profile (bench/cpuProfile.mjs).
  * PostgreSQL: BENCH_POSTGRES_URL (default postgresql://postgres@127.0.0.1:5432/postgres). Figures
  * go to bench/HOSTILE.md.
  */
@@ -39,6 +41,7 @@ const SECONDS = Number(process.env.HOSTILE_SECONDS ?? 10);
 const WARMUP_SECONDS = Number(process.env.HOSTILE_WARMUP_SECONDS ?? 3);
 const QUIET_SECONDS = Number(process.env.HOSTILE_QUIET_SECONDS ?? 5);
 const LOOP_DELAY = process.env.BENCH_LOOP_DELAY;
+const CPU_PROFILES = process.env.BENCH_CPU_PROF;
 const ROOT = process.cwd();
 const work = join(ROOT, '.tmp', `timelimits-${process.pid}`);
 const apiKey = randomBytes(24).toString('hex');
@@ -97,6 +100,48 @@ function hostile(base: string) {
     method: 'POST',
     headers: { 'x-ss-api-key': apiKey, 'content-type': 'application/json' },
     body: JSON.stringify(HOSTILE_FILTER),
+  });
+}
+
+/**
+ * The hostile senders, in a thread of their own: receiving their answers (~20 MB each on
+ * PostgreSQL, where the filter matches) would otherwise hold the prober's event loop and be counted
+ * as the service's delay. The thread's code is plain JavaScript (a worker thread's `eval`).
+ */
+function hostileSenders(base: string): Promise<{ statuses: Record<string, number>; ms: number[] }> {
+  const code = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    const { url, headers, body, senders, seconds } = workerData;
+    const statuses = {};
+    const ms = [];
+    const deadline = performance.now() + seconds * 1000;
+    const send = async () => {
+      while (performance.now() < deadline) {
+        const start = performance.now();
+        const response = await fetch(url, { method: 'POST', headers, body });
+        await response.arrayBuffer();
+        ms.push(performance.now() - start);
+        statuses[response.status] = (statuses[response.status] ?? 0) + 1;
+      }
+    };
+    Promise.all(Array.from({ length: senders }, send)).then(() => parentPort.postMessage({ statuses, ms }));
+  `;
+  const thread = new Worker(code, {
+    eval: true,
+    workerData: {
+      url: `${base}/api/v1/contents`,
+      headers: { 'x-ss-api-key': apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify(HOSTILE_FILTER),
+      senders: SENDERS,
+      seconds: SECONDS,
+    },
+  });
+  return new Promise((resolve, reject) => {
+    thread.once('message', (result: { statuses: Record<string, number>; ms: number[] }) => {
+      resolve(result);
+      void thread.terminate();
+    });
+    thread.once('error', reject);
   });
 }
 
@@ -160,10 +205,13 @@ async function main() {
       RATE_LIMIT_PER_MINUTE: '0',
       CMS_SECRET: 'bench-secret-that-is-at-least-32-characters',
       REDIS_URL: '',
-      ...(LOOP_DELAY !== undefined && {
-        BENCH_LOOP_DELAY: LOOP_DELAY,
-        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${join(ROOT, 'bench/loopDelay.mjs')}`,
-      }),
+      ...(LOOP_DELAY !== undefined && { BENCH_LOOP_DELAY: LOOP_DELAY }),
+      ...(CPU_PROFILES !== undefined && { BENCH_CPU_PROF: CPU_PROFILES }),
+      NODE_OPTIONS: [
+        process.env.NODE_OPTIONS ?? '',
+        LOOP_DELAY === undefined ? '' : `--import ${join(ROOT, 'bench/loopDelay.mjs')}`,
+        CPU_PROFILES === undefined ? '' : `--import ${join(ROOT, 'bench/cpuProfile.mjs')}`,
+      ].join(' '),
     },
     ROOT,
   );
@@ -178,18 +226,10 @@ async function main() {
     await probe(base, sleep(WARMUP_SECONDS * 1000));
     const quiet = await probe(base, sleep(QUIET_SECONDS * 1000));
 
-    const statuses = new Map<number, number>();
-    const hostileMs: number[] = [];
     hostileFrom = Date.now();
-    const deadline = performance.now() + SECONDS * 1000;
-    const senders = Array.from({ length: SENDERS }, async () => {
-      while (performance.now() < deadline) {
-        const { ms, status } = await hostile(base);
-        hostileMs.push(ms);
-        statuses.set(status, (statuses.get(status) ?? 0) + 1);
-      }
-    });
-    const loaded = await probe(base, Promise.all(senders));
+    const senders = hostileSenders(base);
+    const loaded = await probe(base, senders);
+    const { statuses, ms: hostileMs } = await senders;
     hostileTo = Date.now();
 
     console.log(
@@ -205,7 +245,9 @@ async function main() {
     console.log(`| get-by-id, under hostile filters | ${summary(loaded.get)} |`);
     console.log(`| the hostile filter itself | ${summary(hostileMs)} |`);
     console.log(
-      `\nhostile answers: ${[...statuses].map(([status, n]) => `${n} × ${status}`).join(', ')}; probe failures: ${loaded.failures.length + quiet.failures.length}`,
+      `\nhostile answers: ${Object.entries(statuses)
+        .map(([status, n]) => `${n} × ${status}`)
+        .join(', ')}; probe failures: ${loaded.failures.length + quiet.failures.length}`,
     );
   } finally {
     await stopProcess(started);
