@@ -1,11 +1,15 @@
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import jpeg from 'jpeg-js';
+import { PNG } from 'pngjs';
 import type { Db, DbHandle } from '../../src/db/client.ts';
 import { md5Hex, verifyMd5Password } from '../../src/domain/accounts/passwords.ts';
 import { digestApiKey } from '../../src/domain/crypto/apiKeys.ts';
 import { exportDocument } from '../../src/domain/export/index.ts';
 import { importDocument, importFrom } from '../../src/domain/import/index.ts';
 import { streamSource } from '../../src/domain/import/source.ts';
+import { uploadAvatar } from '../../src/domain/users/avatar.ts';
+import { reencodeAvatar } from '../../src/domain/users/avatarImage.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 
 /*
@@ -19,6 +23,20 @@ async function exportText(database: Pick<DbHandle, 'db' | 'provider'>): Promise<
   const parts: string[] = [];
   await exportDocument(database, { write: async (text) => void parts.push(text) });
   return parts.join('');
+}
+
+/** RGBA pixels of a small picture: a gradient, so that its PNG is not trivially compressible. */
+function pixels(width: number, height: number): Buffer {
+  const data = Buffer.alloc(width * height * 4);
+  for (let i = 0; i < width * height; i++)
+    data.set([(i * 7) % 256, (i * 13) % 256, (i * 29) % 256, 255], i * 4);
+  return data;
+}
+
+function pngOf(width: number, height: number): Buffer {
+  const png = new PNG({ width, height });
+  png.data = pixels(width, height);
+  return PNG.sync.write(png);
 }
 
 /** Every row of every table an import writes, ordered by id, secrets left out. */
@@ -37,6 +55,13 @@ async function everything(db: Db) {
       ({ passwordHash: _h, passwordSalt: _s, ...row }) => row,
     ),
     apiKeys: (await db.apiKey.findMany(byId)).map(({ digest: _d, ...row }) => row),
+    // An avatar's version and date are the import's own, as a content's version is.
+    avatars: (await db.userAvatar.findMany({ orderBy: { userId: 'asc' } })).map(
+      ({ version: _v, updatedAt: _u, bytes, ...row }) => ({
+        ...row,
+        bytes: Buffer.from(bytes).toString('hex'),
+      }),
+    ),
   };
 }
 
@@ -128,6 +153,7 @@ describe('export and import round trip', () => {
       data: { locked: true, lockedUntil: new Date('2030-05-06T07:08:09.123Z'), tokenVersion: 3 },
     });
     await db.administrator.update({ where: { id: 2 }, data: { tokenVersion: 1, countOfFailedLogin: 2 } });
+    await uploadAvatar(db, { kind: 'apiKey', apiKeyId: 5, scopes: new Set(['Users']) }, 7, pngOf(24, 16));
     await db.apiKey.update({
       where: { id: 5 },
       data: { lastUsedAt: new Date('2026-01-01T00:00:00.001Z'), rateLimitPerMinute: 60 },
@@ -162,6 +188,9 @@ describe('export and import round trip', () => {
       settings: '{"color":"red"}',
     });
     expect(after.users.find((row) => row.id === 9)).toMatchObject({ tokenVersion: 3, locked: true });
+    expect(after.avatars).toEqual([
+      { userId: 7, width: 24, height: 16, bytes: reencodeAvatar(pngOf(24, 16)).png.toString('hex') },
+    ]);
     expect(after.apiKeys[0]).toMatchObject({
       title: 'Reader',
       rateLimitPerMinute: 60,
@@ -185,6 +214,8 @@ describe('export and import round trip', () => {
     for (const secret of secrets) expect(text).not.toContain(secret);
     const document = JSON.parse(text) as Record<string, Record<string, unknown>[]>;
     expect(document.users?.map((user) => user.password)).toEqual([null, null]);
+    // Alice's uploaded avatar travels as its PNG; Bob has none.
+    expect(document.users?.map((user) => typeof user.avatarPng)).toEqual(['string', 'undefined']);
     expect(document.apiKeys?.[0]?.key).toBeNull();
     expect(Object.keys(document)).toEqual([
       'sites',
@@ -245,5 +276,37 @@ describe('export and import round trip', () => {
       `contents[2]: duplicate guid '${uuid}' (also contents[0])`,
       "contents[4]: duplicate guid 'plain-guid' (also contents[3])",
     ]);
+  });
+
+  test('an avatar in the file is re-encoded as an upload is; one that is not an image is named, and nothing is written', async () => {
+    const jpegBytes = jpeg.encode({ data: pixels(10, 6), width: 10, height: 6 }, 90).data;
+    const summary = await importDocument(target.handle, {
+      users: [
+        { id: 40, userName: 'carol', password: null, avatarPng: Buffer.from(jpegBytes).toString('base64') },
+      ],
+    });
+    expect(summary.users).toBe(1);
+    const stored = await target.handle.db.userAvatar.findUniqueOrThrow({ where: { userId: 40 } });
+    expect(stored).toMatchObject({ width: 10, height: 6, version: 1 });
+    // Stored as a PNG, as an upload of the same JPEG would be.
+    expect(Buffer.from(stored.bytes).subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
+    expect(Buffer.from(stored.bytes).equals(reencodeAvatar(jpegBytes).png)).toBe(true);
+
+    const error = await importDocument(target.handle, {
+      users: [
+        { id: 41, userName: 'dave', password: null, avatarPng: Buffer.from('<svg/>').toString('base64') },
+        { id: 42, userName: 'erin', password: null, avatarPng: 'not base64!' },
+        { id: 43, userName: 'frank', password: null, avatarPng: pngOf(4, 4).toString('base64') },
+      ],
+    }).then(
+      () => undefined,
+      (thrown: unknown) => thrown as { fields: { message: string }[] },
+    );
+    expect(error?.fields.map((field) => field.message)).toEqual([
+      "users[0] (id 41): field 'avatarPng': The file is not a PNG, JPEG or GIF image",
+      "users[1] (id 42): field 'avatarPng' must be base64",
+    ]);
+    expect(await target.handle.db.user.count({ where: { id: { in: [41, 42, 43] } } })).toBe(0);
+    expect(await target.handle.db.userAvatar.count({ where: { userId: { in: [41, 42, 43] } } })).toBe(0);
   });
 });

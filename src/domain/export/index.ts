@@ -53,8 +53,7 @@ const PAGES: Record<Table, Page> = {
     (await tx.channel.findMany(byId(after))).map((row) => ({ id: row.id, record: channelRecord(row) })),
   contents: async (tx, after) =>
     (await tx.content.findMany(byId(after))).map((row) => ({ id: row.id, record: contentRecord(row) })),
-  users: async (tx, after) =>
-    (await tx.user.findMany(byId(after))).map((row) => ({ id: row.id, record: userRecord(row) })),
+  users: usersPage,
   administrators: async (tx, after) =>
     (await tx.administrator.findMany(byId(after))).map((row) => ({
       id: row.id,
@@ -63,6 +62,32 @@ const PAGES: Record<Table, Page> = {
   apiKeys: async (tx, after) =>
     (await tx.apiKey.findMany(byId(after))).map((row) => ({ id: row.id, record: apiKeyRecord(row) })),
 };
+
+/** Avatars' bytes one page of users holds at most: a page ends early, before the user past it. */
+const AVATAR_BYTES_PER_PAGE = 16 * 1024 * 1024;
+
+/** Users with their uploaded avatars, each read on its own so that a page's avatars stay bounded. */
+async function usersPage(tx: Tx, after: number): Promise<{ id: number; record: unknown }[]> {
+  const rows = await tx.user.findMany(byId(after));
+  const withAvatar = await tx.userAvatar.findMany({
+    where: { userId: { in: rows.map((row) => row.id) } },
+    select: { userId: true },
+  });
+  const hasAvatar = new Set(withAvatar.map((avatar) => avatar.userId));
+  const page: { id: number; record: unknown }[] = [];
+  let bytes = 0;
+  for (const row of rows) {
+    let avatar: Uint8Array | undefined;
+    if (hasAvatar.has(row.id)) {
+      if (page.length > 0 && bytes >= AVATAR_BYTES_PER_PAGE) break;
+      avatar = (await tx.userAvatar.findUnique({ where: { userId: row.id }, select: { bytes: true } }))
+        ?.bytes;
+      bytes += avatar?.length ?? 0;
+    }
+    page.push({ id: row.id, record: userRecord(row, avatar) });
+  }
+  return page;
+}
 
 async function counts(tx: Tx): Promise<ExportSummary> {
   // One after another: an interactive transaction runs on a single connection.

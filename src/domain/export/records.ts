@@ -104,7 +104,8 @@ export function contentRecord(row: Content): Input<typeof contentFileSchema> {
   };
 }
 
-export function userRecord(row: User): Input<typeof userFileSchema> {
+/** `avatar`: the PNG the user uploaded, when there is one. */
+export function userRecord(row: User, avatar?: Uint8Array): Input<typeof userFileSchema> {
   return {
     id: row.id,
     userName: row.userName,
@@ -125,6 +126,7 @@ export function userRecord(row: User): Input<typeof userFileSchema> {
     locked: row.locked,
     lockedUntil: instantOrNull(row.lockedUntil),
     tokenVersion: row.tokenVersion,
+    ...(avatar === undefined ? {} : { avatarPng: Buffer.from(avatar).toString('base64') }),
   };
 }
 

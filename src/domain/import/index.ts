@@ -10,7 +10,7 @@ import {
   type Table,
 } from './document.ts';
 import { chunks, ImportProblems } from './fields.ts';
-import { ContentPlanner, planAdministrators, planApiKeys, planUsers } from './planRecords.ts';
+import { ContentPlanner, decodeAvatars, planAdministrators, planApiKeys, planUsers } from './planRecords.ts';
 import { planStructure } from './planStructure.ts';
 import type { ContentRecord } from './records.ts';
 import { documentSource, type ImportSource } from './source.ts';
@@ -149,6 +149,7 @@ export async function importFrom(
   );
   // Hashed before the transaction opens, so no lock is held during seconds of key derivation.
   const passwords = await hashPasswords(doc);
+  const avatarImages = decodeAvatars(doc, problems);
   const now = new Date();
   const totalContents = doc.contents.count;
 
@@ -156,7 +157,7 @@ export async function importFrom(
     async (tx) => {
       const state = await loadState(tx, doc);
       const structure = planStructure(doc, state, problems, now);
-      const users = planUsers(doc, state, problems, passwords, now);
+      const { users, avatars } = planUsers(doc, state, problems, passwords, now, avatarImages);
       const administrators = planAdministrators(doc, state, structure, problems, passwords, now);
       const apiKeys = planApiKeys(doc, state, problems, now);
 
@@ -180,6 +181,8 @@ export async function importFrom(
       if (problems.count > 0) throw failure(problems);
 
       await insertRows(tx, MODEL_TABLES.users, users);
+      // One at a time: an avatar is up to megabytes, past a multi-row statement's text bound.
+      for (const avatar of avatars) await tx.userAvatar.create({ data: avatar });
       await insertRows(tx, MODEL_TABLES.administrators, administrators);
       await insertRows(tx, MODEL_TABLES.apiKeys, apiKeys);
 

@@ -3,6 +3,8 @@ import type { Prisma } from '../../db/models.ts';
 import type { StoredPassword } from '../accounts/passwords.ts';
 import { type AccountKind, UNIQUE_ACCOUNT_FIELDS, type UniqueAccountField } from '../accounts/rules.ts';
 import { type ReviewState, reviewStateOfDecision, reviewStateOfLevel } from '../contents/review.ts';
+import { DomainError } from '../errors.ts';
+import { type AvatarImage, reencodeAvatar } from '../users/avatarImage.ts';
 import { type ContentScan, guidKey, type Parsed, type ParsedDocument } from './document.ts';
 import { claimed, type ImportProblems, idCounter, type RecordRef, UniqueCheck } from './fields.ts';
 import type { StructurePlan } from './planStructure.ts';
@@ -181,16 +183,48 @@ function planAccounts<T extends AccountRecord>(
   return rows;
 }
 
+/** The users' uploaded avatars, each re-encoded as an upload is, by the base64 text of the file. */
+export type ImportedAvatars = ReadonlyMap<string, AvatarImage>;
+
+/**
+ * Decodes and re-encodes every user's `avatarPng` (before the transaction opens: decoding takes
+ * time); one that is not an accepted image is a problem of its record.
+ */
+export function decodeAvatars(doc: ParsedDocument, problems: ImportProblems): ImportedAvatars {
+  const images = new Map<string, AvatarImage>();
+  for (const { ref, value } of doc.users) {
+    const text = value.avatarPng;
+    if (text === undefined || images.has(text)) continue;
+    try {
+      images.set(text, reencodeAvatar(Buffer.from(text, 'base64')));
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      problems.add(ref, `field 'avatarPng': ${error.message}`);
+    }
+  }
+  return images;
+}
+
 export function planUsers(
   doc: ParsedDocument,
   state: DbState,
   problems: ImportProblems,
   passwords: Passwords,
   now: Date,
-): Prisma.UserCreateManyInput[] {
-  return planAccounts('users', doc.users, state.users, state.maxIds.users, problems, passwords).map((row) =>
-    datesOrNow(row, ['createDate', 'lastResetPasswordDate', 'lastActivityDate'], now),
+  images: ImportedAvatars,
+): { users: Prisma.UserCreateManyInput[]; avatars: Prisma.UserAvatarCreateManyInput[] } {
+  const avatars: Prisma.UserAvatarCreateManyInput[] = [];
+  const users = planAccounts('users', doc.users, state.users, state.maxIds.users, problems, passwords).map(
+    ({ avatarPng, ...row }) => {
+      const image = avatarPng === undefined ? undefined : images.get(avatarPng);
+      if (image !== undefined) {
+        const { png, width, height } = image;
+        avatars.push({ userId: row.id, bytes: new Uint8Array(png), width, height, updatedAt: now });
+      }
+      return datesOrNow(row, ['createDate', 'lastResetPasswordDate', 'lastActivityDate'], now);
+    },
   );
+  return { users, avatars };
 }
 
 export function planAdministrators(

@@ -277,7 +277,19 @@ export const contentFileSchema = contentSchema.extend({
     .default({})
     .transform((value) => JSON.stringify(value)),
 });
-export const userFileSchema = userSchema.extend({ lockedUntil, tokenVersion });
+/**
+ * An uploaded avatar (src/domain/users/avatar.ts) as an export writes it: the stored PNG in base64.
+ * The import decodes and re-encodes it as an upload is, so a file cannot store bytes that are not
+ * the image they claim to be. A 1024 × 1024 PNG of noise is ~4 MiB, ~5.6 Mi characters in base64.
+ */
+export const AVATAR_PNG_MAX_CHARACTERS = 8 * 1024 * 1024;
+const avatarPng = z
+  .string({ error: 'must be a text' })
+  .max(AVATAR_PNG_MAX_CHARACTERS, { error: `must be at most ${AVATAR_PNG_MAX_CHARACTERS} characters` })
+  .regex(/^[A-Za-z0-9+/]*={0,2}$/, { error: 'must be base64' })
+  .optional();
+
+export const userFileSchema = userSchema.extend({ lockedUntil, tokenVersion, avatarPng });
 export const administratorFileSchema = administratorSchema.extend({ lockedUntil, tokenVersion });
 
 export type SiteRecord = z.output<typeof siteSchema>;
