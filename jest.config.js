@@ -19,5 +19,10 @@ export default {
   // Tests that start processes (the CLI, servers) take many times longer on a loaded 2-core machine;
   // a generous ceiling keeps them from failing for load, while a real hang still ends the run.
   testTimeout: 180000,
+  // How long jest waits for a worker to exit after the run before it kills it ("failed to exit
+  // gracefully"). A worker's exit can outlast jest's default 500 ms on a loaded machine without
+  // holding anything (a worker thread ending its statement, the heap of a worker that ran dozens of
+  // files); one that holds a handle still reports it (test/support/leakEnvironment.ts).
+  workerGracefulExitTimeout: 5000,
   maxWorkers: 2,
 };

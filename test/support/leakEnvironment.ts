@@ -18,12 +18,12 @@ const STDIO = new Set(['PipeWrap', 'TTYWrap']);
 
 /**
  * The files this jest worker process has run, kept across its environments. Jest ends a worker that
- * does not exit by itself half a second after the run with SIGTERM ("A worker process has failed to
- * exit gracefully"). A worker that holds nothing but its standard streams then exits at once; one
+ * does not exit by itself `workerGracefulExitTimeout` after the run with SIGTERM ("A worker process
+ * has failed to exit gracefully"). A worker that holds nothing but its standard streams then exits at once; one
  * that still holds something (a leak) writes what and which files it ran to a file the global
  * teardown prints, instead of dying without a word.
  */
-function filesRunByThisWorker(): string[] {
+function filesRunByThisWorker(graceMs: number): string[] {
   const holder = process as unknown as Record<symbol, string[] | undefined>;
   let files = holder[FILES_RUN];
   if (files === undefined) {
@@ -48,12 +48,12 @@ function filesRunByThisWorker(): string[] {
       // exit. With nothing but the standard streams left the worker would exit by itself, but
       // tearing down a heap of a gigabyte (a worker that ran dozens of files) takes longer than
       // jest waits (strace: hundreds of munmap calls after 'exit'); process.exit skips that
-      // teardown. One that holds more reports it 450 ms later (jest gives it 500), before the signal.
+      // teardown. One that holds more reports it shortly before jest's signal.
       process.on('removeListener', (event) => {
         if (event !== 'message' || process.listenerCount('message') > 0) return;
         const held = process.getActiveResourcesInfo().filter((type) => !STDIO.has(type));
         if (held.length === 0) setImmediate(() => process.exit(0));
-        else setTimeout(report, 450).unref();
+        else setTimeout(report, Math.max(0, graceMs - 50)).unref();
       });
     }
   }
@@ -63,7 +63,7 @@ function filesRunByThisWorker(): string[] {
 export default class LeakCheckingEnvironment extends TestEnvironment {
   constructor(config: JestEnvironmentConfig, context: EnvironmentContext) {
     super(config, context);
-    filesRunByThisWorker().push(context.testPath);
+    filesRunByThisWorker(config.globalConfig.workerGracefulExitTimeout ?? 500).push(context.testPath);
   }
 
   async handleTestEvent(event: Circus.Event, state: Circus.State): Promise<void> {
