@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /*
@@ -26,6 +27,26 @@ export function startProcess(command: string, args: string[], env: NodeJS.Proces
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   return { child, output: () => output };
+}
+
+/**
+ * The service from its sources (tsx, the default two workers unless `env` says otherwise) in
+ * production mode on `databaseUrl`, listening on `port`, with a secret of the bench's own.
+ */
+export function startServiceSources(port: number, databaseUrl: string, env: NodeJS.ProcessEnv, root: string) {
+  return startProcess(
+    join(root, 'node_modules/.bin/tsx'),
+    ['src/main.ts'],
+    {
+      ...process.env,
+      PORT: String(port),
+      DATABASE_URL: databaseUrl,
+      NODE_ENV: 'production',
+      CMS_SECRET: 'bench-secret-that-is-at-least-32-characters',
+      ...env,
+    },
+    root,
+  );
 }
 
 /** Stops the process group we started (by its id), waiting for the leader to exit. */

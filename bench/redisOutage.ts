@@ -8,7 +8,7 @@ import autocannon, { type Result } from 'autocannon';
 import { createDb } from '../src/db/client.ts';
 import { applyMigrations } from '../src/db/migrate/index.ts';
 import { importDocument } from '../src/domain/import/index.ts';
-import { freePort, startProcess, stopProcess, waitForAnswer } from './processes.ts';
+import { freePort, startServiceSources, stopProcess, waitForAnswer } from './processes.ts';
 
 /*
  * `npx tsx bench/redisOutage.ts [refuse|blackhole]`: what a Redis outage costs the requests a node
@@ -118,16 +118,11 @@ async function main() {
   await redis.listen();
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const started = startProcess(
-    join(ROOT, 'node_modules/.bin/tsx'),
-    ['src/main.ts'],
+  const started = startServiceSources(
+    port,
+    url,
     {
-      ...process.env,
-      PORT: String(port),
-      DATABASE_URL: url,
-      NODE_ENV: 'production',
       LOG_LEVEL: 'error',
-      CMS_SECRET: 'bench-secret-that-is-at-least-32-characters',
       REDIS_URL: `redis://127.0.0.1:${relayPort}`,
       REDIS_KEY_PREFIX: `bench-outage-${process.pid}:`,
     },

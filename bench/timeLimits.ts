@@ -15,7 +15,7 @@ import {
 } from '../src/db/migrate/postgres.ts';
 import { importDocument } from '../src/domain/import/index.ts';
 import { WORST_CASE_WHERES, worstCaseTexts } from '../test/support/worstCase.ts';
-import { freePort, startProcess, stopProcess, waitForAnswer } from './processes.ts';
+import { freePort, startServiceSources, stopProcess, waitForAnswer } from './processes.ts';
 
 /*
  * `npx tsx bench/timeLimits.ts [sqlite|postgresql]`: how fast ping and a get-by-id are answered
@@ -193,17 +193,12 @@ async function main() {
   const { url, drop } = await prepare();
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const started = startProcess(
-    join(ROOT, 'node_modules/.bin/tsx'),
-    ['src/main.ts'],
+  const started = startServiceSources(
+    port,
+    url,
     {
-      ...process.env,
-      PORT: String(port),
-      DATABASE_URL: url,
-      NODE_ENV: 'production',
       LOG_LEVEL: 'warn',
       RATE_LIMIT_PER_MINUTE: '0',
-      CMS_SECRET: 'bench-secret-that-is-at-least-32-characters',
       REDIS_URL: '',
       ...(LOOP_DELAY !== undefined && { BENCH_LOOP_DELAY: LOOP_DELAY }),
       ...(CPU_PROFILES !== undefined && { BENCH_CPU_PROF: CPU_PROFILES }),
