@@ -124,7 +124,7 @@ describe('roll-over in the service time zone (the domain call, with a chosen now
       where: { id: target.contentId },
       data: { hits: 100, hitsByDay: 10, hitsByWeek: 20, hitsByMonth: 30, lastHitsDate: last },
     });
-    expect(await countHit(app.db, target, now)).toBe(101);
+    expect(await countHit(app, target, now)).toBe(101);
     const { hits, hitsByDay, hitsByWeek, hitsByMonth, lastHitsDate } = await row(target.contentId);
     expect(lastHitsDate?.getTime()).toBe(now.getTime());
     return { hits, hitsByDay, hitsByWeek, hitsByMonth };

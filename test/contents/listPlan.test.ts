@@ -413,7 +413,7 @@ describe('stored totals (ContentCount) are used, and only while the site is not 
     const writes: [string, () => Promise<unknown>][] = [
       [
         'an update of a column no filter here reads',
-        () => other.db.$executeRaw`UPDATE "Content" SET "hits" = "hits" + 1 WHERE "id" = 13`,
+        () => other.db.$executeRaw`UPDATE "Content" SET "downloads" = "downloads" + 1 WHERE "id" = 13`,
       ],
       [
         'an API update',
@@ -442,9 +442,9 @@ describe('stored totals (ContentCount) are used, and only while the site is not 
     await other.db.$executeRaw`DELETE FROM "ContentCount"`;
     const before = await total();
     await mark();
-    await other.db.$executeRaw`UPDATE "Content" SET "hits" = "hits" + 1 WHERE "siteId" = 10`;
+    await other.db.$executeRaw`UPDATE "Content" SET "downloads" = "downloads" + 1 WHERE "siteId" = 10`;
     expect(await total()).toBe(before + 1000);
-    await other.db.$executeRaw`UPDATE "Content" SET "hits" = "hits" + 1 WHERE "id" = 13`;
+    await other.db.$executeRaw`UPDATE "Content" SET "downloads" = "downloads" + 1 WHERE "id" = 13`;
     expect(await total()).toBe(before);
   });
 });
@@ -570,7 +570,7 @@ describe('deep pages start from stored page marks (keyset), and answer exactly t
     );
     expect(plainPage.length).toBe(10);
     expect(await page()).toEqual(plainPage);
-    await other.db.$executeRaw`UPDATE "Content" SET "hits" = "hits" + 1 WHERE "id" = 2001`;
+    await other.db.$executeRaw`UPDATE "Content" SET "downloads" = "downloads" + 1 WHERE "id" = 2001`;
     expect(await page()).toEqual([]);
   });
 });

@@ -33,12 +33,12 @@ const everyFilter: ListContentsRequest = {
   groupNames: ['featured', 'home', 'x'],
   tagNames: ['release', 'tech'],
   wheres: [
-    { column: 'hits', operator: '>=', value: '0' },
+    { column: 'taxis', operator: '>=', value: '0' },
     { column: 'title', operator: 'NotLike', value: '%zzz%' },
     { column: 'id', operator: 'NotIn', value: '100,200' },
     { column: 'addDate', operator: '<', value: '2030-01-01 00:00:00' },
   ],
-  orders: [{ column: 'hits', desc: true }],
+  orders: [{ column: 'taxis', desc: true }],
 };
 
 async function countQueries(request: ListContentsRequest) {
@@ -70,7 +70,7 @@ test.each([
 
 test('asked again with no write in between, such a total is not counted again', async () => {
   // A filter no other test asks for, so that the first request counts.
-  const wheres = [...(everyFilter.wheres ?? []), { column: 'hits', operator: '>', value: '-1' }];
+  const wheres = [...(everyFilter.wheres ?? []), { column: 'taxis', operator: '>', value: '-1' }];
   const request = {
     ...everyFilter,
     channelId: undefined,
@@ -84,6 +84,16 @@ test('asked again with no write in between, such a total is not counted again', 
   expect(first.contentQueries).toBe(3);
   expect(again.contentQueries).toBe(2);
   expect(again.page.totalCount).toBe(first.page.totalCount);
+});
+
+test('a filter or an order on a hit counter is counted every time (a view changes it, not the site)', async () => {
+  const request = { siteId: 1, wheres: [{ column: 'hitsByDay', operator: '>=', value: '0' }], perPage: 1 };
+  expect((await countQueries(request)).contentQueries).toBe(3);
+  expect((await countQueries(request)).contentQueries).toBe(3);
+  const ordered = { siteId: 1, orders: [{ column: 'hits', desc: true }], perPage: 1 };
+  const sorted = { ...ordered, wheres: [{ column: 'title', operator: 'NotLike', value: '%qqq%' }] };
+  expect((await countQueries(sorted)).contentQueries).toBe(3);
+  expect((await countQueries(sorted)).contentQueries).toBe(3);
 });
 
 test('the page and the count agree with the data', async () => {

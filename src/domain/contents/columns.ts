@@ -35,6 +35,18 @@ void everyNullableListed;
 
 const MODEL_COLUMNS = new Set<string>(MODEL_FIELDS.Content);
 
+/** The columns a hit changes (src/domain/contents/hits.ts), besides the row's version. */
+export const HIT_COLUMNS = [
+  'hits',
+  'hitsByDay',
+  'hitsByWeek',
+  'hitsByMonth',
+  'lastHitsDate',
+] as const satisfies readonly (keyof Content)[];
+
+export const isHitColumn = (column: string | undefined): boolean =>
+  (HIT_COLUMNS as readonly (string | undefined)[]).includes(column);
+
 function buildCatalogue(): ReadonlyMap<string, ContentColumn> {
   const catalogue = new Map<string, ContentColumn>();
   // Form A first: its types are the record's (the update body types some ignored fields loosely).

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Db, DbHandle } from '../../db/client.ts';
+import type { CostlyReads } from '../../db/costlyReads.ts';
 import { identifier, joinSql, keyword, type Sql, sql } from '../../db/sql.ts';
 import type { OrderKey } from './query.ts';
 
@@ -35,6 +36,14 @@ export function countKey(provider: string, matchWhere: Sql): CountKey {
 
 export const currentGeneration = (siteId: number) =>
   sql`COALESCE((SELECT "generation" FROM "ContentGeneration" WHERE "siteId" = ${siteId}), 0)`;
+
+/** The count of `SELECT COUNT(*) FROM "Content" <where>`, counted now and not stored. */
+export async function countMatches(costly: CostlyReads, where: Sql): Promise<number> {
+  const [counted] = await costly.all<{ total: number | bigint }>(
+    sql`SELECT COUNT(*) AS "total" FROM "Content" ${where}`,
+  );
+  return Number(counted?.total ?? 0);
+}
 
 /**
  * The count of `SELECT COUNT(*) FROM "Content" <matchWhere>` (`where` is the same filter as the

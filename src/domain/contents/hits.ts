@@ -1,4 +1,4 @@
-import type { Db } from '../../db/client.ts';
+import type { Db, DbHandle } from '../../db/client.ts';
 import { sql } from '../../db/sql.ts';
 import { notFound } from '../errors.ts';
 
@@ -12,7 +12,11 @@ import { notFound } from '../errors.ts';
  * A hit is not an event (no event row, no webhook): at page-view rates it would flood the outbox
  * and the activity log with records no one reviews; hits stay readable on the content itself.
  * It does bump the row's version: `hits` is part of the content's representation, so its strong
- * ETag must change with it (docs/api/conditional-writes.md).
+ * ETag must change with it (docs/api/conditional-writes.md). It does not advance the site's
+ * generation, which would void every stored total and page mark of the site at page-view rates:
+ * a list that reads the hit columns never uses them (query.ts, `readsHitCounters`). SQLite's
+ * trigger watches every other column; PostgreSQL's reads a mark the statement sets for its own
+ * transaction (migration hits_keep_site_generation).
  */
 
 export interface HitTarget {
@@ -46,8 +50,14 @@ const missing = ({ siteId, channelId, contentId }: HitTarget) =>
   notFound(`No approved content ${contentId} in channel ${channelId} of site ${siteId}`);
 
 /** Counts one hit on an approved content outside the recycle bin; answers its hits after it. */
-export async function countHit(db: Db, target: HitTarget, now: Date = new Date()): Promise<number> {
+export async function countHit(
+  { db, provider }: Pick<DbHandle, 'db' | 'provider'>,
+  target: HitTarget,
+  now: Date = new Date(),
+): Promise<number> {
   const { day, week, month } = periodStarts(now);
+  const marked =
+    provider === 'postgresql' ? sql`AND set_config('cms.counting_hits', 'on', true) = 'on'` : sql``;
   // A counter whose period began after the last hit (or that was never hit) restarts at 1. SET
   // reads the row as it was before the statement, on both databases.
   const [row] = await db.$queryRaw<{ hits: number | bigint }[]>(
@@ -58,7 +68,7 @@ export async function countHit(db: Db, target: HitTarget, now: Date = new Date()
       "hitsByMonth" = CASE WHEN "lastHitsDate" >= ${month} THEN "hitsByMonth" + 1 ELSE 1 END,
       "lastHitsDate" = ${now},
       "version" = "version" + 1
-    ${where(target)} RETURNING "hits"`,
+    ${where(target)} ${marked} RETURNING "hits"`,
   );
   if (!row) throw missing(target);
   return Number(row.hits);

@@ -5,7 +5,7 @@ import { identifier, joinSql, type Sql, sql } from '../../db/sql.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
 import { requireSite } from '../records.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
-import { cachedCount, MARK_EVERY, markedWindow, pageMarks } from './counts.ts';
+import { cachedCount, countMatches, MARK_EVERY, markedWindow, pageMarks } from './counts.ts';
 import { type ContentFormA, toContentFormA } from './forms.ts';
 import { type ContentFilter, compileContentQuery, type OrderRule } from './query.ts';
 
@@ -208,7 +208,7 @@ async function pageRows(
  * page read index entries, not whole rows with their bodies. The count of a filter of site, channel
  * scope and review state is a sum over ContentTally (kept exact by triggers), not a count over
  * every match; any other filter's count is counted once per write to the site and stored
- * (counts.ts).
+ * (counts.ts), except a filter or order that reads the hit counters, counted every time (hits.ts).
  */
 export async function listContents(
   database: Pick<DbHandle, 'db' | 'provider' | 'costly'>,
@@ -217,14 +217,14 @@ export async function listContents(
 ): Promise<ContentPage> {
   const { db, provider, costly } = database;
   const site = await requireSite(db, request.siteId);
-  const { where, orderBy, tallyWhere, matchWhere, orderKeys } = compileContentQuery(
+  const { where, orderBy, tallyWhere, matchWhere, orderKeys, readsHitCounters } = compileContentQuery(
     { ...request, channels: await resolveChannelScope(db, request) },
     provider,
   );
   const { perPage, offset } = pageWindow(request, readSiteAttributes(site.attributes).pageSize, maxPerPage);
 
   // A deep page of a filter that must be counted match by match: start from the stored page marks.
-  if (!tallyWhere && orderKeys && offset >= MARK_EVERY) {
+  if (!tallyWhere && orderKeys && offset >= MARK_EVERY && !readsHitCounters) {
     const marks = await pageMarks(database, request.siteId, where, matchWhere, orderBy, orderKeys);
     if (!marks || offset >= marks.count) return { totalCount: marks?.count ?? 0, contents: [] };
     const window = markedWindow(orderKeys, marks, request.siteId, offset, perPage);
@@ -250,7 +250,8 @@ export async function listContents(
         sql`SELECT SUM("count") AS "total" FROM "ContentTally" ${tallyWhere}`,
       );
       totalCount = Number(summed?.total ?? 0);
-    } else totalCount = await cachedCount(database, request.siteId, where, matchWhere);
+    } else if (readsHitCounters) totalCount = await countMatches(costly, where);
+    else totalCount = await cachedCount(database, request.siteId, where, matchWhere);
   }
   return { totalCount, contents: rows.map(toContentFormA) };
 }

@@ -4,7 +4,7 @@ import { identifier, joinSql, keyword, type Sql, sql } from '../../db/sql.ts';
 import { likeCondition, timeLimitCondition } from '../../db/sqliteLimitedSql.ts';
 import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, DomainError, type FieldProblem, invalid } from '../errors.ts';
-import { CONTENT_COLUMN_NAMES, type ContentColumn, contentColumn } from './columns.ts';
+import { CONTENT_COLUMN_NAMES, type ContentColumn, contentColumn, isHitColumn } from './columns.ts';
 
 /*
  * The content query compiler: turns the filters of a list request into one SQL WHERE clause and one
@@ -69,6 +69,11 @@ export interface CompiledContentQuery {
    * (the last is always the unique id): a page can then start after a known row (keyset).
    */
   orderKeys: readonly OrderKey[] | undefined;
+  /**
+   * The filter or the order reads a hit counter (HIT_COLUMNS), which a page view changes without
+   * advancing the site's generation (hits.ts): its total and page marks must not be stored.
+   */
+  readsHitCounters: boolean;
 }
 
 export interface OrderKey {
@@ -408,5 +413,9 @@ export function compileContentQuery(filter: ContentFilter, provider: DbProvider)
     orderKeys,
     orderBy,
     tallyWhere: narrowed ? undefined : sql`WHERE ${joinSql(tallied, ' AND ')}`,
+    readsHitCounters: [
+      ...(filter.wheres ?? []),
+      ...(filter.orders === 'random' ? [] : (filter.orders ?? [])),
+    ].some((rule) => isHitColumn(contentColumn(rule.column)?.column)),
   };
 }
