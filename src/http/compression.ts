@@ -168,7 +168,7 @@ export function compress(
  * Ends the response with body compressed as coding, every other header already set (for senders
  * that do what res.send does themselves, src/http/routes.ts). node sends no body for HEAD.
  */
-export function endCompressed(res: Response, body: string, coding: Coding): void {
+export function endCompressed(res: Response, body: string | Buffer, coding: Coding): void {
   compress(body, coding, 'dynamic', (error, compressed) => finish(res, body, coding, error, compressed));
 }
 

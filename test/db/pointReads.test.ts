@@ -261,4 +261,17 @@ test("a site's channels read the same as through Prisma, in taxis then id order,
     prisma.map((channel) => [channel.id, channel.id === child.id ? 1 : 0]),
   );
   expect(await reads().siteChannels(-1)).toEqual([]);
+  // The states of the same channels, in the same order; the generation the triggers advanced.
+  expect(await reads().siteChannelStates(site.id)).toStrictEqual(
+    raw.map(({ id, version, contentNum }) => ({ id, version, contentNum })),
+  );
+  expect(await reads().siteChannelStates(-1)).toEqual([]);
+  const [stored] = await db.$queryRaw<{ generation: bigint | number }[]>`
+    SELECT "generation" FROM "ContentGeneration" WHERE "siteId" = ${site.id}`;
+  const generation = stored?.generation ?? 0;
+  expect(Number(generation)).toBeGreaterThan(0);
+  expect(await reads().siteGeneration(site.id)).toBe(String(generation));
+  await db.channel.update({ where: { id: child.id }, data: { channelName: 'Child again' } });
+  expect(await reads().siteGeneration(site.id)).toBe(String(BigInt(generation) + 1n));
+  expect(await reads().siteGeneration(-1)).toBe('0');
 });
