@@ -8,5 +8,11 @@ export class JsonText<T> {
   /** Never set: ties the text to the type it is the JSON of, so only a text of the body fits. */
   declare readonly of?: T;
 
+  /**
+   * Its compressed forms by coding, made once each by the HTTP layer: a kept text is sent again and
+   * again, and compressing 13 MB costs more than building it.
+   */
+  readonly encoded = new Map<string, Promise<Buffer | undefined>>();
+
   constructor(readonly bytes: Buffer) {}
 }

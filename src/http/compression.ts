@@ -172,6 +172,32 @@ export function endCompressed(res: Response, body: string | Buffer, coding: Codi
   compress(body, coding, 'dynamic', (error, compressed) => finish(res, body, coding, error, compressed));
 }
 
+/**
+ * As endCompressed, for a body sent many times (a kept answer's text): compressed once per coding,
+ * into `encoded`, which lives as long as the body.
+ */
+export function endCompressedOnce(
+  res: Response,
+  body: Buffer,
+  coding: Coding,
+  encoded: Map<string, Promise<Buffer | undefined>>,
+): void {
+  let compressed = encoded.get(coding);
+  if (compressed === undefined) {
+    compressed = new Promise((resolve) =>
+      compress(body, coding, 'dynamic', (error, result) => resolve(error ? undefined : result)),
+    );
+    encoded.set(coding, compressed);
+  }
+  void compressed.then((result) => {
+    if (res.destroyed) return;
+    if (result === undefined) {
+      res.setHeader('Content-Length', body.length);
+      res.end(body);
+    } else endEncoded(res, result, coding);
+  });
+}
+
 /** Ends the response with a body already compressed as coding. */
 export function endEncoded(res: Response, compressed: Buffer, coding: Coding): void {
   res.setHeader('Content-Encoding', coding);

@@ -27,7 +27,7 @@ import {
 import type { SharedState } from '../state/port.ts';
 import { principalOf } from './auth.ts';
 import { uploadedFileOf } from './bodies.ts';
-import { endCompressed, etagFor, negotiateCoding } from './compression.ts';
+import { endCompressed, endCompressedOnce, etagFor, negotiateCoding } from './compression.ts';
 import { notFound } from './errors.ts';
 import { toExpressPath } from './expressPaths.ts';
 import type { IdempotencyKeys, StoredReply } from './idempotency.ts';
@@ -147,9 +147,14 @@ function weakETagOf(text: string, byteLength: number): string {
  * a body of 1,000 bytes or more into a Buffer (to hash it), and node then writes the headers and
  * the body as two buffers (writev) where it writes one string with its headers in one write. That
  * was a large share of a get-one's CPU (bench/RUNTIME.md, "Get one, the request path"). Statuses
- * without a body keep res.send.
+ * without a body keep res.send. A handler's JsonText comes as bytes, with `encoded`, where its
+ * compressed forms are kept as long as the text is.
  */
-function sendJsonText(res: Response, text: string | Buffer): void {
+function sendJsonText(
+  res: Response,
+  text: string | Buffer,
+  encoded?: Map<string, Promise<Buffer | undefined>>,
+): void {
   if (res.statusCode === 204 || res.statusCode === 205 || res.statusCode === 304) {
     res.type('application/json').send(text);
     return;
@@ -173,8 +178,10 @@ function sendJsonText(res: Response, text: string | Buffer): void {
     res.removeHeader('Content-Type');
     res.removeHeader('Content-Length');
     res.end();
-  } else if (coding !== undefined) endCompressed(res, text, coding);
-  else if (req.method === 'HEAD') res.end();
+  } else if (coding !== undefined) {
+    if (encoded !== undefined && typeof text !== 'string') endCompressedOnce(res, text, coding, encoded);
+    else endCompressed(res, text, coding);
+  } else if (req.method === 'HEAD') res.end();
   else if (typeof text === 'string') res.end(text, 'utf8');
   else res.end(text);
 }
@@ -224,7 +231,7 @@ async function send(
     // Checked (outside production) as any other body: parsed, then sent the usual way.
     if (checked) body = JSON.parse(body.bytes.toString('utf8'));
     else {
-      sendJsonText(res, body.bytes);
+      sendJsonText(res, body.bytes, body.encoded);
       return;
     }
   }

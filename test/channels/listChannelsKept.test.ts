@@ -108,6 +108,20 @@ describe('GET /api/v1/channels/{siteId}: ETag and If-None-Match', () => {
     }
   });
 
+  test('compressed as the client asks, the same list in every coding', async () => {
+    const { etag, channels } = await listOf(first);
+    for (const node of [first, second]) {
+      // Twice each: the production node compresses a kept text once per coding and keeps it.
+      for (const coding of ['br', 'gzip', 'br', 'gzip', 'identity']) {
+        const response = await call(node, LIST, { headers: { 'Accept-Encoding': coding } });
+        expect(response.status).toBe(200);
+        expect(response.headers.get('content-encoding')).toBe(coding === 'identity' ? null : coding);
+        expect(response.headers.get('etag')).toBe(etag);
+        expect(((await response.json()) as { value: unknown }).value).toEqual(channels);
+      }
+    }
+  });
+
   test('each site has its own ETag', async () => {
     const site10 = await call(first, '/api/v1/channels/10');
     expect(site10.status).toBe(200);
