@@ -87,8 +87,8 @@ function keep(kept: Map<number, KeptList>, siteId: number, list: KeptList): void
 }
 
 /**
- * Every channel of a site, flat, in tree order (treeOrder), as form B: the JSON text of the answer and its
- * ETag, from this process's kept text while it is current (above).
+ * Every channel of a site, flat, in tree order (treeOrder), as form B: the JSON text of the answer
+ * and its ETag, from this process's kept text while it is current (above).
  */
 export async function listChannelsText(
   db: Db,
