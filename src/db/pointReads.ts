@@ -36,11 +36,14 @@ export interface PointReads {
    */
   siteChannels(siteId: number): Promise<SiteChannel[]>;
   /**
-   * What a site's channel list is made of, in the order of siteChannels: each channel's id, version
-   * (every write of its row increments it) and approved contents. Three columns instead of 36, for
-   * telling whether a kept list is still current (src/domain/channels/list.ts).
+   * What a site's channel list is made of, in the order of siteChannels: each channel's id, parent,
+   * version (every write of its row increments it) and approved contents. Four columns instead of
+   * 36, for telling whether a kept list is still current, and which of its channels are not
+   * (src/domain/channels/list.ts).
    */
   siteChannelStates(siteId: number): Promise<SiteChannelState[]>;
+  /** The channels of siteChannels among `ids` (any order): the ones a kept list must read again. */
+  siteChannelsAmong(siteId: number, ids: readonly number[]): Promise<SiteChannel[]>;
   /**
    * The site's ContentGeneration as text ('0' when it has none): database triggers advance it in
    * every transaction that writes the site's contents or channels, so while it is unchanged, so is
@@ -52,6 +55,7 @@ export interface PointReads {
 /** One channel of siteChannelStates. */
 export interface SiteChannelState {
   id: number;
+  parentId: number;
   version: number;
   contentNum: number;
 }
@@ -80,11 +84,15 @@ function statements(dialect: Dialect) {
   const channelColumns = CHANNEL_FIELDS.map((field) => `c."${field}"`).join(', ');
   const approvedOfSite = `FROM "Channel" c
       LEFT JOIN "ContentTally" t ON t."siteId" = c."siteId" AND t."channelId" = c."id" AND t."checked" = ${dialect === 'sqlite' ? '1' : 'true'}
-      WHERE c."siteId" = ${dialect === 'sqlite' ? '?' : '$1'} ORDER BY c."taxis", c."id"`;
+      WHERE c."siteId" = ${dialect === 'sqlite' ? '?' : '$1'}`;
+  const inOrder = `ORDER BY c."taxis", c."id"`;
   return {
     // ContentTally's key (siteId, channelId, checked) answers each channel's row of the join.
-    siteChannels: `SELECT ${channelColumns}, COALESCE(t."count", 0) AS "contentNum" ${approvedOfSite}`,
-    siteChannelStates: `SELECT c."id", c."version", COALESCE(t."count", 0) AS "contentNum" ${approvedOfSite}`,
+    siteChannels: `SELECT ${channelColumns}, COALESCE(t."count", 0) AS "contentNum" ${approvedOfSite} ${inOrder}`,
+    siteChannelStates: `SELECT c."id", c."parentId", c."version", COALESCE(t."count", 0) AS "contentNum" ${approvedOfSite} ${inOrder}`,
+    // The ids as one parameter (a JSON array on SQLite, an array on PostgreSQL): one kept statement.
+    siteChannelsAmong: `SELECT ${channelColumns}, COALESCE(t."count", 0) AS "contentNum" ${approvedOfSite}
+      AND c."id" IN (${dialect === 'sqlite' ? 'SELECT "value" FROM json_each(?)' : 'SELECT unnest($2::int[])'})`,
     siteGeneration: `SELECT "generation" FROM "ContentGeneration" WHERE "siteId" = ${dialect === 'sqlite' ? '?' : '$1'}`,
     content: select(dialect, 'Content', CONTENT_FIELDS, [
       '"id" = ?',
@@ -102,6 +110,7 @@ function pointReads(reader: (sqlText: string) => Reader, dialect: Dialect): Poin
   const apiKey = reader(sqlText.apiKey);
   const siteChannels = reader(sqlText.siteChannels);
   const siteChannelStates = reader(sqlText.siteChannelStates);
+  const siteChannelsAmong = reader(sqlText.siteChannelsAmong);
   const siteGeneration = reader(sqlText.siteGeneration);
   return {
     async content(id, siteId, channelId) {
@@ -115,6 +124,10 @@ function pointReads(reader: (sqlText: string) => Reader, dialect: Dialect): Poin
     },
     async siteChannelStates(siteId) {
       return (await siteChannelStates([siteId])) as unknown as SiteChannelState[];
+    },
+    async siteChannelsAmong(siteId, ids) {
+      const list = dialect === 'sqlite' ? JSON.stringify(ids) : [...ids];
+      return (await siteChannelsAmong([siteId, list])) as SiteChannel[];
     },
     async siteGeneration(siteId) {
       // A BIGINT: a number from SQLite's statement, text from pg.

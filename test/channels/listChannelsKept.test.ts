@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createDb, type DbHandle } from '../../src/db/client.ts';
+import { listChannelsText } from '../../src/domain/channels/list.ts';
 import { type SecondApp, startSecondApp, type TestApp } from '../support/app.ts';
 import { startClient, type TypedClient } from '../support/client.ts';
 import { startFixtureApp } from '../support/fixtures.ts';
@@ -67,10 +68,16 @@ async function listOf(node: TypedClient): Promise<Listed> {
   return { etag, channels: body.value };
 }
 
-/** Both nodes' lists, which must be the same answer with the same ETag. */
+/**
+ * Both nodes' lists, which must be the same answer with the same ETag, and the same as the list
+ * built from nothing kept (point reads that are a new key of the kept lists).
+ */
 async function bothLists(): Promise<Listed> {
   const [one, two] = [await listOf(first), await listOf(second)];
   expect(two).toEqual(one);
+  const built = await listChannelsText(app.db, { ...app.services.reads }, 1);
+  expect(built.etag).toBe(one.etag);
+  expect(JSON.parse(built.text.bytes.toString('utf8'))).toEqual({ value: one.channels });
   return one;
 }
 
