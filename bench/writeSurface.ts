@@ -5,6 +5,9 @@
  *   - `channels`: `GET /api/v1/channels/{siteId}` (listChannels) on a site of N channels
  *     (default 10,000): a root, 20 sections, 10 subsections each, then the rest at random below
  *     those, up to 6 levels deep, siblings in shuffled taxis order; a few contents for the counts;
+ *     timed four ways: the same list again, again with the last answer's ETag in If-None-Match,
+ *     after a write of a content's title each time (not shown in the list), after a write of a
+ *     channel each time (shown: the list is built again);
  *   - `check`: `POST /api/v1/contents/actions/check` (checkContents) of 1,000 contents of a database
  *     of the benchmark's data set (bench/generate.ts, default 100,000 contents, imported as
  *     `cms import` does), alternately approving and rejecting the same 1,000.
@@ -119,12 +122,20 @@ interface Timings {
   cpu: number[];
 }
 
-/** Times `request` RUNS times after two warm-up calls. */
-async function timed(cpuMs: () => number, request: () => Promise<void>): Promise<Timings> {
-  for (let i = 0; i < 2; i++) await request();
+/** Times `request` RUNS times after two warm-up calls; `before` runs, untimed, before each. */
+async function timed(
+  cpuMs: () => number,
+  request: () => Promise<void>,
+  before: () => Promise<void> = async () => {},
+): Promise<Timings> {
+  for (let i = 0; i < 2; i++) {
+    await before();
+    await request();
+  }
   const wall: number[] = [];
   const cpu: number[] = [];
   for (let i = 0; i < RUNS; i++) {
+    await before();
     const used = cpuMs();
     const start = performance.now();
     await request();
@@ -203,32 +214,70 @@ async function listChannelsPart() {
     for (const root of ROOTS) {
       const service = await serve(place.url, root);
       let bytes = 0;
+      let etag: string | undefined;
       // The body's bytes are counted, not decoded: the client shares the service's process.
       const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-      const times = await timed(
-        service.cpuMs,
-        () =>
-          new Promise<void>((resolve, reject) => {
-            get(
-              `${service.base}/api/v1/channels/${SITE_ID}`,
-              { agent, headers: { 'X-SS-API-KEY': API_KEY } },
-              (res) => {
-                let received = 0;
-                res.on('data', (chunk: Buffer) => {
-                  received += chunk.length;
-                });
-                res.on('end', () => {
-                  bytes = received;
-                  if (res.statusCode === 200) resolve();
-                  else reject(new Error(`listChannels answered ${res.statusCode}`));
-                });
-                res.on('error', reject);
+      const list = (ifNoneMatch?: string) =>
+        new Promise<void>((resolve, reject) => {
+          get(
+            `${service.base}/api/v1/channels/${SITE_ID}`,
+            {
+              agent,
+              headers: {
+                'X-SS-API-KEY': API_KEY,
+                ...(ifNoneMatch === undefined ? {} : { 'If-None-Match': ifNoneMatch }),
               },
-            ).on('error', reject);
-          }),
+            },
+            (res) => {
+              let received = 0;
+              res.on('data', (chunk: Buffer) => {
+                received += chunk.length;
+              });
+              res.on('end', () => {
+                bytes = received;
+                const header = res.headers.etag;
+                etag = typeof header === 'string' ? header : undefined;
+                if (res.statusCode === 200 || (ifNoneMatch !== undefined && res.statusCode === 304))
+                  resolve();
+                else reject(new Error(`listChannels answered ${res.statusCode}`));
+              });
+              res.on('error', reject);
+            },
+          ).on('error', reject);
+        });
+      const write = async (path: string, body: unknown) => {
+        const response = await fetch(`${service.base}/api/v1/${path}/actions/update`, {
+          method: 'POST',
+          headers: { 'X-SS-API-KEY': API_KEY, 'Content-Type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        if (!response.ok) throw new Error(`${path} answered ${response.status}: ${await response.text()}`);
+      };
+      // Called once a scenario has run: `bytes` is its last answer's.
+      const label = (what: string) =>
+        `listChannels of ${CHANNELS} channels (${(bytes / 1e6).toFixed(1)} MB)${what}, ${root}`;
+      // The same list again and again (what a client polling the tree without a validator costs).
+      const again = await timed(service.cpuMs, () => list());
+      summary(label(''), again);
+      // With the ETag of the last answer: 304 where the service gives one (200 where it does not).
+      const conditional = await timed(service.cpuMs, () => list(etag));
+      summary(label(' with If-None-Match'), conditional);
+      // After a write of one content's title (a change the list does not show), each time.
+      let n = 0;
+      const untouched = await timed(
+        service.cpuMs,
+        () => list(),
+        () => write(`contents/${SITE_ID}/1/1`, { title: `Content 1 (${++n})` }),
       );
+      summary(label(' after a content title write'), untouched);
+      // After a write of one channel (a change the list shows), each time: the list built again.
+      const rebuilt = await timed(
+        service.cpuMs,
+        () => list(),
+        () => write(`channels/${SITE_ID}/2`, { channelName: `Channel 2 (${++n})` }),
+      );
+      summary(label(' after a channel write'), rebuilt);
       agent.destroy();
-      summary(`listChannels of ${CHANNELS} channels (${(bytes / 1e6).toFixed(1)} MB), ${root}`, times);
       await service.close();
     }
   } finally {

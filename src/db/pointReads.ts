@@ -35,6 +35,29 @@ export interface PointReads {
    * result shaping; through the driver it is the query's own cost (bench/README.md, "Write surface").
    */
   siteChannels(siteId: number): Promise<SiteChannel[]>;
+  /**
+   * What a site's channel list is made of, in the order of siteChannels: each channel's id, parent,
+   * version (every write of its row increments it) and approved contents. Four columns instead of
+   * 36, for telling whether a kept list is still current, and which of its channels are not
+   * (src/domain/channels/list.ts).
+   */
+  siteChannelStates(siteId: number): Promise<SiteChannelState[]>;
+  /** The channels of siteChannels among `ids` (any order): the ones a kept list must read again. */
+  siteChannelsAmong(siteId: number, ids: readonly number[]): Promise<SiteChannel[]>;
+  /**
+   * The site's ContentGeneration as text ('0' when it has none): database triggers advance it in
+   * every transaction that writes the site's contents or channels, so while it is unchanged, so is
+   * everything read from them.
+   */
+  siteGeneration(siteId: number): Promise<string>;
+}
+
+/** One channel of siteChannelStates. */
+export interface SiteChannelState {
+  id: number;
+  parentId: number;
+  version: number;
+  contentNum: number;
 }
 
 type Row = Record<string, unknown>;
@@ -59,11 +82,18 @@ const CHANNEL_FIELDS = MODEL_FIELDS.Channel;
 function statements(dialect: Dialect) {
   const notRecycled = dialect === 'sqlite' ? '"recycled" = 0' : '"recycled" = false';
   const channelColumns = CHANNEL_FIELDS.map((field) => `c."${field}"`).join(', ');
+  const approvedOfSite = `FROM "Channel" c
+      LEFT JOIN "ContentTally" t ON t."siteId" = c."siteId" AND t."channelId" = c."id" AND t."checked" = ${dialect === 'sqlite' ? '1' : 'true'}
+      WHERE c."siteId" = ${dialect === 'sqlite' ? '?' : '$1'}`;
+  const inOrder = `ORDER BY c."taxis", c."id"`;
   return {
     // ContentTally's key (siteId, channelId, checked) answers each channel's row of the join.
-    siteChannels: `SELECT ${channelColumns}, COALESCE(t."count", 0) AS "contentNum" FROM "Channel" c
-      LEFT JOIN "ContentTally" t ON t."siteId" = c."siteId" AND t."channelId" = c."id" AND t."checked" = ${dialect === 'sqlite' ? '1' : 'true'}
-      WHERE c."siteId" = ${dialect === 'sqlite' ? '?' : '$1'} ORDER BY c."taxis", c."id"`,
+    siteChannels: `SELECT ${channelColumns}, COALESCE(t."count", 0) AS "contentNum" ${approvedOfSite} ${inOrder}`,
+    siteChannelStates: `SELECT c."id", c."parentId", c."version", COALESCE(t."count", 0) AS "contentNum" ${approvedOfSite} ${inOrder}`,
+    // The ids as one parameter (a JSON array on SQLite, an array on PostgreSQL): one kept statement.
+    siteChannelsAmong: `SELECT ${channelColumns}, COALESCE(t."count", 0) AS "contentNum" ${approvedOfSite}
+      AND c."id" IN (${dialect === 'sqlite' ? 'SELECT "value" FROM json_each(?)' : 'SELECT unnest($2::int[])'})`,
+    siteGeneration: `SELECT "generation" FROM "ContentGeneration" WHERE "siteId" = ${dialect === 'sqlite' ? '?' : '$1'}`,
     content: select(dialect, 'Content', CONTENT_FIELDS, [
       '"id" = ?',
       '"siteId" = ?',
@@ -79,6 +109,9 @@ function pointReads(reader: (sqlText: string) => Reader, dialect: Dialect): Poin
   const content = reader(sqlText.content);
   const apiKey = reader(sqlText.apiKey);
   const siteChannels = reader(sqlText.siteChannels);
+  const siteChannelStates = reader(sqlText.siteChannelStates);
+  const siteChannelsAmong = reader(sqlText.siteChannelsAmong);
+  const siteGeneration = reader(sqlText.siteGeneration);
   return {
     async content(id, siteId, channelId) {
       return ((await content([id, siteId, channelId]))[0] as Content | undefined) ?? null;
@@ -88,6 +121,17 @@ function pointReads(reader: (sqlText: string) => Reader, dialect: Dialect): Poin
     },
     async siteChannels(siteId) {
       return (await siteChannels([siteId])) as SiteChannel[];
+    },
+    async siteChannelStates(siteId) {
+      return (await siteChannelStates([siteId])) as unknown as SiteChannelState[];
+    },
+    async siteChannelsAmong(siteId, ids) {
+      const list = dialect === 'sqlite' ? JSON.stringify(ids) : [...ids];
+      return (await siteChannelsAmong([siteId, list])) as SiteChannel[];
+    },
+    async siteGeneration(siteId) {
+      // A BIGINT: a number from SQLite's statement, text from pg.
+      return String((await siteGeneration([siteId]))[0]?.generation ?? 0);
     },
   };
 }

@@ -476,6 +476,12 @@ export interface paths {
          *     (no sibling after it) and `contentNum` (its approved contents outside the recycle bin)
          *     describe the tree. Built from two reads whatever the number of channels. 404 when the site
          *     does not exist.
+         *
+         *     The answer carries a weak `ETag` that names the state of the list: it changes whenever a
+         *     channel of the site is created, changed, moved or deleted, or the number of approved
+         *     contents of one of its channels changes, and is the same on every node for the same state.
+         *     Sent back in If-None-Match while it is still current, the answer is 304 without a body, so
+         *     a client that polls the tree does not fetch it again (docs/api/conditional-writes.md).
          */
         get: operations["listChannels"];
         put?: never;
@@ -5028,7 +5034,14 @@ export interface operations {
     listChannels: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` held by the client: when it is still the record's, the answer is 304 without a
+                 *     body.
+                 * @example "v3"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description Id of the site.
@@ -5043,12 +5056,18 @@ export interface operations {
             /** @description The site's channels (form B), in tree order. */
             200: {
                 headers: {
+                    /**
+                     * @description The list's weak validator (`W/"…"`): send it in If-None-Match to get 304 while no
+                     *     channel of the site and none of their approved-content counts has changed.
+                     */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ListChannelsResponse"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];

@@ -168,8 +168,34 @@ export function compress(
  * Ends the response with body compressed as coding, every other header already set (for senders
  * that do what res.send does themselves, src/http/routes.ts). node sends no body for HEAD.
  */
-export function endCompressed(res: Response, body: string, coding: Coding): void {
+export function endCompressed(res: Response, body: string | Buffer, coding: Coding): void {
   compress(body, coding, 'dynamic', (error, compressed) => finish(res, body, coding, error, compressed));
+}
+
+/**
+ * As endCompressed, for a body sent many times (a kept answer's text): compressed once per coding,
+ * into `encoded`, which lives as long as the body.
+ */
+export function endCompressedOnce(
+  res: Response,
+  body: Buffer,
+  coding: Coding,
+  encoded: Map<string, Promise<Buffer | undefined>>,
+): void {
+  let compressed = encoded.get(coding);
+  if (compressed === undefined) {
+    compressed = new Promise((resolve) =>
+      compress(body, coding, 'dynamic', (error, result) => resolve(error ? undefined : result)),
+    );
+    encoded.set(coding, compressed);
+  }
+  void compressed.then((result) => {
+    if (res.destroyed) return;
+    if (result === undefined) {
+      res.setHeader('Content-Length', body.length);
+      res.end(body);
+    } else endEncoded(res, result, coding);
+  });
 }
 
 /** Ends the response with a body already compressed as coding. */

@@ -13,6 +13,7 @@ import type { CostlyReads } from '../db/costlyReads.ts';
 import type { PointReads } from '../db/pointReads.ts';
 import type { SqlExecutor } from '../db/sandbox/executor.ts';
 import { actorOf, withActor } from '../domain/events/actor.ts';
+import { JsonText } from '../domain/jsonText.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { Registry } from '../operations/registry.ts';
 import {
@@ -26,7 +27,7 @@ import {
 import type { SharedState } from '../state/port.ts';
 import { principalOf } from './auth.ts';
 import { uploadedFileOf } from './bodies.ts';
-import { endCompressed, etagFor, negotiateCoding } from './compression.ts';
+import { endCompressed, endCompressedOnce, etagFor, negotiateCoding } from './compression.ts';
 import { notFound } from './errors.ts';
 import { toExpressPath } from './expressPaths.ts';
 import type { IdempotencyKeys, StoredReply } from './idempotency.ts';
@@ -146,21 +147,30 @@ function weakETagOf(text: string, byteLength: number): string {
  * a body of 1,000 bytes or more into a Buffer (to hash it), and node then writes the headers and
  * the body as two buffers (writev) where it writes one string with its headers in one write. That
  * was a large share of a get-one's CPU (bench/RUNTIME.md, "Get one, the request path"). Statuses
- * without a body keep res.send.
+ * without a body keep res.send. A handler's JsonText comes as bytes, with `encoded`, where its
+ * compressed forms are kept as long as the text is.
  */
-function sendJsonText(res: Response, text: string): void {
+function sendJsonText(
+  res: Response,
+  text: string | Buffer,
+  encoded?: Map<string, Promise<Buffer | undefined>>,
+): void {
   if (res.statusCode === 204 || res.statusCode === 205 || res.statusCode === 304) {
     res.type('application/json').send(text);
     return;
   }
   const { req } = res;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  const byteLength = Buffer.byteLength(text);
+  // A handler's JsonText is already bytes: written as they are, never re-encoded.
+  const byteLength = typeof text === 'string' ? Buffer.byteLength(text) : text.length;
   res.setHeader('Content-Length', byteLength);
   const coding = negotiateCoding(req, res, byteLength);
   const etagOf = res.app.get('etag fn') as ETagOf | undefined;
   if (typeof etagOf === 'function' && res.getHeader('ETag') === undefined) {
-    const etag = etagOf === EXPRESS_WEAK_ETAG ? weakETagOf(text, byteLength) : etagOf(text, 'utf8');
+    const etag =
+      etagOf === EXPRESS_WEAK_ETAG && typeof text === 'string'
+        ? weakETagOf(text, byteLength)
+        : etagOf(text, 'utf8');
     if (etag) res.setHeader('ETag', coding === undefined ? etag : etagFor(etag, coding));
   }
   if (req.fresh) {
@@ -168,9 +178,12 @@ function sendJsonText(res: Response, text: string): void {
     res.removeHeader('Content-Type');
     res.removeHeader('Content-Length');
     res.end();
-  } else if (coding !== undefined) endCompressed(res, text, coding);
-  else if (req.method === 'HEAD') res.end();
-  else res.end(text, 'utf8');
+  } else if (coding !== undefined) {
+    if (encoded !== undefined && typeof text !== 'string') endCompressedOnce(res, text, coding, encoded);
+    else endCompressed(res, text, coding);
+  } else if (req.method === 'HEAD') res.end();
+  else if (typeof text === 'string') res.end(text, 'utf8');
+  else res.end(text);
 }
 
 /**
@@ -196,7 +209,8 @@ async function send(
   page: PageShape | undefined,
 ): Promise<void> {
   const init: ErasedReply = output instanceof Reply ? output.init : { ...success, body: output };
-  const { status, mediaType, body } = init;
+  const { status, mediaType } = init;
+  let { body } = init;
   if (checked) checkDeclared(operation, status, mediaType);
   if (init.headers) res.set(init.headers);
   for (const cookie of init.cookies ?? []) setCookie(res, cookie);
@@ -213,6 +227,14 @@ async function send(
     return;
   }
   res.status(status);
+  if (body instanceof JsonText) {
+    // Checked (outside production) as any other body: parsed, then sent the usual way.
+    if (checked) body = JSON.parse(body.bytes.toString('utf8'));
+    else {
+      sendJsonText(res, body.bytes, body.encoded);
+      return;
+    }
+  }
   // A page of records: sent whole while small, streamed record by record when large (pages.ts).
   if (page !== undefined && status === page.status && mediaType === 'application/json') {
     const whole = checked ? () => res.json(body) : (text: string) => sendJsonText(res, text);

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { DbHandle } from '../db/client.ts';
+import type { JsonText } from '../domain/jsonText.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { SqlExecutor } from '../domain/stl/sql/sandbox.ts';
 import type { operations } from '../generated/openapi.ts';
@@ -71,8 +72,8 @@ type SuccessStatus = 200 | 201 | 202 | 203 | 204 | 205 | 206 | 300 | 301 | 302 |
 
 type ContentOf<R> = R extends { content: infer C } ? ([C] extends [never | undefined] ? never : C) : never;
 
-/** JSON bodies are objects of the schema; anything else may also be sent as bytes. */
-type BodyAs<T, M> = M extends 'application/json' | `${string}+json` ? T : T | Uint8Array;
+/** JSON bodies are objects of the schema (or their text); anything else may also be sent as bytes. */
+type BodyAs<T, M> = M extends 'application/json' | `${string}+json` ? T | JsonText<T> : T | Uint8Array;
 
 type ReplyBody<R> = [ContentOf<R>] extends [never]
   ? { mediaType?: undefined; body?: undefined }

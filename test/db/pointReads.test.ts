@@ -261,4 +261,24 @@ test("a site's channels read the same as through Prisma, in taxis then id order,
     prisma.map((channel) => [channel.id, channel.id === child.id ? 1 : 0]),
   );
   expect(await reads().siteChannels(-1)).toEqual([]);
+  // The states of the same channels, in the same order; the generation the triggers advanced.
+  expect(await reads().siteChannelStates(site.id)).toStrictEqual(
+    raw.map(({ id, parentId, version, contentNum }) => ({ id, parentId, version, contentNum })),
+  );
+  // Some of them by id, in any order; ids of no channel of the site are no rows.
+  const among = await reads().siteChannelsAmong(site.id, [child.id, -5, root.id]);
+  expect(among.sort((a, b) => a.id - b.id)).toStrictEqual(
+    raw.filter(({ id }) => id === child.id || id === root.id).sort((a, b) => a.id - b.id),
+  );
+  expect(await reads().siteChannelsAmong(site.id, [])).toEqual([]);
+  expect(await reads().siteChannelsAmong(-1, [child.id])).toEqual([]);
+  expect(await reads().siteChannelStates(-1)).toEqual([]);
+  const [stored] = await db.$queryRaw<{ generation: bigint | number }[]>`
+    SELECT "generation" FROM "ContentGeneration" WHERE "siteId" = ${site.id}`;
+  const generation = stored?.generation ?? 0;
+  expect(Number(generation)).toBeGreaterThan(0);
+  expect(await reads().siteGeneration(site.id)).toBe(String(generation));
+  await db.channel.update({ where: { id: child.id }, data: { channelName: 'Child again' } });
+  expect(await reads().siteGeneration(site.id)).toBe(String(BigInt(generation) + 1n));
+  expect(await reads().siteGeneration(-1)).toBe('0');
 });

@@ -52,8 +52,10 @@ function settingsOf(channel: Channel): ChannelFormBAttributes {
   };
 }
 
-export function toChannelFormB(channel: Channel, facts: ChannelFormBFacts): ChannelFormB {
-  const settings = settingsOf(channel);
+/** Form B without its settings (`additional`, `attributes`). */
+type ChannelFormBRecord = Omit<ChannelFormB, 'additional' | 'attributes'>;
+
+function formBRecord(channel: Channel, facts: ChannelFormBFacts): ChannelFormBRecord {
   const stored = storedChannelFields(channel);
   // One literal, field by field: spreading the stored fields into it and adding more made each
   // answer object a slow one (~12 µs a channel, most of a 10,000-channel list's time).
@@ -84,10 +86,39 @@ export function toChannelFormB(channel: Channel, facts: ChannelFormBFacts): Chan
     isLastNode: facts.isLastNode,
     groupNameCollection: splitList(channel.groupNames).join(','),
     contentNum: facts.contentNum,
-    // One object under both names: an answer is only serialised, never changed.
-    additional: settings,
-    attributes: settings,
   };
+}
+
+export function toChannelFormB(channel: Channel, facts: ChannelFormBFacts): ChannelFormB {
+  const settings = settingsOf(channel);
+  // One object under both names: an answer is only serialised, never changed.
+  return Object.assign(formBRecord(channel, facts), { additional: settings, attributes: settings });
+}
+
+/**
+ * A channel's form B as JSON text: what JSON.stringify(toChannelFormB(…)) gives. The settings'
+ * text (half of each record, written twice) is made once per distinct source (`settingsTexts`, kept
+ * by the caller for one list): most channels of a site have the same, default, settings.
+ */
+export function channelFormBText(
+  channel: Channel,
+  facts: ChannelFormBFacts,
+  settingsTexts: Map<string, string>,
+): string {
+  // Every column settingsOf reads, unambiguously (null and 'null' differ).
+  const key = JSON.stringify([
+    channel.extras,
+    channel.isCreateChannelIfContentChanged,
+    channel.createChannelIdsIfContentChanged,
+    channel.defaultTaxisType,
+  ]);
+  let settings = settingsTexts.get(key);
+  if (settings === undefined) {
+    settings = JSON.stringify(settingsOf(channel));
+    settingsTexts.set(key, settings);
+  }
+  const record = JSON.stringify(formBRecord(channel, facts));
+  return `${record.slice(0, -1)},"additional":${settings},"attributes":${settings}}`;
 }
 
 export async function getStlChannel(db: Db, choice: SiteChoice & ChannelChoice): Promise<ChannelFormB> {
