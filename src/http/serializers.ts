@@ -29,8 +29,39 @@ export function responseSchemaOf(
   return content?.['application/json']?.schema;
 }
 
-/** Compiles one serialiser; undefined when the schema uses something the compiler cannot take. */
+/** A (resolved) schema's required properties, its `allOf` parts' included. */
+function requiredOf(schema: JsonSchema): string[] {
+  const own = Array.isArray(schema.required) ? (schema.required as string[]) : [];
+  const parts = Array.isArray(schema.allOf) ? (schema.allOf as JsonSchema[]) : [];
+  return [...own, ...parts.flatMap(requiredOf)];
+}
+
+/**
+ * Compiles one serialiser; undefined when the schema uses something the compiler cannot take. A
+ * schema that is only an `anyOf` of objects (a record, or some of its fields: `fields`) gets one
+ * serialiser per branch, and a value goes to the first branch whose required properties it all
+ * has: fast-json-stringify would pick the branch by validating the value against each in turn.
+ */
 export function compileSerializer(schema: JsonSchema): Serialize | undefined {
+  const branches = schema.anyOf;
+  if (Array.isArray(branches) && Object.keys(schema).length === 1 && branches.length > 1) {
+    const compiled = (branches as JsonSchema[]).map((branch) => ({
+      required: requiredOf(branch),
+      serialize: branch.type === 'object' ? compileSerializer(branch) : undefined,
+    }));
+    if (compiled.every(({ serialize }) => serialize !== undefined)) {
+      const last = compiled.length - 1;
+      return (value) => {
+        for (const [index, { required, serialize }] of compiled.entries()) {
+          const fits =
+            index === last ||
+            (typeof value === 'object' && value !== null && required.every((key) => key in value));
+          if (fits) return (serialize as Serialize)(value);
+        }
+        return JSON.stringify(value);
+      };
+    }
+  }
   try {
     // The compiler keeps references into the schema: it gets its own copy of the shared document.
     const serialize = fastJson(structuredClone(schema) as fastJson.AnySchema) as Serialize;
