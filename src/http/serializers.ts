@@ -51,14 +51,18 @@ export function compileSerializer(schema: JsonSchema): Serialize | undefined {
     }));
     if (compiled.every(({ serialize }) => serialize !== undefined)) {
       const last = compiled.length - 1;
+      const hasAll = (value: object, required: readonly string[]) => {
+        for (let index = 0; index < required.length; index++)
+          if (!((required[index] as string) in value)) return false;
+        return true;
+      };
       return (value) => {
-        for (const [index, { required, serialize }] of compiled.entries()) {
-          const fits =
-            index === last ||
-            (typeof value === 'object' && value !== null && required.every((key) => key in value));
-          if (fits) return (serialize as Serialize)(value);
+        for (let index = 0; index < last; index++) {
+          const { required, serialize } = compiled[index] as (typeof compiled)[number];
+          if (typeof value === 'object' && value !== null && hasAll(value, required))
+            return (serialize as Serialize)(value);
         }
-        return JSON.stringify(value);
+        return (compiled[last]?.serialize as Serialize)(value);
       };
     }
   }

@@ -220,6 +220,16 @@ describe('get content', () => {
     const unknown = await get(2, 2, 'id,views');
     expect(unknown.response.status).toBe(400);
     expectProblem(unknown.error, '/query/fields', /'views'.*not a field of Content/);
+    const many = await get(2, 2, Array.from({ length: 40 }, (_, index) => `x${index}`).join(','));
+    expect(many.response.status).toBe(400);
+    const told = (many.error as { errors?: { message: string }[] } | undefined)?.errors ?? [];
+    expect(told.map((problem) => /'(x\d+)'/.exec(problem.message)?.[1])).toEqual([
+      'x0',
+      'x1',
+      'x2',
+      'x3',
+      'x4',
+    ]);
     const emptyName = await get(2, 2, 'id,,title');
     expect(emptyName.response.status).toBe(400);
     expectProblem(emptyName.error, '/query/fields', /empty name at position 2/);

@@ -73,6 +73,9 @@ export interface FieldSelection<F> {
   key: string;
 }
 
+/** The most wrong names one answer tells. */
+const MAX_PROBLEMS = 5;
+
 function selectionOf<F>(form: Form<F>, asked: readonly string[], where: string): FieldSelection<F> {
   const wanted = new Set<string>();
   const problems = [];
@@ -86,7 +89,8 @@ function selectionOf<F>(form: Form<F>, asked: readonly string[], where: string):
       });
     else wanted.add(name);
   }
-  if (problems.length > 0) throw invalidFields(problems);
+  // A long list of wrong names is told by its first few: each message lists the form's fields.
+  if (problems.length > 0) throw invalidFields(problems.slice(0, MAX_PROBLEMS));
   const fields = form.names.filter((name) => wanted.has(name));
   const read = new Set<string>(ALWAYS);
   let bits = 0n;
