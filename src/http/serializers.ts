@@ -51,6 +51,7 @@ export function compileSerializer(schema: JsonSchema): Serialize | undefined {
     }));
     if (compiled.every(({ serialize }) => serialize !== undefined)) {
       const last = compiled.length - 1;
+      const lastSerialize = (compiled[last] as (typeof compiled)[number]).serialize as Serialize;
       const hasAll = (value: object, required: readonly string[]) => {
         for (let index = 0; index < required.length; index++)
           if (!((required[index] as string) in value)) return false;
@@ -62,7 +63,7 @@ export function compileSerializer(schema: JsonSchema): Serialize | undefined {
           if (typeof value === 'object' && value !== null && hasAll(value, required))
             return (serialize as Serialize)(value);
         }
-        return (compiled[last]?.serialize as Serialize)(value);
+        return lastSerialize(value);
       };
     }
   }
