@@ -8,6 +8,7 @@ import type { FloorQueries, ScenarioParams } from './sql.ts';
 export type ScenarioName =
   | 'get-one'
   | 'list-page1'
+  | 'list-fields'
   | 'filtered-deep'
   | 'stl-contents'
   | 'update'
@@ -21,6 +22,7 @@ export type ScenarioName =
 export const SCENARIOS: ScenarioName[] = [
   'get-one',
   'list-page1',
+  'list-fields',
   'filtered-deep',
   'stl-contents',
   'update',
@@ -30,6 +32,9 @@ export const SCENARIOS: ScenarioName[] = [
 
 /** The title every benchmark create gives its content. */
 export const CREATE_TITLE = 'Added by the benchmark';
+
+/** The fields list-fields asks for: a list page as a table of titles shows it. */
+export const LIST_FIELDS = ['id', 'title', 'channelId', 'addDate'] as const;
 
 export interface HttpRequest {
   method: 'GET' | 'POST';
@@ -47,6 +52,12 @@ export function serviceRequest(name: ScenarioName, p: ScenarioParams): HttpReque
         method: 'POST',
         path: '/api/v1/contents',
         body: json({ siteId: p.siteId, perPage: p.perPage }),
+      };
+    case 'list-fields':
+      return {
+        method: 'POST',
+        path: '/api/v1/contents',
+        body: json({ siteId: p.siteId, perPage: p.perPage, fields: LIST_FIELDS }),
       };
     case 'filtered-deep':
       return {
@@ -106,6 +117,8 @@ export async function floorAnswer(name: ScenarioName, q: FloorQueries, body: str
       return q.getOne();
     case 'list-page1':
       return q.listPage1();
+    case 'list-fields':
+      return q.listFields();
     case 'filtered-deep':
       return q.filteredDeep();
     case 'stl-contents':

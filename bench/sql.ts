@@ -170,6 +170,13 @@ export const STATEMENTS = {
     postgresql: `SELECT * FROM "Content" WHERE "siteId" = $1 AND NOT "recycled"
       ORDER BY "top" DESC, "channelId" DESC, "taxis" DESC, "id" DESC LIMIT $2 OFFSET $3`,
   },
+  // list-fields: the default list's page, with only the columns of its fields.
+  listFieldsPage: {
+    sqlite: `SELECT "id", "channelId", "title", "addDate" FROM "Content" WHERE "siteId" = ? AND "recycled" = 0
+      ORDER BY "top" DESC, "channelId" DESC, "taxis" DESC, "id" DESC LIMIT ? OFFSET ?`,
+    postgresql: `SELECT "id", "channelId", "title", "addDate" FROM "Content" WHERE "siteId" = $1 AND NOT "recycled"
+      ORDER BY "top" DESC, "channelId" DESC, "taxis" DESC, "id" DESC LIMIT $2 OFFSET $3`,
+  },
   listCount: {
     sqlite: `SELECT COUNT(*) AS "n" FROM "Content" WHERE "siteId" = ? AND "recycled" = 0`,
     postgresql: `SELECT COUNT(*) AS "n" FROM "Content" WHERE "siteId" = $1 AND NOT "recycled"`,
@@ -235,6 +242,13 @@ export function floorQueries(sql: Sql, p: ScenarioParams) {
     async listPage1() {
       const [contents, total] = await Promise.all([
         sql.all(STATEMENTS.listPage, [p.siteId, p.perPage, 0]),
+        sql.all(STATEMENTS.listCount, [p.siteId]),
+      ]);
+      return { contents, totalCount: count(total) };
+    },
+    async listFields() {
+      const [contents, total] = await Promise.all([
+        sql.all(STATEMENTS.listFieldsPage, [p.siteId, p.perPage, 0]),
         sql.all(STATEMENTS.listCount, [p.siteId]),
       ]);
       return { contents, totalCount: count(total) };

@@ -23,6 +23,8 @@ export type { components, operations, paths };
 type Schemas = components['schemas'];
 /** A content as the service answers it (form A). */
 export type Content = Schemas['Content'];
+/** A content answered with `fields`: only the fields asked for. */
+export type ContentSelection = Schemas['ContentSelection'];
 export type ListContentsRequest = Schemas['ListContentsRequest'];
 export type ListContentsResponse = Schemas['ListContentsResponse'];
 /** A filter rule of a list: `{ column, operator?, value }` (operator `=` when left out). */
@@ -186,7 +188,10 @@ export function listContents(client: CmsClient, request: ListContentsRequest): P
 
 /** One content (404 as a CmsProblemError when it does not exist or is in the recycle bin). */
 export function getContent(client: CmsClient, ref: ContentRef): Promise<Content> {
-  return unwrap(client.GET('/api/v1/contents/{siteId}/{channelId}/{id}', contentPath(ref)));
+  // Asked without `fields`, the answer is the whole record (the first of the answer's two forms).
+  return unwrap(
+    client.GET('/api/v1/contents/{siteId}/{channelId}/{id}', contentPath(ref)),
+  ) as Promise<Content>;
 }
 
 /** Changes the fields present in `changes`; answers the whole content with the new values. */

@@ -22,6 +22,14 @@ export function strongETag(version: number): string {
   return `"v${version}"`;
 }
 
+/**
+ * The strong validator of some selected fields of a record at a version (`fields`): the version's
+ * tag with the selection's key, so that each selection of a version has a validator of its own.
+ */
+export function selectionETag(version: number, selectionKey: string): string {
+  return `"v${version}-f${selectionKey}"`;
+}
+
 /** What an If-Match header asks: any current record (`*`), or one of these versions. */
 export type Precondition = { kind: 'any' } | { kind: 'versions'; versions: number[] };
 

@@ -981,6 +981,40 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
       }
     }
   },
+  "ContentFormBFlags": {
+    "title": "Content (form B) flags",
+    "description": "The fields of `ContentFormB` beyond `ContentFormBFields`.",
+    "type": "object",
+    "required": [
+      "isChecked",
+      "isTop",
+      "isRecommend",
+      "isHot",
+      "isColor",
+      "settingsXml"
+    ],
+    "properties": {
+      "isChecked": {
+        "type": "boolean"
+      },
+      "isTop": {
+        "type": "boolean"
+      },
+      "isRecommend": {
+        "type": "boolean"
+      },
+      "isHot": {
+        "type": "boolean"
+      },
+      "isColor": {
+        "type": "boolean"
+      },
+      "settingsXml": {
+        "type": "string",
+        "description": "The text fields form B has no key for (`subTitle`, `imageUrl`, `videoUrl`, `fileUrl`,\n`summary`, `author`, `source`; empty ones left out), then the content's extra\nattributes, as `&`-joined `key=value` pairs with URL-encoded keys and values (\"\" = none).\n"
+      }
+    }
+  },
   "ContentFormB": {
     "type": "object",
     "title": "Content (form B)",
@@ -990,39 +1024,296 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
         "$ref": "#/components/schemas/ContentFormBFields"
       },
       {
-        "type": "object",
-        "required": [
-          "isChecked",
-          "isTop",
-          "isRecommend",
-          "isHot",
-          "isColor",
-          "settingsXml"
-        ],
-        "properties": {
-          "isChecked": {
-            "type": "boolean"
-          },
-          "isTop": {
-            "type": "boolean"
-          },
-          "isRecommend": {
-            "type": "boolean"
-          },
-          "isHot": {
-            "type": "boolean"
-          },
-          "isColor": {
-            "type": "boolean"
-          },
-          "settingsXml": {
-            "type": "string",
-            "description": "The text fields form B has no key for (`subTitle`, `imageUrl`, `videoUrl`, `fileUrl`,\n`summary`, `author`, `source`; empty ones left out), then the content's extra\nattributes, as `&`-joined `key=value` pairs with URL-encoded keys and values (\"\" = none).\n"
-          }
-        }
+        "$ref": "#/components/schemas/ContentFormBFlags"
       }
     ],
     "unevaluatedProperties": false
+  },
+  "ContentFieldName": {
+    "type": "string",
+    "title": "Content (form A) field name",
+    "description": "A field of `Content` (form A), as `fields` names it. Checked against `Content`'s properties\nby `npm run gen` (and `gen:check`): the same names, in the same order.\n",
+    "enum": [
+      "id",
+      "guid",
+      "siteId",
+      "channelId",
+      "adminId",
+      "lastEditAdminId",
+      "userId",
+      "taxis",
+      "groupNames",
+      "tagNames",
+      "sourceId",
+      "referenceId",
+      "templateId",
+      "checked",
+      "checkedLevel",
+      "hits",
+      "downloads",
+      "imageUrlCount",
+      "videoUrlCount",
+      "fileUrlCount",
+      "content",
+      "title",
+      "subTitle",
+      "imageUrl",
+      "videoUrl",
+      "fileUrl",
+      "body",
+      "summary",
+      "author",
+      "source",
+      "top",
+      "recommend",
+      "hot",
+      "color",
+      "linkType",
+      "linkUrl",
+      "addDate",
+      "createdDate",
+      "lastModifiedDate"
+    ]
+  },
+  "ContentSelection": {
+    "type": "object",
+    "title": "Content (form A), selected fields",
+    "description": "A content answered with `fields`: only the fields asked for, each as in `Content`, in\n`Content`'s order. Each property refers to `Content`'s own; `npm run gen` checks that they\nare exactly `Content`'s.\n",
+    "additionalProperties": false,
+    "minProperties": 1,
+    "propertyNames": {
+      "$ref": "#/components/schemas/ContentFieldName"
+    },
+    "properties": {
+      "id": {
+        "$ref": "#/components/schemas/Content/properties/id"
+      },
+      "guid": {
+        "$ref": "#/components/schemas/Content/properties/guid"
+      },
+      "siteId": {
+        "$ref": "#/components/schemas/Content/properties/siteId"
+      },
+      "channelId": {
+        "$ref": "#/components/schemas/Content/properties/channelId"
+      },
+      "adminId": {
+        "$ref": "#/components/schemas/Content/properties/adminId"
+      },
+      "lastEditAdminId": {
+        "$ref": "#/components/schemas/Content/properties/lastEditAdminId"
+      },
+      "userId": {
+        "$ref": "#/components/schemas/Content/properties/userId"
+      },
+      "taxis": {
+        "$ref": "#/components/schemas/Content/properties/taxis"
+      },
+      "groupNames": {
+        "$ref": "#/components/schemas/Content/properties/groupNames"
+      },
+      "tagNames": {
+        "$ref": "#/components/schemas/Content/properties/tagNames"
+      },
+      "sourceId": {
+        "$ref": "#/components/schemas/Content/properties/sourceId"
+      },
+      "referenceId": {
+        "$ref": "#/components/schemas/Content/properties/referenceId"
+      },
+      "templateId": {
+        "$ref": "#/components/schemas/Content/properties/templateId"
+      },
+      "checked": {
+        "$ref": "#/components/schemas/Content/properties/checked"
+      },
+      "checkedLevel": {
+        "$ref": "#/components/schemas/Content/properties/checkedLevel"
+      },
+      "hits": {
+        "$ref": "#/components/schemas/Content/properties/hits"
+      },
+      "downloads": {
+        "$ref": "#/components/schemas/Content/properties/downloads"
+      },
+      "imageUrlCount": {
+        "$ref": "#/components/schemas/Content/properties/imageUrlCount"
+      },
+      "videoUrlCount": {
+        "$ref": "#/components/schemas/Content/properties/videoUrlCount"
+      },
+      "fileUrlCount": {
+        "$ref": "#/components/schemas/Content/properties/fileUrlCount"
+      },
+      "content": {
+        "$ref": "#/components/schemas/Content/properties/content"
+      },
+      "title": {
+        "$ref": "#/components/schemas/Content/properties/title"
+      },
+      "subTitle": {
+        "$ref": "#/components/schemas/Content/properties/subTitle"
+      },
+      "imageUrl": {
+        "$ref": "#/components/schemas/Content/properties/imageUrl"
+      },
+      "videoUrl": {
+        "$ref": "#/components/schemas/Content/properties/videoUrl"
+      },
+      "fileUrl": {
+        "$ref": "#/components/schemas/Content/properties/fileUrl"
+      },
+      "body": {
+        "$ref": "#/components/schemas/Content/properties/body"
+      },
+      "summary": {
+        "$ref": "#/components/schemas/Content/properties/summary"
+      },
+      "author": {
+        "$ref": "#/components/schemas/Content/properties/author"
+      },
+      "source": {
+        "$ref": "#/components/schemas/Content/properties/source"
+      },
+      "top": {
+        "$ref": "#/components/schemas/Content/properties/top"
+      },
+      "recommend": {
+        "$ref": "#/components/schemas/Content/properties/recommend"
+      },
+      "hot": {
+        "$ref": "#/components/schemas/Content/properties/hot"
+      },
+      "color": {
+        "$ref": "#/components/schemas/Content/properties/color"
+      },
+      "linkType": {
+        "$ref": "#/components/schemas/Content/properties/linkType"
+      },
+      "linkUrl": {
+        "$ref": "#/components/schemas/Content/properties/linkUrl"
+      },
+      "addDate": {
+        "$ref": "#/components/schemas/Content/properties/addDate"
+      },
+      "createdDate": {
+        "$ref": "#/components/schemas/Content/properties/createdDate"
+      },
+      "lastModifiedDate": {
+        "$ref": "#/components/schemas/Content/properties/lastModifiedDate"
+      }
+    }
+  },
+  "ContentFormBFieldName": {
+    "type": "string",
+    "title": "Content (form B) field name",
+    "description": "A field of `ContentFormB`, as the template-tag reads' `fields` names it. Checked against\n`ContentFormB`'s properties by `npm run gen` (and `gen:check`): the same names, in the same order.\n",
+    "enum": [
+      "id",
+      "channelId",
+      "siteId",
+      "addUserName",
+      "lastEditUserName",
+      "writingUserName",
+      "lastEditDate",
+      "addDate",
+      "taxis",
+      "groupNameCollection",
+      "tags",
+      "sourceId",
+      "referenceId",
+      "checkedLevel",
+      "hits",
+      "title",
+      "linkUrl",
+      "isChecked",
+      "isTop",
+      "isRecommend",
+      "isHot",
+      "isColor",
+      "settingsXml"
+    ]
+  },
+  "ContentFormBSelection": {
+    "type": "object",
+    "title": "Content (form B), selected fields",
+    "description": "A form B content answered with `fields`: only the fields asked for, each as in\n`ContentFormB`, in its order (`settingsXml` is computed only when asked for). Each property\nrefers to `ContentFormB`'s own; `npm run gen` checks that they are exactly `ContentFormB`'s.\n",
+    "additionalProperties": false,
+    "minProperties": 1,
+    "propertyNames": {
+      "$ref": "#/components/schemas/ContentFormBFieldName"
+    },
+    "properties": {
+      "id": {
+        "$ref": "#/components/schemas/ContentFormBFields/properties/id"
+      },
+      "channelId": {
+        "$ref": "#/components/schemas/ContentFormBFields/properties/channelId"
+      },
+      "siteId": {
+        "$ref": "#/components/schemas/ContentFormBFields/properties/siteId"
+      },
+      "addUserName": {
+        "$ref": "#/components/schemas/ContentFormBFields/properties/addUserName"
+      },
+      "lastEditUserName": {
+        "$ref": "#/components/schemas/ContentFormBFields/properties/lastEditUserName"
+      },
+      "writingUserName": {
+        "$ref": "#/components/schemas/ContentFormBFields/properties/writingUserName"
+      },
+      "lastEditDate": {
+        "$ref": "#/components/schemas/ContentFormBFields/properties/lastEditDate"
+      },
+      "addDate": {
+        "$ref": "#/components/schemas/ContentFormBFields/properties/addDate"
+      },
+      "taxis": {
+        "$ref": "#/components/schemas/ContentFormBFields/properties/taxis"
+      },
+      "groupNameCollection": {
+        "$ref": "#/components/schemas/ContentFormBFields/properties/groupNameCollection"
+      },
+      "tags": {
+        "$ref": "#/components/schemas/ContentFormBFields/properties/tags"
+      },
+      "sourceId": {
+        "$ref": "#/components/schemas/ContentFormBFields/properties/sourceId"
+      },
+      "referenceId": {
+        "$ref": "#/components/schemas/ContentFormBFields/properties/referenceId"
+      },
+      "checkedLevel": {
+        "$ref": "#/components/schemas/ContentFormBFields/properties/checkedLevel"
+      },
+      "hits": {
+        "$ref": "#/components/schemas/ContentFormBFields/properties/hits"
+      },
+      "title": {
+        "$ref": "#/components/schemas/ContentFormBFields/properties/title"
+      },
+      "linkUrl": {
+        "$ref": "#/components/schemas/ContentFormBFields/properties/linkUrl"
+      },
+      "isChecked": {
+        "$ref": "#/components/schemas/ContentFormBFlags/properties/isChecked"
+      },
+      "isTop": {
+        "$ref": "#/components/schemas/ContentFormBFlags/properties/isTop"
+      },
+      "isRecommend": {
+        "$ref": "#/components/schemas/ContentFormBFlags/properties/isRecommend"
+      },
+      "isHot": {
+        "$ref": "#/components/schemas/ContentFormBFlags/properties/isHot"
+      },
+      "isColor": {
+        "$ref": "#/components/schemas/ContentFormBFlags/properties/isColor"
+      },
+      "settingsXml": {
+        "$ref": "#/components/schemas/ContentFormBFlags/properties/settingsXml"
+      }
+    }
   },
   "ContentFormBDeleted": {
     "type": "object",
@@ -1265,6 +1556,15 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
         "format": "int32",
         "minimum": 0,
         "description": "Page size; absent or 0 means the site's `pageSize` attribute (30 unless set). Above the\nconfigured maximum (1000 by default) is a 400.\n"
+      },
+      "fields": {
+        "type": "array",
+        "description": "Answer only these fields of each content (absent = the whole record). The names are\n`Content`'s; the answer keeps `Content`'s order, and only their columns are read. An\nempty list, or a name `Content` lacks, is a 400.\n",
+        "minItems": 1,
+        "maxItems": 100,
+        "items": {
+          "$ref": "#/components/schemas/ContentFieldName"
+        }
       }
     }
   },
@@ -1284,9 +1584,16 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
       },
       "contents": {
         "type": "array",
-        "description": "The contents of the requested page.",
+        "description": "The contents of the requested page (only the `fields` asked for, when the request names some).",
         "items": {
-          "$ref": "#/components/schemas/Content"
+          "anyOf": [
+            {
+              "$ref": "#/components/schemas/Content"
+            },
+            {
+              "$ref": "#/components/schemas/ContentSelection"
+            }
+          ]
         }
       }
     }
@@ -3005,7 +3312,14 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
       "value": {
         "type": "array",
         "items": {
-          "$ref": "#/components/schemas/ContentFormB"
+          "anyOf": [
+            {
+              "$ref": "#/components/schemas/ContentFormB"
+            },
+            {
+              "$ref": "#/components/schemas/ContentFormBSelection"
+            }
+          ]
         }
       }
     }
@@ -3018,7 +3332,14 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
     ],
     "properties": {
       "value": {
-        "$ref": "#/components/schemas/ContentFormB"
+        "anyOf": [
+          {
+            "$ref": "#/components/schemas/ContentFormB"
+          },
+          {
+            "$ref": "#/components/schemas/ContentFormBSelection"
+          }
+        ]
       }
     }
   },

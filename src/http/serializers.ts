@@ -29,8 +29,44 @@ export function responseSchemaOf(
   return content?.['application/json']?.schema;
 }
 
-/** Compiles one serialiser; undefined when the schema uses something the compiler cannot take. */
+/** A (resolved) schema's required properties, its `allOf` parts' included. */
+function requiredOf(schema: JsonSchema): string[] {
+  const own = Array.isArray(schema.required) ? (schema.required as string[]) : [];
+  const parts = Array.isArray(schema.allOf) ? (schema.allOf as JsonSchema[]) : [];
+  return [...own, ...parts.flatMap(requiredOf)];
+}
+
+/**
+ * Compiles one serialiser; undefined when the schema uses something the compiler cannot take. A
+ * schema that is only an `anyOf` of objects (a record, or some of its fields: `fields`) gets one
+ * serialiser per branch, and a value goes to the first branch whose required properties it all
+ * has: fast-json-stringify would pick the branch by validating the value against each in turn.
+ */
 export function compileSerializer(schema: JsonSchema): Serialize | undefined {
+  const branches = schema.anyOf;
+  if (Array.isArray(branches) && Object.keys(schema).length === 1 && branches.length > 1) {
+    const compiled = (branches as JsonSchema[]).map((branch) => ({
+      required: requiredOf(branch),
+      serialize: branch.type === 'object' ? compileSerializer(branch) : undefined,
+    }));
+    if (compiled.every(({ serialize }) => serialize !== undefined)) {
+      const last = compiled.length - 1;
+      const lastSerialize = (compiled[last] as (typeof compiled)[number]).serialize as Serialize;
+      const hasAll = (value: object, required: readonly string[]) => {
+        for (let index = 0; index < required.length; index++)
+          if (!((required[index] as string) in value)) return false;
+        return true;
+      };
+      return (value) => {
+        for (let index = 0; index < last; index++) {
+          const { required, serialize } = compiled[index] as (typeof compiled)[number];
+          if (typeof value === 'object' && value !== null && hasAll(value, required))
+            return (serialize as Serialize)(value);
+        }
+        return lastSerialize(value);
+      };
+    }
+  }
   try {
     // The compiler keeps references into the schema: it gets its own copy of the shared document.
     const serialize = fastJson(structuredClone(schema) as fastJson.AnySchema) as Serialize;

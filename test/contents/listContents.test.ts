@@ -28,7 +28,7 @@ const list = (body: Partial<ListContentsRequest>) => send({ siteId: 1, perPage: 
 async function ids(body: Partial<ListContentsRequest>): Promise<number[]> {
   const { data, response } = await list(body);
   expect(response.status).toBe(200);
-  return data?.contents.map((content) => content.id) ?? [];
+  return data?.contents.map((content) => Number(content.id)) ?? [];
 }
 
 const where = (column: string, operator: string | undefined, value: Where['value']) => ({

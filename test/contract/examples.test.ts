@@ -173,8 +173,15 @@ const CASES: Case[] = [
   { operationId: 'clearCache', example: 'database' },
   { operationId: 'listContents', example: 'channelPage' },
   { operationId: 'listContents', example: 'filtered' },
+  { operationId: 'listContents', example: 'selected' },
   { operationId: 'listContents', example: 'badValue' },
   { operationId: 'getContent', example: 'content', path: { siteId: 1, channelId: 3, id: 10 } },
+  {
+    operationId: 'getContent',
+    example: 'selected',
+    path: { siteId: 1, channelId: 3, id: 10 },
+    query: { fields: 'id,title,addDate' },
+  },
   { operationId: 'getChannel', example: 'channel', path: { siteId: 1, channelId: 2 } },
   // The root channel's addDate is the seeding's "now".
   { operationId: 'listChannels', example: 'channels', path: { siteId: 1 }, volatile: ['addDate'] },
@@ -194,7 +201,16 @@ const CASES: Case[] = [
       isRecommend: 'true',
     },
   },
-  { operationId: 'stlGetContent', example: UNNAMED, query: { siteId: '1', channelId: '3', contentId: '10' } },
+  {
+    operationId: 'stlGetContent',
+    example: 'content',
+    query: { siteId: '1', channelId: '3', contentId: '10' },
+  },
+  {
+    operationId: 'stlGetContent',
+    example: 'selected',
+    query: { siteId: '1', channelId: '3', contentId: '10', fields: 'id,title,tags' },
+  },
   { operationId: 'stlSqlContents', example: UNNAMED },
   { operationId: 'stlSqlContent', example: UNNAMED },
   {

@@ -44,7 +44,7 @@ const content = (query: Query<'stlGetContent'>) =>
 /** For queries the contract's types forbid on purpose. */
 const untyped = (path: string, query: Record<string, string | number>) =>
   app.request.get(`/api/v1/stl/${path}`).query(query).set('X-SS-API-KEY', key);
-const ids = (result: { data?: { value: { id: number }[] } | undefined }) =>
+const ids = (result: { data?: { value: { id?: number }[] } | undefined }) =>
   (result.data?.value ?? []).map((item) => item.id);
 
 describe('stl/sites and stl/site', () => {

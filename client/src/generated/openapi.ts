@@ -112,6 +112,10 @@ export interface paths {
          *     attribute (30 unless set). `perPage` above 1000 (the service's configured maximum) is a
          *     400. A page past the last one answers an empty `contents` array with the real
          *     `totalCount`.
+         *
+         *     **Fields.** `fields` (names from `ContentFieldName`) answers only those fields of each
+         *     content, in `Content`'s order, and reads only their columns; filters, order, paging and
+         *     `totalCount` are unchanged. An empty list or an unknown name is a 400.
          */
         post: operations["listContents"];
         delete?: never;
@@ -751,6 +755,9 @@ export interface paths {
          *       `since`: contents added within a period before now (`12h`, `7d`, `2w`, `3m`, `1y`) or
          *       on or after a date (`2024-05-01`).
          *     - The original's raw-SQL `where` attribute is refused: any `where` parameter is a 400.
+         *     - `fields` (comma-separated names from `ContentFormBFieldName`) answers only those fields of
+         *       each content, in form B's order; only their columns are read, and `settingsXml` is
+         *       computed only when asked for. An unknown name or an empty list is a 400.
          */
         get: operations["stlListContents"];
         put?: never;
@@ -775,6 +782,8 @@ export interface paths {
          *     content must belong to that channel; otherwise it is looked up in the whole site. 404 when
          *     the site, the channel or the content is unknown, when the content belongs elsewhere, or
          *     when it is not approved or in the recycle bin.
+         *     `fields` (comma-separated names from `ContentFormBFieldName`) answers only those fields, in
+         *     form B's order, reading only their columns. An unknown name or an empty list is a 400.
          */
         get: operations["stlGetContent"];
         put?: never;
@@ -2297,12 +2306,10 @@ export interface components {
             linkUrl: string;
         };
         /**
-         * Content (form B)
-         * @description The template-tag view of a content (stl content and stl content list). Flags are booleans,
-         *     `groupNameCollection` and `tags` are comma-joined, `settingsXml` carries the remaining text
-         *     fields and extra attributes as `&`-joined `key=value` pairs (URL-encoded).
+         * Content (form B) flags
+         * @description The fields of `ContentFormB` beyond `ContentFormBFields`.
          */
-        ContentFormB: components["schemas"]["ContentFormBFields"] & {
+        ContentFormBFlags: {
             isChecked: boolean;
             isTop: boolean;
             isRecommend: boolean;
@@ -2315,6 +2322,105 @@ export interface components {
              * @example subTitle=Faster%20search&author=Jane%20Doe
              */
             settingsXml: string;
+        };
+        /**
+         * Content (form B)
+         * @description The template-tag view of a content (stl content and stl content list). Flags are booleans,
+         *     `groupNameCollection` and `tags` are comma-joined, `settingsXml` carries the remaining text
+         *     fields and extra attributes as `&`-joined `key=value` pairs (URL-encoded).
+         */
+        ContentFormB: components["schemas"]["ContentFormBFields"] & components["schemas"]["ContentFormBFlags"];
+        /**
+         * Content (form A) field name
+         * @description A field of `Content` (form A), as `fields` names it. Checked against `Content`'s properties
+         *     by `npm run gen` (and `gen:check`): the same names, in the same order.
+         * @enum {string}
+         */
+        ContentFieldName: "id" | "guid" | "siteId" | "channelId" | "adminId" | "lastEditAdminId" | "userId" | "taxis" | "groupNames" | "tagNames" | "sourceId" | "referenceId" | "templateId" | "checked" | "checkedLevel" | "hits" | "downloads" | "imageUrlCount" | "videoUrlCount" | "fileUrlCount" | "content" | "title" | "subTitle" | "imageUrl" | "videoUrl" | "fileUrl" | "body" | "summary" | "author" | "source" | "top" | "recommend" | "hot" | "color" | "linkType" | "linkUrl" | "addDate" | "createdDate" | "lastModifiedDate";
+        /**
+         * Content (form A), selected fields
+         * @description A content answered with `fields`: only the fields asked for, each as in `Content`, in
+         *     `Content`'s order. Each property refers to `Content`'s own; `npm run gen` checks that they
+         *     are exactly `Content`'s.
+         */
+        ContentSelection: {
+            id?: components["schemas"]["Content"]["id"];
+            guid?: components["schemas"]["Content"]["guid"];
+            siteId?: components["schemas"]["Content"]["siteId"];
+            channelId?: components["schemas"]["Content"]["channelId"];
+            adminId?: components["schemas"]["Content"]["adminId"];
+            lastEditAdminId?: components["schemas"]["Content"]["lastEditAdminId"];
+            userId?: components["schemas"]["Content"]["userId"];
+            taxis?: components["schemas"]["Content"]["taxis"];
+            groupNames?: components["schemas"]["Content"]["groupNames"];
+            tagNames?: components["schemas"]["Content"]["tagNames"];
+            sourceId?: components["schemas"]["Content"]["sourceId"];
+            referenceId?: components["schemas"]["Content"]["referenceId"];
+            templateId?: components["schemas"]["Content"]["templateId"];
+            checked?: components["schemas"]["Content"]["checked"];
+            checkedLevel?: components["schemas"]["Content"]["checkedLevel"];
+            hits?: components["schemas"]["Content"]["hits"];
+            downloads?: components["schemas"]["Content"]["downloads"];
+            imageUrlCount?: components["schemas"]["Content"]["imageUrlCount"];
+            videoUrlCount?: components["schemas"]["Content"]["videoUrlCount"];
+            fileUrlCount?: components["schemas"]["Content"]["fileUrlCount"];
+            content?: components["schemas"]["Content"]["content"];
+            title?: components["schemas"]["Content"]["title"];
+            subTitle?: components["schemas"]["Content"]["subTitle"];
+            imageUrl?: components["schemas"]["Content"]["imageUrl"];
+            videoUrl?: components["schemas"]["Content"]["videoUrl"];
+            fileUrl?: components["schemas"]["Content"]["fileUrl"];
+            body?: components["schemas"]["Content"]["body"];
+            summary?: components["schemas"]["Content"]["summary"];
+            author?: components["schemas"]["Content"]["author"];
+            source?: components["schemas"]["Content"]["source"];
+            top?: components["schemas"]["Content"]["top"];
+            recommend?: components["schemas"]["Content"]["recommend"];
+            hot?: components["schemas"]["Content"]["hot"];
+            color?: components["schemas"]["Content"]["color"];
+            linkType?: components["schemas"]["Content"]["linkType"];
+            linkUrl?: components["schemas"]["Content"]["linkUrl"];
+            addDate?: components["schemas"]["Content"]["addDate"];
+            createdDate?: components["schemas"]["Content"]["createdDate"];
+            lastModifiedDate?: components["schemas"]["Content"]["lastModifiedDate"];
+        };
+        /**
+         * Content (form B) field name
+         * @description A field of `ContentFormB`, as the template-tag reads' `fields` names it. Checked against
+         *     `ContentFormB`'s properties by `npm run gen` (and `gen:check`): the same names, in the same order.
+         * @enum {string}
+         */
+        ContentFormBFieldName: "id" | "channelId" | "siteId" | "addUserName" | "lastEditUserName" | "writingUserName" | "lastEditDate" | "addDate" | "taxis" | "groupNameCollection" | "tags" | "sourceId" | "referenceId" | "checkedLevel" | "hits" | "title" | "linkUrl" | "isChecked" | "isTop" | "isRecommend" | "isHot" | "isColor" | "settingsXml";
+        /**
+         * Content (form B), selected fields
+         * @description A form B content answered with `fields`: only the fields asked for, each as in
+         *     `ContentFormB`, in its order (`settingsXml` is computed only when asked for). Each property
+         *     refers to `ContentFormB`'s own; `npm run gen` checks that they are exactly `ContentFormB`'s.
+         */
+        ContentFormBSelection: {
+            id?: components["schemas"]["ContentFormBFields"]["id"];
+            channelId?: components["schemas"]["ContentFormBFields"]["channelId"];
+            siteId?: components["schemas"]["ContentFormBFields"]["siteId"];
+            addUserName?: components["schemas"]["ContentFormBFields"]["addUserName"];
+            lastEditUserName?: components["schemas"]["ContentFormBFields"]["lastEditUserName"];
+            writingUserName?: components["schemas"]["ContentFormBFields"]["writingUserName"];
+            lastEditDate?: components["schemas"]["ContentFormBFields"]["lastEditDate"];
+            addDate?: components["schemas"]["ContentFormBFields"]["addDate"];
+            taxis?: components["schemas"]["ContentFormBFields"]["taxis"];
+            groupNameCollection?: components["schemas"]["ContentFormBFields"]["groupNameCollection"];
+            tags?: components["schemas"]["ContentFormBFields"]["tags"];
+            sourceId?: components["schemas"]["ContentFormBFields"]["sourceId"];
+            referenceId?: components["schemas"]["ContentFormBFields"]["referenceId"];
+            checkedLevel?: components["schemas"]["ContentFormBFields"]["checkedLevel"];
+            hits?: components["schemas"]["ContentFormBFields"]["hits"];
+            title?: components["schemas"]["ContentFormBFields"]["title"];
+            linkUrl?: components["schemas"]["ContentFormBFields"]["linkUrl"];
+            isChecked?: components["schemas"]["ContentFormBFlags"]["isChecked"];
+            isTop?: components["schemas"]["ContentFormBFlags"]["isTop"];
+            isRecommend?: components["schemas"]["ContentFormBFlags"]["isRecommend"];
+            isHot?: components["schemas"]["ContentFormBFlags"]["isHot"];
+            isColor?: components["schemas"]["ContentFormBFlags"]["isColor"];
+            settingsXml?: components["schemas"]["ContentFormBFlags"]["settingsXml"];
         };
         /**
          * Content (form B, delete response)
@@ -2476,6 +2582,18 @@ export interface components {
              * @example 20
              */
             perPage?: number;
+            /**
+             * @description Answer only these fields of each content (absent = the whole record). The names are
+             *     `Content`'s; the answer keeps `Content`'s order, and only their columns are read. An
+             *     empty list, or a name `Content` lacks, is a 400.
+             * @example [
+             *       "id",
+             *       "title",
+             *       "channelId",
+             *       "addDate"
+             *     ]
+             */
+            fields?: components["schemas"]["ContentFieldName"][];
         };
         ListContentsResponse: {
             /**
@@ -2484,8 +2602,8 @@ export interface components {
              * @example 2
              */
             totalCount: number;
-            /** @description The contents of the requested page. */
-            contents: components["schemas"]["Content"][];
+            /** @description The contents of the requested page (only the `fields` asked for, when the request names some). */
+            contents: (components["schemas"]["Content"] | components["schemas"]["ContentSelection"])[];
         };
         CheckContentsRequest: {
             /**
@@ -3487,10 +3605,10 @@ export interface components {
             value: number;
         };
         StlListContentsResponse: {
-            value: components["schemas"]["ContentFormB"][];
+            value: (components["schemas"]["ContentFormB"] | components["schemas"]["ContentFormBSelection"])[];
         };
         StlGetContentResponse: {
-            value: components["schemas"]["ContentFormB"];
+            value: components["schemas"]["ContentFormB"] | components["schemas"]["ContentFormBSelection"];
         };
         StlSqlContentsResponse: {
             /** @description The rows, each an object keyed by camelCase column name. */
@@ -4336,6 +4454,20 @@ export interface components {
          */
         ContentId: number;
         /**
+         * @description Answer only these fields of the content (form A): comma-separated names from
+         *     `ContentFieldName` (e.g. `id,title,addDate`). An unknown name or an empty list is a 400;
+         *     absent, the whole record.
+         * @example id,title,addDate
+         */
+        ContentFields: string;
+        /**
+         * @description Answer only these fields of each content (form B): comma-separated names from
+         *     `ContentFormBFieldName` (e.g. `id,title,settingsXml`). An unknown name or an empty list is
+         *     a 400; absent, the whole record.
+         * @example id,title,addDate
+         */
+        StlContentFields: string;
+        /**
          * @description Id of the site (first choice).
          * @example 1
          */
@@ -4778,7 +4910,15 @@ export interface operations {
     };
     getContent: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Answer only these fields of the content (form A): comma-separated names from
+                 *     `ContentFieldName` (e.g. `id,title,addDate`). An unknown name or an empty list is a 400;
+                 *     absent, the whole record.
+                 * @example id,title,addDate
+                 */
+                fields?: components["parameters"]["ContentFields"];
+            };
             header?: {
                 /**
                  * @description The `ETag` held by the client: when it is still the record's, the answer is 304 without a
@@ -4808,14 +4948,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The content (form A). */
+            /**
+             * @description The content (form A); with `fields`, only those fields. The ETag names the version and,
+             *     with `fields`, the selection: each selection of a version has its own.
+             */
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Content"];
+                    "application/json": components["schemas"]["Content"] | components["schemas"]["ContentSelection"];
                 };
             };
             304: components["responses"]["NotModified"];
@@ -5789,6 +5932,13 @@ export interface operations {
                 since?: components["parameters"]["StlSince"];
                 /** @description Refused. The original system's raw-SQL condition is not supported; any value is a 400. */
                 where?: components["parameters"]["StlWhere"];
+                /**
+                 * @description Answer only these fields of each content (form B): comma-separated names from
+                 *     `ContentFormBFieldName` (e.g. `id,title,settingsXml`). An unknown name or an empty list is
+                 *     a 400; absent, the whole record.
+                 * @example id,title,addDate
+                 */
+                fields?: components["parameters"]["StlContentFields"];
             };
             header?: never;
             path?: never;
@@ -5907,6 +6057,13 @@ export interface operations {
                  * @example 42
                  */
                 contentId: components["parameters"]["StlContentId"];
+                /**
+                 * @description Answer only these fields of each content (form B): comma-separated names from
+                 *     `ContentFormBFieldName` (e.g. `id,title,settingsXml`). An unknown name or an empty list is
+                 *     a 400; absent, the whole record.
+                 * @example id,title,addDate
+                 */
+                fields?: components["parameters"]["StlContentFields"];
             };
             header?: never;
             path?: never;
@@ -5920,35 +6077,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "value": {
-                     *         "id": 10,
-                     *         "channelId": 3,
-                     *         "siteId": 1,
-                     *         "addUserName": "admin",
-                     *         "lastEditUserName": "",
-                     *         "writingUserName": "",
-                     *         "lastEditDate": "2024-02-01 10:03:00",
-                     *         "addDate": "2024-02-01 10:03:00",
-                     *         "taxis": 2,
-                     *         "groupNameCollection": "",
-                     *         "tags": "tech",
-                     *         "sourceId": 0,
-                     *         "referenceId": 0,
-                     *         "checkedLevel": 1,
-                     *         "hits": 233,
-                     *         "title": "Caching strategies for a headless CMS",
-                     *         "linkUrl": "",
-                     *         "isChecked": true,
-                     *         "isTop": false,
-                     *         "isRecommend": true,
-                     *         "isHot": false,
-                     *         "isColor": false,
-                     *         "settingsXml": "subTitle=Tech%20news%2C%20part%201&summary=Caching%20strategies%20for%20a%20headless%20CMS%3A%20a%20short%20summary%20for%20lists%20and%20previews.&author=Bob%20Stone"
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["StlGetContentResponse"];
                 };
             };

@@ -144,3 +144,96 @@ export function toContentFormBDeleted(row: Content, navigationUrl: string): Cont
     navigationUrl,
   };
 }
+
+/*
+ * Selected fields (`fields`): each field of a form made on its own, from the columns it needs
+ * only. The tables give every field of the form (the compiler refuses one that misses a field or
+ * types one wrongly) and make each value as toContentFormA / toContentFormB do, which
+ * test/contents/fields.test.ts checks field by field on every demo content.
+ */
+
+type FieldValues<Form> = { readonly [Field in keyof Form]-?: (row: Content) => Form[Field] };
+
+export const CONTENT_FORM_A_VALUES: FieldValues<ContentFormA> = {
+  id: (row) => row.id,
+  guid: (row) => row.guid,
+  siteId: (row) => row.siteId,
+  channelId: (row) => row.channelId,
+  adminId: (row) => row.adminId,
+  lastEditAdminId: (row) => row.lastEditAdminId,
+  userId: (row) => row.userId,
+  taxis: (row) => row.taxis,
+  groupNames: (row) => splitList(row.groupNames),
+  tagNames: (row) => splitList(row.tagNames),
+  sourceId: (row) => row.sourceId,
+  referenceId: (row) => row.referenceId,
+  templateId: (row) => row.templateId,
+  checked: (row) => row.checked,
+  checkedLevel: (row) => storedCheckedLevel(row.checkedLevel),
+  hits: (row) => row.hits,
+  downloads: (row) => row.downloads,
+  imageUrlCount: (row) => row.imageUrlCount,
+  videoUrlCount: (row) => row.videoUrlCount,
+  fileUrlCount: (row) => row.fileUrlCount,
+  content: (row) => row.body,
+  title: (row) => row.title,
+  subTitle: (row) => row.subTitle,
+  imageUrl: (row) => row.imageUrl,
+  videoUrl: (row) => row.videoUrl,
+  fileUrl: (row) => row.fileUrl,
+  body: (row) => row.body,
+  summary: (row) => row.summary,
+  author: (row) => row.author,
+  source: (row) => row.source,
+  top: (row) => row.top,
+  recommend: (row) => row.recommend,
+  hot: (row) => row.hot,
+  color: (row) => row.color,
+  linkType: (row) => row.linkType,
+  linkUrl: (row) => row.linkUrl,
+  addDate: (row) => formatDateTime(row.addDate),
+  createdDate: (row) => formatDateTime(row.createdDate),
+  lastModifiedDate: (row) => formatDateTime(row.lastModifiedDate),
+};
+
+export const CONTENT_FORM_B_VALUES: FieldValues<ContentFormB> = {
+  id: (row) => row.id,
+  channelId: (row) => row.channelId,
+  siteId: (row) => row.siteId,
+  addUserName: (row) => row.addUserName,
+  lastEditUserName: (row) => row.lastEditUserName,
+  writingUserName: (row) => row.writingUserName,
+  lastEditDate: (row) => formatDateTime(row.lastEditDate),
+  addDate: (row) => formatDateTime(row.addDate),
+  taxis: (row) => row.taxis,
+  groupNameCollection: (row) => splitList(row.groupNames).join(','),
+  tags: (row) => splitList(row.tagNames).join(','),
+  sourceId: (row) => row.sourceId,
+  referenceId: (row) => row.referenceId,
+  checkedLevel: (row) => storedCheckedLevel(row.checkedLevel),
+  hits: (row) => row.hits,
+  title: (row) => row.title,
+  linkUrl: (row) => row.linkUrl ?? '',
+  isChecked: (row) => row.checked,
+  isTop: (row) => row.top,
+  isRecommend: (row) => row.recommend,
+  isHot: (row) => row.hot,
+  isColor: (row) => row.color,
+  settingsXml: (row) => settingsQueryText(extendedAttributes(row)),
+};
+
+/**
+ * The columns a form B field is made of, where they are not the one column of its name: the
+ * renamed flags and lists, and `settingsXml`, made of the text fields form B has no key for and
+ * the extra settings (extendedAttributes). Form A's are in columns.ts (CONTENT_FIELD_COLUMNS).
+ */
+export const CONTENT_FORM_B_COLUMNS: Partial<Record<keyof ContentFormB, readonly (keyof Content)[]>> = {
+  groupNameCollection: ['groupNames'],
+  tags: ['tagNames'],
+  isChecked: ['checked'],
+  isTop: ['top'],
+  isRecommend: ['recommend'],
+  isHot: ['hot'],
+  isColor: ['color'],
+  settingsXml: ['subTitle', 'imageUrl', 'videoUrl', 'fileUrl', 'summary', 'author', 'source', 'settings'],
+};

@@ -6,6 +6,7 @@ import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
 import { requireSite } from '../records.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
 import { cachedCount, countMatches, MARK_EVERY, markedWindow, pageMarks } from './counts.ts';
+import { type FieldSelection, formASelection, selectFields } from './fields.ts';
 import { type ContentFormA, toContentFormA } from './forms.ts';
 import { type ContentFilter, compileContentQuery, type OrderRule } from './query.ts';
 
@@ -17,11 +18,14 @@ export interface ListContentsRequest
   index?: string | undefined;
   page?: number | undefined;
   perPage?: number | undefined;
+  /** Answer only these fields of each content (the contract's ContentFieldName). */
+  fields?: readonly string[] | undefined;
 }
 
 export interface ContentPage {
   totalCount: number;
-  contents: ContentFormA[];
+  /** Whole records, or only the fields asked for. */
+  contents: (ContentFormA | Partial<ContentFormA>)[];
 }
 
 async function resolveChannelScope(db: Db, request: ListContentsRequest): Promise<ContentFilter['channels']> {
@@ -94,14 +98,34 @@ export const TEXT_PIECE_CHARACTERS = 1 << 18;
 
 const LENGTH_SUFFIX = '__length';
 
-/** The rows' columns, each text cut to its first piece and its length beside it. */
-const CUT_COLUMNS = joinSql(
-  MODEL_FIELDS.Content.map((field) =>
-    isText.has(field)
-      ? sql`substr(${identifier(field)}, 1, ${TEXT_PIECE_CHARACTERS}) AS ${identifier(field)}, length(${identifier(field)}) AS ${identifier(`${field}${LENGTH_SUFFIX}`)}`
-      : identifier(field),
-  ),
-);
+/** The columns a read of rows takes: all of the model's, or a selection's (with id and version). */
+export interface RowColumns {
+  fields: readonly (keyof Content)[];
+  /** The columns, each text cut to its first piece and its length beside it. */
+  cut: Sql;
+  /** The whole columns, for the last attempt. */
+  whole: Sql;
+  /** The text fields among them, in TEXT_FIELDS' order. */
+  texts: readonly TextField[];
+}
+
+export function rowColumns(fields: readonly (keyof Content)[]): RowColumns {
+  return {
+    fields,
+    cut: joinSql(
+      fields.map((field) =>
+        isText.has(field)
+          ? sql`substr(${identifier(field)}, 1, ${TEXT_PIECE_CHARACTERS}) AS ${identifier(field)}, length(${identifier(field)}) AS ${identifier(`${field}${LENGTH_SUFFIX}`)}`
+          : identifier(field),
+      ),
+    ),
+    whole: joinSql(fields.map((field) => identifier(field))),
+    texts: TEXT_FIELDS.filter((field) => fields.includes(field)),
+  };
+}
+
+/** Every column of the model: the rows of whole records. */
+const ALL_COLUMNS = rowColumns(MODEL_FIELDS.Content);
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -133,17 +157,26 @@ async function restOf(
 const PIECEWISE_ATTEMPTS = 3;
 
 /** These rows, their texts whole; a row written while its pieces were read is read again. */
-async function rowsInPieces(db: Db, ids: readonly number[], attempt = 1): Promise<Map<number, Content>> {
+async function rowsInPieces(
+  db: Db,
+  ids: readonly number[],
+  columns: RowColumns,
+  attempt = 1,
+): Promise<Map<number, Content>> {
   const byId = new Map<number, Content>();
   if (ids.length === 0) return byId;
   // The last attempt reads rows whole, in one go: a row written again and again still gets read.
   if (attempt > PIECEWISE_ATTEMPTS) {
-    const rows = await db.$queryRaw<Content[]>(sql`SELECT * FROM "Content" WHERE "id" IN (${joinSql(ids)})`);
+    const rows = await db.$queryRaw<Content[]>(
+      columns === ALL_COLUMNS
+        ? sql`SELECT * FROM "Content" WHERE "id" IN (${joinSql(ids)})`
+        : sql`SELECT ${columns.whole} FROM "Content" WHERE "id" IN (${joinSql(ids)})`,
+    );
     for (const row of rows) byId.set(Number(row.id), row);
     return byId;
   }
   const cut = await db.$queryRaw<Record<string, unknown>[]>(
-    sql`SELECT ${CUT_COLUMNS} FROM "Content" WHERE "id" IN (${joinSql(ids)})`,
+    sql`SELECT ${columns.cut} FROM "Content" WHERE "id" IN (${joinSql(ids)})`,
   );
   const again: number[] = [];
   for (const cutRow of cut) {
@@ -151,9 +184,9 @@ async function rowsInPieces(db: Db, ids: readonly number[], attempt = 1): Promis
     // A fresh record of the model's fields alone: deleting the lengths instead would leave every
     // row a slow dictionary-mode object for the serialiser.
     const row: Record<string, unknown> = {};
-    for (const field of MODEL_FIELDS.Content) row[field] = cutRow[field];
+    for (const field of columns.fields) row[field] = cutRow[field];
     let whole = true;
-    for (const field of TEXT_FIELDS) {
+    for (const field of columns.texts) {
       const length = Number(cutRow[`${field}${LENGTH_SUFFIX}`]);
       const first = row[field];
       if (!whole || typeof first !== 'string' || length <= TEXT_PIECE_CHARACTERS) continue;
@@ -164,17 +197,21 @@ async function rowsInPieces(db: Db, ids: readonly number[], attempt = 1): Promis
     if (whole) byId.set(key.id, row as unknown as Content);
     else again.push(key.id);
   }
-  for (const [id, row] of await rowsInPieces(db, again, attempt + 1)) byId.set(id, row);
+  for (const [id, row] of await rowsInPieces(db, again, columns, attempt + 1)) byId.set(id, row);
   return byId;
 }
 
 /**
  * The rows of these contents, in this order (ids of contents deleted since they were picked are
  * left out). Reading rows by id is cheap, and stays on the client's own connection; their long
- * texts come in pieces of TEXT_PIECE_CHARACTERS.
+ * texts come in pieces of TEXT_PIECE_CHARACTERS. With `columns`, a row holds those columns only.
  */
-export async function contentsInOrder(db: Db, ids: readonly number[]): Promise<Content[]> {
-  const byId = await rowsInPieces(db, ids);
+export async function contentsInOrder(
+  db: Db,
+  ids: readonly number[],
+  columns: RowColumns = ALL_COLUMNS,
+): Promise<Content[]> {
+  const byId = await rowsInPieces(db, ids, columns);
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
@@ -189,6 +226,7 @@ async function pageRows(
   orderBy: Sql,
   perPage: number,
   offset: number,
+  columns: RowColumns,
 ): Promise<Content[]> {
   const picked = await costly.all<{ id: number | bigint }>(
     sql`SELECT "id" FROM "Content" ${where} ${orderBy} LIMIT ${perPage} OFFSET ${offset}`,
@@ -196,6 +234,7 @@ async function pageRows(
   return contentsInOrder(
     db,
     picked.map((row) => Number(row.id)),
+    columns,
   );
 }
 
@@ -222,6 +261,9 @@ export async function listContents(
     provider,
   );
   const { perPage, offset } = pageWindow(request, readSiteAttributes(site.attributes).pageSize, maxPerPage);
+  const selection = formASelection(request.fields);
+  const columns = selection === undefined ? ALL_COLUMNS : rowColumns(selection.columns);
+  const answer = formAOf(selection);
 
   // A deep page of a filter that must be counted match by match: start from the stored page marks.
   if (!tallyWhere && orderKeys && offset >= MARK_EVERY && !readsHitCounters) {
@@ -236,13 +278,14 @@ export async function listContents(
         orderBy,
         perPage,
         window.offset,
+        columns,
       );
       // Empty only when the site was written since the marks were made (the page holds a match).
-      if (marked.length > 0) return { totalCount: marks.count, contents: marked.map(toContentFormA) };
+      if (marked.length > 0) return { totalCount: marks.count, contents: marked.map(answer) };
     }
   }
 
-  const rows = await pageRows(db, costly, where, orderBy, perPage, offset);
+  const rows = await pageRows(db, costly, where, orderBy, perPage, offset, columns);
   let totalCount = offset + rows.length;
   if (rows.length === perPage || (rows.length === 0 && offset > 0)) {
     if (tallyWhere) {
@@ -253,5 +296,12 @@ export async function listContents(
     } else if (readsHitCounters) totalCount = await countMatches(costly, where);
     else totalCount = await cachedCount(database, request.siteId, where, matchWhere);
   }
-  return { totalCount, contents: rows.map(toContentFormA) };
+  return { totalCount, contents: rows.map(answer) };
+}
+
+/** How a row is answered: whole (form A), or only the selected fields. */
+function formAOf(
+  selection: FieldSelection<ContentFormA> | undefined,
+): (row: Content) => ContentFormA | Partial<ContentFormA> {
+  return selection === undefined ? toContentFormA : (row) => selectFields(row, selection);
 }

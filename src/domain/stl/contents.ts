@@ -1,7 +1,9 @@
 import type { Db, DbHandle } from '../../db/client.ts';
+import type { Content } from '../../db/models.ts';
 import { sql } from '../../db/sql.ts';
+import { type FieldSelection, formBSelection, prismaSelect, selectFields } from '../contents/fields.ts';
 import { type ContentFormB, toContentFormB } from '../contents/forms.ts';
-import { contentsInOrder } from '../contents/list.ts';
+import { contentsInOrder, rowColumns } from '../contents/list.ts';
 import { type ContentFilter, compileContentQuery, type OrderRule } from '../contents/query.ts';
 import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, invalidFields, notFound } from '../errors.ts';
@@ -45,6 +47,8 @@ export interface StlContentsRequest extends SiteChoice, ChannelChoice {
   since?: string | undefined;
   /** The original's raw-SQL condition: refused whatever it holds. */
   where?: string | undefined;
+  /** Answer only these fields (comma-separated names of ContentFormBFieldName). */
+  fields?: string | undefined;
 }
 
 const ORDERS: Record<StlOrder, readonly OrderRule[] | 'random'> = {
@@ -162,8 +166,9 @@ export async function listStlContents(
   request: StlContentsRequest,
   maxTotal: number,
   now: Date = new Date(),
-): Promise<ContentFormB[]> {
+): Promise<(ContentFormB | Partial<ContentFormB>)[]> {
   const { limit, offset } = windowOf(request, maxTotal);
+  const selection = formBSelection(request.fields);
   const site = await chooseSite(db, request);
   const channel = await chooseChannel(db, site, request);
   const scope = request.scope ?? 'Self';
@@ -176,16 +181,30 @@ export async function listStlContents(
   const rows = await contentsInOrder(
     db,
     picked.map((row) => Number(row.id)),
+    selection && rowColumns(selection.columns),
   );
-  return rows.map(toContentFormB);
+  return rows.map(formBOf(selection));
+}
+
+/** How a row is answered: whole (form B), or only the selected fields. */
+function formBOf(
+  selection: FieldSelection<ContentFormB> | undefined,
+): (row: Content) => ContentFormB | Partial<ContentFormB> {
+  return selection === undefined ? toContentFormB : (row) => selectFields(row, selection);
 }
 
 export interface StlContentRequest extends SiteChoice, ChannelChoice {
   contentId: number;
+  /** Answer only these fields (comma-separated names of ContentFormBFieldName). */
+  fields?: string | undefined;
 }
 
 /** One approved content of the site, or of the channel when one is named. */
-export async function getStlContent(db: Db, request: StlContentRequest): Promise<ContentFormB> {
+export async function getStlContent(
+  db: Db,
+  request: StlContentRequest,
+): Promise<ContentFormB | Partial<ContentFormB>> {
+  const selection = formBSelection(request.fields);
   const site = await chooseSite(db, request);
   const channel = hasChannelChoice(request) ? await chooseChannel(db, site, request) : undefined;
   const content = await db.content.findFirst({
@@ -196,10 +215,11 @@ export async function getStlContent(db: Db, request: StlContentRequest): Promise
       checked: true,
       recycled: false,
     },
+    ...(selection && { select: prismaSelect(selection) }),
   });
   if (!content) {
     const place = channel ? `channel ${channel.id} of site ${site.id}` : `site ${site.id}`;
     throw notFound(`No approved content ${request.contentId} in ${place}`);
   }
-  return toContentFormB(content);
+  return formBOf(selection)(content as Content);
 }
