@@ -176,6 +176,18 @@ try {
     for (let i = 0; i < RUNS; i++) await write();
     const elapsed = performance.now() - start;
     recording = false;
+    if (provider === 'sqlite') {
+      // WAL frames (pages) one write appends: what a checkpoint (every 1,000 frames by default)
+      // flushes, and so how many acknowledged writes a power loss may cost (docs/operating/databases.md).
+      const probe = new Database(place.url.slice('file:'.length));
+      const frames = () => (probe.pragma('wal_checkpoint(TRUNCATE)') as { log: number }[])[0]?.log ?? 0;
+      frames();
+      const FEW = 20;
+      for (let i = 0; i < FEW; i++) await write();
+      const log = (probe.pragma('wal_checkpoint(PASSIVE)') as { log: number }[])[0]?.log ?? 0;
+      probe.close();
+      console.log(`${name}: ${(log / FEW).toFixed(1)} WAL frames (pages) per write`);
+    }
     const perWrite = new Map<string, { count: number; total: number }>();
     for (const { query, duration } of seen) {
       const entry = perWrite.get(query) ?? { count: 0, total: 0 };
