@@ -1,4 +1,4 @@
-import type { Db, DbHandle } from '../../db/client.ts';
+import type { DbHandle } from '../../db/client.ts';
 import { type Content, MODEL_FIELDS } from '../../db/models.ts';
 import { DECLINED, type SyncWrite } from '../../db/pointWrites.ts';
 import { writeTransaction } from '../../db/transaction.ts';
