@@ -60,6 +60,7 @@ const { values: options } = parseArgs({
     seed: { type: 'string', default: '42' },
     out: { type: 'string' },
     scenarios: { type: 'string' },
+    readers: { type: 'string' },
   },
 });
 
@@ -69,6 +70,8 @@ const seconds = Number(options.seconds ?? (quick ? 0.5 : 10));
 // Quick mode proves the benchmark works, no more: no warm-up, half a second per run, no growth.
 const warmupSeconds = quick ? 0 : 2;
 const connections = Number(options.connections);
+// Connections reading the default list beside the write scenarios' one writer; 0: the write alone.
+const readers = Number(options.readers ?? Math.max(1, connections - 1));
 const seed = Number(options.seed);
 const providers = options.db.split(',').map((p) => p.trim()) as Provider[];
 // Sizes for the growth of the default list's p50; the main size is always one of them.
@@ -486,21 +489,24 @@ async function measure(
   service: Service,
 ): Promise<Measurement> {
   if (name === 'update' || name === 'create') {
-    // One writer connection, the rest read the default list at the same time.
+    // One writer connection, `readers` others read the default list at the same time.
     const reads = serviceRequest(UPDATE_READS, params);
-    const readers = Math.max(1, connections - 1);
     const both = async (duration: number) => {
       const result = await Promise.all([
         runLoad(target, name, request, 1, duration),
-        runLoad(target, UPDATE_READS, reads, readers, duration),
+        readers > 0 ? runLoad(target, UPDATE_READS, reads, readers, duration) : undefined,
       ]);
-      await Promise.all([drain(target, name, request), drain(target, UPDATE_READS, reads)]);
+      await drain(target, name, request);
+      if (readers > 0) await drain(target, UPDATE_READS, reads);
       return result;
     };
     if (warmupSeconds > 0) await both(warmupSeconds);
     const sampler = targetName === 'service' ? sampleMemory(service.started.child.pid!) : undefined;
     const [writes, readFigures] = await both(seconds);
-    return withMemory({ target: targetName, ...writes, reads: readFigures }, sampler?.stop());
+    return withMemory(
+      { target: targetName, ...writes, ...(readFigures && { reads: readFigures }) },
+      sampler?.stop(),
+    );
   }
   if (warmupSeconds > 0) {
     await runLoad(target, name, request, connections, warmupSeconds);

@@ -87,7 +87,7 @@ export async function composeServices(
       made.push(() => opened.db.$disconnect());
       handle = opened;
     }
-    const { db, provider, reads, costly } = handle;
+    const { db, provider, reads, costly, writes } = handle;
     const resolved = await ensureTokenSecret(config, db);
     const sandbox = openSandbox(config.databaseUrl);
     made.push(() => sandbox.close());
@@ -122,6 +122,7 @@ export async function composeServices(
       provider,
       reads,
       costly,
+      writes,
       config: resolved,
       logger,
       state,

@@ -4,6 +4,7 @@ import type { PrismaClient as SqliteClient } from '../generated/prisma/sqlite/cl
 import type { CostlyReads } from './costlyReads.ts';
 import type { PostgresServesSqliteCalls, Same } from './models.ts';
 import type { PointReads } from './pointReads.ts';
+import type { PointWrites } from './pointWrites.ts';
 
 /**
  * The database client as the service uses it, whichever the provider: the model's delegates, raw
@@ -43,6 +44,11 @@ export interface DbHandle {
   reads: PointReads;
   /** Where the reads whose cost depends on the data run (src/db/costlyReads.ts); closed with the client. */
   costly: CostlyReads;
+  /**
+   * The client's point writes through the driver on SQLite (src/db/pointWrites.ts): a fast path a
+   * write may try before its ordinary one. Not inside an interactive transaction.
+   */
+  writes: PointWrites;
 }
 
 export const DEFAULT_DATABASE_URL = 'file:./data/cms.db';
@@ -127,6 +133,7 @@ async function loadSqlite() {
   const { PrismaClient: SqliteClient } = await import('../generated/prisma/sqlite/client.ts');
   const { withTimeLimit } = await import('./sqliteTimeLimit.ts');
   const { sqlitePointReads } = await import('./pointReads.ts');
+  const { sqlitePointWrites } = await import('./pointWrites.ts');
   const { SqliteCostlyReads } = await import('./costlyReads.ts');
   const { beginImmediateForWrites } = await import('./transaction.ts');
   return {
@@ -135,6 +142,7 @@ async function loadSqlite() {
     SqliteClient,
     withTimeLimit,
     sqlitePointReads,
+    sqlitePointWrites,
     SqliteCostlyReads,
   };
 }
@@ -144,8 +152,9 @@ async function loadPostgres() {
   const { PrismaPg } = await import('@prisma/adapter-pg');
   const { PrismaClient: PostgresClient } = await import('../generated/prisma/postgresql/client.ts');
   const { postgresPointReads } = await import('./pointReads.ts');
+  const { NO_POINT_WRITES } = await import('./pointWrites.ts');
   const { PooledCostlyReads } = await import('./costlyReads.ts');
-  return { pg, PrismaPg, PostgresClient, postgresPointReads, PooledCostlyReads };
+  return { pg, PrismaPg, PostgresClient, postgresPointReads, NO_POINT_WRITES, PooledCostlyReads };
 }
 
 // Code, not state: each provider's modules, loaded once, shared by every client made from them.
@@ -163,6 +172,7 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
   let db: Db;
   let reads: PointReads;
   let costly: CostlyReads;
+  let writes: PointWrites;
   if (provider === 'sqlite') {
     sqliteModules ??= loadSqlite();
     const {
@@ -170,6 +180,7 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
       SqliteClient,
       withTimeLimit,
       sqlitePointReads,
+      sqlitePointWrites,
       beginImmediateForWrites,
       SqliteCostlyReads,
     } = await sqliteModules;
@@ -207,9 +218,12 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
       if (connection === undefined) throw new Error('The SQLite adapter opened no connection');
       return connection;
     }, options.onQuery);
+    writes = sqlitePointWrites(() => connection, SQLITE_BUSY_TIMEOUT_MS, options.onQuery);
   } else {
     postgresModules ??= loadPostgres();
-    const { pg, PrismaPg, PostgresClient, postgresPointReads, PooledCostlyReads } = await postgresModules;
+    const { pg, PrismaPg, PostgresClient, postgresPointReads, NO_POINT_WRITES, PooledCostlyReads } =
+      await postgresModules;
+    writes = NO_POINT_WRITES;
     // The pool is made here, not by the adapter, so that the point reads share it; the adapter
     // still ends it on $disconnect.
     const pool = new pg.Pool({
@@ -245,7 +259,7 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
   }
   const onQuery = options.onQuery;
   if (onQuery) (db as unknown as QueryEvents).$on('query', (event) => onQuery(event.query, event.duration));
-  return { db, provider, reads, costly };
+  return { db, provider, reads, costly, writes };
 }
 
 /** The part of a logging client's API that reports queries. */

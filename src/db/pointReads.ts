@@ -153,7 +153,7 @@ const SQLITE_CONVERSIONS: Readonly<Record<string, Conversion>> = {
 
 type Conversion = (value: unknown) => unknown;
 
-interface SqliteStatement {
+export interface SqliteStatement {
   statement: BetterSqlite3.Statement;
   /** Makes the row of one result (an array of the columns' values, in order). */
   rowOf: (values: readonly unknown[]) => Row;
@@ -177,6 +177,24 @@ function rowMaker(names: readonly string[], conversions: readonly (Conversion | 
 }
 
 /**
+ * A statement prepared on `database` that reads the model's rows: its columns converted by the
+ * types SQLite declares for them (also used by the point writes, src/db/pointWrites.ts).
+ */
+export function sqliteRowReader(database: BetterSqlite3.Database, sqlText: string): SqliteStatement {
+  // The adapter's connection reads integers as BigInt; the model's Int columns are 32-bit, and
+  // epoch milliseconds are safe integers, so this statement reads plain numbers.
+  // Rows are read as arrays and the objects built here: the driver's own row objects cost the
+  // interning of every column name on every row, and writing a Date over a number it read
+  // changed the object's shape, both on the CPU profile of a get-one (bench/RUNTIME.md, "Get
+  // one, the request path").
+  const statement = database.prepare(sqlText).safeIntegers(false).raw(true);
+  const columns = statement.columns();
+  const names = columns.map(({ name }) => name);
+  const conversions = columns.map(({ type }) => SQLITE_CONVERSIONS[(type ?? '').toUpperCase()]);
+  return { statement, rowOf: rowMaker(names, conversions) };
+}
+
+/**
  * Point reads on the SQLite adapter's connection. `connection` gives the connection Prisma's adapter
  * opened (it opens it on the client's first query); a statement is prepared on it once.
  */
@@ -188,17 +206,7 @@ export function sqlitePointReads(
     // Per connection: a reconnected client has a new one, and a statement belongs to its connection.
     const prepared = new WeakMap<BetterSqlite3.Database, SqliteStatement>();
     const prepare = (database: BetterSqlite3.Database): SqliteStatement => {
-      // The adapter's connection reads integers as BigInt; the model's Int columns are 32-bit, and
-      // epoch milliseconds are safe integers, so this statement reads plain numbers.
-      // Rows are read as arrays and the objects built here: the driver's own row objects cost the
-      // interning of every column name on every row, and writing a Date over a number it read
-      // changed the object's shape, both on the CPU profile of a get-one (bench/RUNTIME.md, "Get
-      // one, the request path").
-      const statement = database.prepare(sqlText).safeIntegers(false).raw(true);
-      const columns = statement.columns();
-      const names = columns.map(({ name }) => name);
-      const conversions = columns.map(({ type }) => SQLITE_CONVERSIONS[(type ?? '').toUpperCase()]);
-      const made = { statement, rowOf: rowMaker(names, conversions) };
+      const made = sqliteRowReader(database, sqlText);
       prepared.set(database, made);
       return made;
     };

@@ -11,6 +11,7 @@ import {
 import type { Db, DbProvider } from '../db/client.ts';
 import type { CostlyReads } from '../db/costlyReads.ts';
 import type { PointReads } from '../db/pointReads.ts';
+import type { PointWrites } from '../db/pointWrites.ts';
 import type { SqlExecutor } from '../db/sandbox/executor.ts';
 import { actorOf, withActor } from '../domain/events/actor.ts';
 import { JsonText } from '../domain/jsonText.ts';
@@ -276,6 +277,7 @@ class RequestContext implements OperationContext {
   readonly provider: DbProvider;
   readonly reads: PointReads;
   readonly costly: CostlyReads;
+  readonly writes: PointWrites;
   readonly config: Config;
   readonly state: SharedState;
   readonly restart: RestartWorkers;
@@ -289,6 +291,7 @@ class RequestContext implements OperationContext {
     this.provider = services.provider;
     this.reads = services.reads;
     this.costly = services.costly;
+    this.writes = services.writes;
     this.config = services.config;
     this.state = services.state;
     this.restart = services.restart;

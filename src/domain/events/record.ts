@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.ts';
 import type { Prisma } from '../../db/models.ts';
+import type { SyncWrite } from '../../db/pointWrites.ts';
 import { joinSql, sql } from '../../db/sql.ts';
 import { writeTransaction } from '../../db/transaction.ts';
 import { type Actor, currentActor } from './actor.ts';
@@ -74,6 +75,24 @@ export async function recordEvents(tx: Tx, inputs: readonly EventInput[]): Promi
       sql`INSERT INTO "Event" ("type", "resourceType", "resourceId", "siteId", "channelId", "actorType", "actorId", "payload", "createdAt") VALUES ${joinSql(rows)}`,
     );
   }
+}
+
+const EVENT_INSERT = `INSERT INTO "Event" ("type", "resourceType", "resourceId", "siteId", "channelId", "actorType", "actorId", "payload", "createdAt") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/** recordEvent in a synchronous write transaction of the point writes (src/db/pointWrites.ts). */
+export function recordEventIn(tx: SyncWrite, input: EventInput): void {
+  const row = eventRow(input);
+  tx.run(EVENT_INSERT, [
+    row.type,
+    row.resourceType,
+    row.resourceId,
+    row.siteId,
+    row.channelId,
+    row.actorType,
+    row.actorId,
+    row.payload,
+    new Date(),
+  ]);
 }
 
 /** 9 parameters each: far below SQLite's (32,766) and PostgreSQL's (65,535) limits per statement. */

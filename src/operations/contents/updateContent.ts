@@ -4,12 +4,12 @@ import type { Handler } from '../types.ts';
 import { withETag } from '../versioned.ts';
 
 /** A request without a body changes nothing but the modification dates, like an empty object. */
-export const updateContent: Handler<'updateContent'> = async ({ path, body, header }, { db, reply }) => {
+export const updateContent: Handler<'updateContent'> = async ({ path, body, header }, context) => {
   const { content, version } = await applyContentUpdate(
-    db,
+    context,
     path,
     body ?? {},
     parseIfMatch(header['If-Match']),
   );
-  return reply(withETag(content, version));
+  return context.reply(withETag(content, version));
 };

@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { NO_POINT_WRITES } from '../../src/db/pointWrites.ts';
+import { createContent } from '../../src/domain/contents/create.ts';
+import { updateContent } from '../../src/domain/contents/update.ts';
+import { type Principal, SCOPES } from '../../src/domain/principal.ts';
+import { PreconditionFailed } from '../../src/domain/versions.ts';
+import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/database.ts';
+
+/*
+ * A content's create and update through the point writes (src/db/pointWrites.ts, SQLite's fast
+ * path) give the row, the answer and the event the ordinary path (writeTransaction on Prisma's
+ * client) gives; where the fast path cannot run or declines, the ordinary path answers. On
+ * PostgreSQL both are the ordinary path, and the same expectations hold.
+ */
+
+const sqlite = testServerUrl() === undefined;
+let database: TestDatabase;
+const statements: string[] = [];
+let siteId: number;
+let channelId: number;
+const principal: Principal = { kind: 'apiKey', apiKeyId: 1, scopes: new Set(SCOPES) };
+
+beforeAll(async () => {
+  database = await createTestDatabase({ onQuery: (sqlText) => statements.push(sqlText) });
+  const { db } = database.handle;
+  const site = await db.site.create({ data: { siteDir: 'writes', siteName: 'Writes' } });
+  siteId = site.id;
+  channelId = (await db.channel.create({ data: { guid: 'c1', siteId, channelName: 'One' } })).id;
+});
+afterAll(() => database.drop());
+
+const ordinary = () => ({ db: database.handle.db, writes: NO_POINT_WRITES });
+
+/** The statements `write` sent. */
+async function sent<T>(write: () => Promise<T>): Promise<{ result: T; sql: string[] }> {
+  statements.length = 0;
+  const result = await write();
+  return { result, sql: [...statements] };
+}
+
+const body = {
+  title: 'Both ways',
+  subTitle: 'sub',
+  tagNames: ['a', 'b'],
+  groupNames: ['g'],
+  hot: true,
+  addDate: '2024-05-01T10:00:00.000Z',
+  checked: true,
+};
+
+/** A content's row without what differs between two creates by design. */
+function comparable(row: Record<string, unknown>) {
+  const { id, guid, taxis, createdDate, lastModifiedDate, lastEditDate, ...rest } = row;
+  return rest;
+}
+
+test('a create gives the row and the event the ordinary path gives, one taxis higher', async () => {
+  const { db } = database.handle;
+  const before = await createContent(ordinary(), { siteId, channelId }, body, principal);
+  const { result: after, sql } = await sent(() =>
+    createContent(database.handle, { siteId, channelId }, body, principal),
+  );
+  expect(sql.includes('BEGIN IMMEDIATE')).toBe(sqlite);
+  expect(after.id).toBe(before.id + 1);
+  expect(after.taxis).toBe(before.taxis + 1);
+  expect(comparable(after as unknown as Record<string, unknown>)).toEqual(
+    comparable(before as unknown as Record<string, unknown>),
+  );
+  const rows = await db.content.findMany({
+    where: { id: { in: [before.id, after.id] } },
+    orderBy: { id: 'asc' },
+  });
+  expect(rows).toHaveLength(2);
+  expect(comparable(rows[1] as unknown as Record<string, unknown>)).toEqual(
+    comparable(rows[0] as unknown as Record<string, unknown>),
+  );
+  expect(rows[1]?.createdDate).toBeInstanceOf(Date);
+  const events = await db.event.findMany({
+    where: { type: 'content.created', resourceId: { in: [before.id, after.id] } },
+    orderBy: { id: 'asc' },
+  });
+  expect(events.map((event) => [event.resourceId, event.payload, event.siteId, event.channelId])).toEqual([
+    [before.id, JSON.stringify({ title: 'Both ways', checked: true, checkedLevel: 1 }), siteId, channelId],
+    [after.id, JSON.stringify({ title: 'Both ways', checked: true, checkedLevel: 1 }), siteId, channelId],
+  ]);
+  expect(events[1]?.createdAt).toBeInstanceOf(Date);
+  expect(events[1]?.dispatched).toBe(false);
+});
+
+test('an update gives the answer, the row and the event the ordinary path gives', async () => {
+  const { db } = database.handle;
+  const content = await createContent(
+    database.handle,
+    { siteId, channelId },
+    { title: 'To update' },
+    principal,
+  );
+  const target = { siteId, channelId, id: content.id };
+  const change = { title: 'Updated', tagNames: ['x'], top: true, lastEditDate: '2025-01-02T03:04:05.000Z' };
+  const first = await updateContent(ordinary(), target, change);
+  const { result: second, sql } = await sent(() => updateContent(database.handle, target, change));
+  expect(sql.includes('BEGIN IMMEDIATE')).toBe(sqlite);
+  expect(second.version).toBe(first.version + 1);
+  const { lastModifiedDate: _a, ...firstRest } = first.content;
+  const { lastModifiedDate: _b, ...secondRest } = second.content;
+  expect(secondRest).toEqual(firstRest);
+  const row = await db.content.findUnique({ where: { id: content.id } });
+  expect(row?.title).toBe('Updated');
+  expect(row?.tagNames).toBe('x');
+  expect(row?.top).toBe(true);
+  expect(row?.lastEditDate.toISOString()).toBe('2025-01-02T03:04:05.000Z');
+  expect(row?.version).toBe(second.version);
+  const events = await db.event.findMany({
+    where: { type: 'content.updated', resourceId: content.id },
+    orderBy: { id: 'asc' },
+  });
+  const payload = { title: 'Updated', tagNames: 'x', top: true, lastEditDate: '2025-01-02T03:04:05.000Z' };
+  expect(events.map((event) => JSON.parse(event.payload))).toEqual([payload, payload]);
+  expect(events[1]?.payload).toBe(events[0]?.payload);
+});
+
+test('a stale version, a missing content or site is answered by the ordinary path, nothing written', async () => {
+  const { db } = database.handle;
+  const content = await createContent(database.handle, { siteId, channelId }, { title: 'Kept' }, principal);
+  const target = { siteId, channelId, id: content.id };
+  const events = () => db.event.count({ where: { resourceId: content.id, type: 'content.updated' } });
+  await expect(
+    updateContent(database.handle, target, { title: 'Stale' }, { kind: 'versions', versions: [999] }),
+  ).rejects.toBeInstanceOf(PreconditionFailed);
+  await expect(
+    updateContent(database.handle, { ...target, id: content.id + 1000 }, { title: 'x' }),
+  ).rejects.toThrow(`Content ${content.id + 1000} does not exist`);
+  await expect(
+    updateContent(database.handle, { ...target, siteId: siteId + 1000 }, { title: 'x' }),
+  ).rejects.toThrow(`Site ${siteId + 1000}`);
+  await expect(
+    createContent(database.handle, { siteId, channelId: channelId + 1000 }, { title: 'x' }, principal),
+  ).rejects.toThrow(`Channel ${channelId + 1000} does not exist in site ${siteId}`);
+  await expect(
+    createContent(database.handle, { siteId, channelId }, { title: '  ' }, principal),
+  ).rejects.toThrow();
+  expect(await events()).toBe(0);
+  expect((await db.content.findUnique({ where: { id: content.id } }))?.title).toBe('Kept');
+});
+
+test('inside another transaction on the connection, the point writes step aside', async () => {
+  const { db, writes } = database.handle;
+  let inside: number | undefined = 0;
+  await db.$transaction(async (tx) => {
+    await tx.site.findFirst({ where: { id: siteId } });
+    inside = writes.transaction(() => 1);
+  });
+  expect(inside).toBeUndefined();
+  // Outside it, the SQLite connection takes the write (PostgreSQL has no fast path).
+  expect(writes.transaction(() => 2)).toBe(sqlite ? 2 : undefined);
+});
