@@ -129,7 +129,11 @@ async function loadSqlite() {
   const { sqlitePointReads } = await import('./pointReads.ts');
   const { SqliteCostlyReads } = await import('./costlyReads.ts');
   const { beginImmediateForWrites } = await import('./transaction.ts');
+  const { ConnectionTurns, refuseClientInsideTransactions, takingTurns } = await import('./sqliteTurns.ts');
   return {
+    ConnectionTurns,
+    refuseClientInsideTransactions,
+    takingTurns,
     beginImmediateForWrites,
     PrismaBetterSqlite3,
     SqliteClient,
@@ -172,6 +176,9 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
       sqlitePointReads,
       beginImmediateForWrites,
       SqliteCostlyReads,
+      ConnectionTurns,
+      refuseClientInsideTransactions,
+      takingTurns,
     } = await sqliteModules;
     let connection: BetterSqlite3.Database | undefined;
     const file = sqliteFilePath(databaseUrl);
@@ -180,6 +187,9 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
       { file, limitMs, cacheKib: options.sqliteCacheKib },
       options.onQuery,
     );
+    // Every statement on the one connection, a point read included, waits while another caller's
+    // transaction is open on it (src/db/sqliteTurns.ts).
+    const turns = new ConnectionTurns();
     const adapter = withTimeLimit(
       new PrismaBetterSqlite3(
         { url: file, timeout: SQLITE_BUSY_TIMEOUT_MS },
@@ -198,15 +208,20 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
       },
       () => costlyReads.close(),
     );
-    const client: Db = new SqliteClient({ adapter, log });
+    const client: Db = new SqliteClient({ adapter: takingTurns(adapter, turns), log });
+    refuseClientInsideTransactions(client, turns);
     db = client;
     costly = costlyReads;
-    reads = sqlitePointReads(async () => {
-      // The adapter opens its connection on the client's first query.
-      if (connection === undefined || !connection.open) await client.$connect();
-      if (connection === undefined) throw new Error('The SQLite adapter opened no connection');
-      return connection;
-    }, options.onQuery);
+    reads = sqlitePointReads(
+      async () => {
+        // The adapter opens its connection on the client's first query.
+        if (connection === undefined || !connection.open) await client.$connect();
+        if (connection === undefined) throw new Error('The SQLite adapter opened no connection');
+        return connection;
+      },
+      turns,
+      options.onQuery,
+    );
   } else {
     postgresModules ??= loadPostgres();
     const { pg, PrismaPg, PostgresClient, postgresPointReads, PooledCostlyReads } = await postgresModules;
