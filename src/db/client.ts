@@ -38,7 +38,8 @@ export interface DbHandle {
   provider: DbProvider;
   /**
    * The client's point reads through the driver (src/db/pointReads.ts). Only for the client itself:
-   * an interactive transaction's reads must go through the transaction.
+   * an interactive transaction's reads must go through the transaction (on SQLite a point read inside
+   * one is refused, src/db/sqliteTurns.ts).
    */
   reads: PointReads;
   /** Where the reads whose cost depends on the data run (src/db/costlyReads.ts); closed with the client. */

@@ -166,11 +166,10 @@ export function sqlitePointReads(
     return async (params) => {
       const database = await connection();
       // No await between the turn and the statement: a transaction begun in between would hold it.
-      const rows = await turns.statement(() => {
+      return turns.statement(() => {
         const { statement, rowOf } = prepared.get(database) ?? prepare(database);
         return timed(observe, sqlText, () => statement.all(...params) as unknown[][]).map(rowOf);
       });
-      return rows;
     };
   }, 'sqlite');
 }
