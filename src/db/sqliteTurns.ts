@@ -15,8 +15,10 @@ import type {
  * request had been answered. So here every statement on the connection takes the same turns: a
  * plain statement (a Prisma query outside a transaction, a point read of src/db/pointReads.ts)
  * waits, in order of arrival with the transactions, until no transaction is open. A transaction's
- * own statements go through its transaction object and never wait. On PostgreSQL none of this is
- * needed: a transaction holds a connection of the pool, and other statements take others.
+ * own statements go through its transaction object and never wait. The costly reads' thread
+ * (src/db/costlyReads.ts) and the SQL sandbox have connections of their own, which see only what was
+ * committed, so they take no turns. On PostgreSQL none of this is needed: a transaction holds a
+ * connection of the pool, and other statements take others.
  *
  * Code inside a transaction's work must use the transaction (`tx`), never the client: a statement on
  * the client would wait for the very transaction that awaits it. That is refused at once, with an
