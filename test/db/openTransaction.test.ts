@@ -174,3 +174,38 @@ test('statements through the transaction itself do not wait, and read its own wr
     expect((await probe(db)).value).toBe('committed');
   },
 );
+
+(onSqlite ? test : test.skip)(
+  'statements and transactions that wait for an open transaction then take the connection in the order they came',
+  async () => {
+    const { db } = database.handle;
+    let opened: () => void = () => {};
+    const isOpen = new Promise<void>((resolve) => {
+      opened = resolve;
+    });
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const first = writeTransaction(db, async (tx) => {
+      await tx.systemSetting.update({ where: { key: 'probe' }, data: { value: 'first' } });
+      opened();
+      await released;
+    });
+    await isOpen;
+    const until = async (count: number) => {
+      while (waiting(db) < count) await new Promise((resolve) => setImmediate(resolve));
+    };
+    const second = db.systemSetting.update({ where: { key: 'probe' }, data: { value: 'second' } });
+    void second.then(() => {});
+    await until(1);
+    const third = writeTransaction(db, async (tx) => (await probe(tx)).value);
+    await until(2);
+    release();
+    await first;
+    expect((await second).value).toBe('second');
+    // The transaction that came after the plain write read it.
+    expect(await third).toBe('second');
+    expect(waiting(db)).toBe(0);
+  },
+);
