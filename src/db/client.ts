@@ -39,7 +39,8 @@ export interface DbHandle {
   provider: DbProvider;
   /**
    * The client's point reads through the driver (src/db/pointReads.ts). Only for the client itself:
-   * an interactive transaction's reads must go through the transaction.
+   * an interactive transaction's reads must go through the transaction (on SQLite a point read inside
+   * one is refused, src/db/sqliteTurns.ts).
    */
   reads: PointReads;
   /** Where the reads whose cost depends on the data run (src/db/costlyReads.ts); closed with the client. */
@@ -136,7 +137,11 @@ async function loadSqlite() {
   const { sqlitePointWrites } = await import('./pointWrites.ts');
   const { SqliteCostlyReads } = await import('./costlyReads.ts');
   const { beginImmediateForWrites } = await import('./transaction.ts');
+  const { ConnectionTurns, refuseClientInsideTransactions, takingTurns } = await import('./sqliteTurns.ts');
   return {
+    ConnectionTurns,
+    refuseClientInsideTransactions,
+    takingTurns,
     beginImmediateForWrites,
     PrismaBetterSqlite3,
     SqliteClient,
@@ -183,6 +188,9 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
       sqlitePointWrites,
       beginImmediateForWrites,
       SqliteCostlyReads,
+      ConnectionTurns,
+      refuseClientInsideTransactions,
+      takingTurns,
     } = await sqliteModules;
     let connection: BetterSqlite3.Database | undefined;
     const file = sqliteFilePath(databaseUrl);
@@ -191,6 +199,9 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
       { file, limitMs, cacheKib: options.sqliteCacheKib },
       options.onQuery,
     );
+    // Every statement on the one connection, a point read included, waits while another caller's
+    // transaction is open on it (src/db/sqliteTurns.ts).
+    const turns = new ConnectionTurns();
     const adapter = withTimeLimit(
       new PrismaBetterSqlite3(
         { url: file, timeout: SQLITE_BUSY_TIMEOUT_MS },
@@ -209,15 +220,22 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
       },
       () => costlyReads.close(),
     );
-    const client: Db = new SqliteClient({ adapter, log });
+    const client: Db = new SqliteClient({ adapter: takingTurns(adapter, turns), log });
+    refuseClientInsideTransactions(client, turns);
     db = client;
     costly = costlyReads;
-    reads = sqlitePointReads(async () => {
-      // The adapter opens its connection on the client's first query.
-      if (connection === undefined || !connection.open) await client.$connect();
-      if (connection === undefined) throw new Error('The SQLite adapter opened no connection');
-      return connection;
-    }, options.onQuery);
+    reads = sqlitePointReads(
+      async () => {
+        // The adapter opens its connection on the client's first query.
+        if (connection === undefined || !connection.open) await client.$connect();
+        if (connection === undefined) throw new Error('The SQLite adapter opened no connection');
+        return connection;
+      },
+      turns,
+      options.onQuery,
+    );
+    // Synchronous from BEGIN to COMMIT, so they need no turn: they decline (and the caller takes
+    // writeTransaction, which waits for one) while another transaction is open on the connection.
     writes = sqlitePointWrites(() => connection, SQLITE_BUSY_TIMEOUT_MS, options.onQuery);
   } else {
     postgresModules ??= loadPostgres();

@@ -1,6 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type pg from 'pg';
 import { type ApiKey, type Channel, type Content, MODEL_FIELDS } from './models.ts';
+import type { ConnectionTurns } from './sqliteTurns.ts';
 
 /*
  * The reads every request of the hot paths makes (a content by its path, an API key by digest),
@@ -17,9 +18,11 @@ import { type ApiKey, type Channel, type Content, MODEL_FIELDS } from './models.
  * test/db/pointReads.test.ts proves the rows equal Prisma's, field by field, on both databases.
  *
  * The rows are Prisma's rows for the same condition: on SQLite the statements run on the adapter's
- * own connection (so they see what Prisma's reads see, an open interactive transaction included),
- * on PostgreSQL on the adapter's own pool (never inside another request's transaction, which holds
- * a client of its own).
+ * own connection, taking its turns as Prisma's plain statements do (src/db/sqliteTurns.ts): a read
+ * there while another request's transaction is open would run inside it and see its uncommitted
+ * writes, so it waits for that transaction to end, and a second connection would cost a second page
+ * cache for reads that are already the cheapest the service makes. On PostgreSQL they run on the
+ * adapter's own pool (never inside another request's transaction, which holds a client of its own).
  */
 
 /** A channel of a site's list, with its approved contents outside the recycle bin (ContentTally). */
@@ -196,10 +199,12 @@ export function sqliteRowReader(database: BetterSqlite3.Database, sqlText: strin
 
 /**
  * Point reads on the SQLite adapter's connection. `connection` gives the connection Prisma's adapter
- * opened (it opens it on the client's first query); a statement is prepared on it once.
+ * opened (it opens it on the client's first query); a statement is prepared on it once. Each read
+ * takes the connection's `turns`, as the adapter's own statements do.
  */
 export function sqlitePointReads(
   connection: () => Promise<BetterSqlite3.Database>,
+  turns: ConnectionTurns,
   observe?: QueryObserver,
 ): PointReads {
   return pointReads((sqlText) => {
@@ -212,9 +217,11 @@ export function sqlitePointReads(
     };
     return async (params) => {
       const database = await connection();
-      const { statement, rowOf } = prepared.get(database) ?? prepare(database);
-      const rows = timed(observe, sqlText, () => statement.all(...params)) as unknown[][];
-      return rows.map(rowOf);
+      // No await between the turn and the statement: a transaction begun in between would hold it.
+      return turns.statement(() => {
+        const { statement, rowOf } = prepared.get(database) ?? prepare(database);
+        return timed(observe, sqlText, () => statement.all(...params) as unknown[][]).map(rowOf);
+      });
     };
   }, 'sqlite');
 }
