@@ -22,6 +22,47 @@ export type CreateContentRequest = components['schemas']['CreateContentRequest']
  */
 export const TOP_TAXIS_START = 2_000_000_000;
 
+/** What a create writes from the body, whichever way it is written: the fields, the review state. */
+function planOf(body: CreateContentRequest, siteLevel: number) {
+  const { taxis: _ignored, ...changes } = contentChanges(body, siteLevel);
+  const review = changes.checkedLevel === undefined ? reviewStateOfLevel(0, siteLevel) : {};
+  return { changes, review, top: changes.top ?? false, now: new Date() };
+}
+
+/** The new row: the plan, and what the service sets (identity, order at the top of its kind, dates). */
+function newContentRow(
+  { changes, review, top, now }: ReturnType<typeof planOf>,
+  target: { siteId: number; channelId: number },
+  highest: number | null | undefined,
+  adminId: number,
+  addUserName: string,
+) {
+  const floor = top ? TOP_TAXIS_START : 0;
+  return {
+    ...changes,
+    ...review,
+    guid: randomUUID(),
+    siteId: target.siteId,
+    channelId: target.channelId,
+    taxis: Math.max(highest ?? floor, floor) + 1,
+    adminId,
+    lastEditAdminId: adminId,
+    addUserName,
+    addDate: changes.addDate ?? now,
+    lastEditDate: changes.lastEditDate ?? now,
+    createdDate: now,
+    lastModifiedDate: now,
+  };
+}
+
+const createdEvent = (row: Content) => ({
+  type: 'content.created' as const,
+  resourceId: row.id,
+  siteId: row.siteId,
+  channelId: row.channelId,
+  payload: { title: row.title, checked: row.checked, checkedLevel: row.checkedLevel },
+});
+
 /**
  * Add a content to a channel and return it as form A. The body is read by the update's rules;
  * the service sets the identity, the order (taxis), the dates and who added it. The list's tallies,
@@ -39,11 +80,8 @@ export async function createContent(
   const site = await requireSite(db, target.siteId);
   await requireChannel(db, target.siteId, target.channelId);
   if (body.title.trim() === '') throw invalidFields([{ field: 'title', message: 'must not be empty' }]);
-  const siteLevel = readSiteAttributes(site.attributes).checkContentLevel;
-  const { taxis: _ignored, ...changes } = contentChanges(body, siteLevel);
-  const review = changes.checkedLevel === undefined ? reviewStateOfLevel(0, siteLevel) : {};
-  const top = changes.top ?? false;
-  const now = new Date();
+  const plan = planOf(body, readSiteAttributes(site.attributes).checkContentLevel);
+  const { changes, top } = plan;
 
   const created = await writeTransaction(db, async (tx) => {
     const addUserName =
@@ -61,31 +99,10 @@ export async function createContent(
         taxis: top ? { gte: TOP_TAXIS_START } : { lt: TOP_TAXIS_START },
       },
     });
-    const highest = _max.taxis ?? (top ? TOP_TAXIS_START : 0);
     const row = await tx.content.create({
-      data: {
-        ...changes,
-        ...review,
-        guid: randomUUID(),
-        siteId: target.siteId,
-        channelId: target.channelId,
-        taxis: Math.max(highest, top ? TOP_TAXIS_START : 0) + 1,
-        adminId,
-        lastEditAdminId: adminId,
-        addUserName,
-        addDate: changes.addDate ?? now,
-        lastEditDate: changes.lastEditDate ?? now,
-        createdDate: now,
-        lastModifiedDate: now,
-      },
+      data: newContentRow(plan, target, _max.taxis, adminId, addUserName),
     });
-    await recordEvent(tx, {
-      type: 'content.created',
-      resourceId: row.id,
-      siteId: row.siteId,
-      channelId: row.channelId,
-      payload: { title: row.title, checked: row.checked, checkedLevel: row.checkedLevel },
-    });
+    await recordEvent(tx, createdEvent(row));
     return row;
   });
   return toContentFormA(created);
@@ -113,31 +130,14 @@ function createNow(
   if (site === undefined || tx.all(CHANNEL_OF_SITE, [target.channelId, target.siteId]).length === 0)
     return DECLINED;
   if (body.title.trim() === '') return DECLINED;
-  const siteLevel = readSiteAttributes(String(site.attributes)).checkContentLevel;
-  const { taxis: _ignored, ...changes } = contentChanges(body, siteLevel);
-  const review = changes.checkedLevel === undefined ? reviewStateOfLevel(0, siteLevel) : {};
-  const top = changes.top ?? false;
-  const now = new Date();
+  const plan = planOf(body, readSiteAttributes(String(site.attributes)).checkContentLevel);
+  const { changes, top } = plan;
   const addUserName =
     changes.addUserName ??
     (adminId === 0 ? '' : String(tx.all(ADMINISTRATOR_NAME, [adminId])[0]?.userName ?? ''));
   const highest = tx.all(top ? HIGHEST_TAXIS.top : HIGHEST_TAXIS.below, [target.siteId, target.channelId])[0]
     ?.taxis as number | null | undefined;
-  const row: Record<string, unknown> = {
-    ...changes,
-    ...review,
-    guid: randomUUID(),
-    siteId: target.siteId,
-    channelId: target.channelId,
-    taxis: Math.max(highest ?? (top ? TOP_TAXIS_START : 0), top ? TOP_TAXIS_START : 0) + 1,
-    adminId,
-    lastEditAdminId: adminId,
-    addUserName,
-    addDate: changes.addDate ?? now,
-    lastEditDate: changes.lastEditDate ?? now,
-    createdDate: now,
-    lastModifiedDate: now,
-  };
+  const row: Record<string, unknown> = newContentRow(plan, target, highest, adminId, addUserName);
   // The names are the model's columns (contentChanges sets no other): never client text. The
   // columns not named take the defaults the model declares, which its migration gave the table.
   const columns = Object.keys(row);
@@ -146,12 +146,6 @@ function createNow(
     columns.map((column) => row[column]),
   );
   const created = tx.all(CONTENT_BY_ID, [lastInsertRowid])[0] as Content;
-  recordEventIn(tx, {
-    type: 'content.created',
-    resourceId: created.id,
-    siteId: created.siteId,
-    channelId: created.channelId,
-    payload: { title: created.title, checked: created.checked, checkedLevel: created.checkedLevel },
-  });
+  recordEventIn(tx, createdEvent(created));
   return toContentFormA(created);
 }
