@@ -156,10 +156,18 @@ async function loadPostgres() {
   const { default: pg } = await import('pg');
   const { PrismaPg } = await import('@prisma/adapter-pg');
   const { PrismaClient: PostgresClient } = await import('../generated/prisma/postgresql/client.ts');
-  const { postgresPointReads } = await import('./pointReads.ts');
+  const { postgresPointReads, postgresStatement } = await import('./pointReads.ts');
   const { NO_POINT_WRITES } = await import('./pointWrites.ts');
   const { PooledCostlyReads } = await import('./costlyReads.ts');
-  return { pg, PrismaPg, PostgresClient, postgresPointReads, NO_POINT_WRITES, PooledCostlyReads };
+  return {
+    pg,
+    PrismaPg,
+    PostgresClient,
+    postgresPointReads,
+    postgresStatement,
+    NO_POINT_WRITES,
+    PooledCostlyReads,
+  };
 }
 
 // Code, not state: each provider's modules, loaded once, shared by every client made from them.
@@ -239,9 +247,15 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
     writes = sqlitePointWrites(() => connection, SQLITE_BUSY_TIMEOUT_MS, options.onQuery);
   } else {
     postgresModules ??= loadPostgres();
-    const { pg, PrismaPg, PostgresClient, postgresPointReads, NO_POINT_WRITES, PooledCostlyReads } =
-      await postgresModules;
-    writes = NO_POINT_WRITES;
+    const {
+      pg,
+      PrismaPg,
+      PostgresClient,
+      postgresPointReads,
+      postgresStatement,
+      NO_POINT_WRITES,
+      PooledCostlyReads,
+    } = await postgresModules;
     // The pool is made here, not by the adapter, so that the point reads share it; the adapter
     // still ends it on $disconnect.
     const pool = new pg.Pool({
@@ -260,19 +274,17 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
     // The adapter ends the pool on $disconnect only if the client has connected: a point read before
     // any Prisma query connects it first, so that $disconnect ends every connection the reads opened.
     let connected: Promise<void> | undefined;
-    reads = postgresPointReads(
-      async () => {
-        // Not kept when it fails: the next read tries again (the database may be back by then).
-        connected ??= db.$connect().catch((error: unknown) => {
-          connected = undefined;
-          throw error;
-        });
-        await connected;
-        return pool;
-      },
-      pg.types,
-      options.onQuery,
-    );
+    const connectedPool = async () => {
+      // Not kept when it fails: the next read tries again (the database may be back by then).
+      connected ??= db.$connect().catch((error: unknown) => {
+        connected = undefined;
+        throw error;
+      });
+      await connected;
+      return pool;
+    };
+    reads = postgresPointReads(connectedPool, pg.types, options.onQuery);
+    writes = { ...NO_POINT_WRITES, statement: postgresStatement(connectedPool, pg.types, options.onQuery) };
     costly = new PooledCostlyReads(db);
   }
   const onQuery = options.onQuery;

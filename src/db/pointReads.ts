@@ -234,6 +234,34 @@ const TIMESTAMP_OID = 1114;
 function parseUtcTimestamp(text: string): Date {
   return new Date(`${text.replace(' ', 'T')}Z`);
 }
+/** pg's type parsers, with TIMESTAMP read as UTC (as Prisma's adapter reads it). */
+function utcTypes(types: typeof pg.types) {
+  return {
+    getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+      oid === TIMESTAMP_OID && format !== 'binary'
+        ? parseUtcTimestamp
+        : types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
+  };
+}
+
+/**
+ * One statement on the pool, its rows read as the point reads read them (for the point writes of
+ * src/db/pointWrites.ts on PostgreSQL): the model's columns come back as Prisma returns them.
+ */
+export function postgresStatement(
+  pool: () => Promise<pg.Pool>,
+  types: typeof pg.types,
+  observe?: QueryObserver,
+) {
+  const utc = utcTypes(types);
+  return async (sqlText: string, params: readonly unknown[]): Promise<Row[]> => {
+    const start = performance.now();
+    const result = await (await pool()).query<Row>({ text: sqlText, values: [...params], types: utc });
+    observe?.(sqlText, performance.now() - start);
+    return result.rows;
+  };
+}
+
 /**
  * Point reads on the pool Prisma's adapter uses (`pool` gives it once the adapter owns it); each
  * statement is prepared once per connection (named). `types` is pg's own (passed in: only a
@@ -244,12 +272,7 @@ export function postgresPointReads(
   types: typeof pg.types,
   observe?: QueryObserver,
 ): PointReads {
-  const POSTGRES_TYPES = {
-    getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-      oid === TIMESTAMP_OID && format !== 'binary'
-        ? parseUtcTimestamp
-        : types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
-  };
+  const POSTGRES_TYPES = utcTypes(types);
   let count = 0;
   return pointReads((sqlText) => {
     const name = `cms_point_read_${++count}`;

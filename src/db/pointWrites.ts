@@ -14,7 +14,8 @@ import { type SqliteStatement, sqliteRowReader } from './pointReads.ts';
  * of another request waits there for something), another process holds the write lock, a
  * statement failed, or the work itself declines (a row that is not there) — and then nothing was
  * written and the caller takes its ordinary path through writeTransaction, which waits, retries and
- * reports errors as every write does. On PostgreSQL there is no fast path (undefined always).
+ * reports errors as every write does. On PostgreSQL `transaction` always answers undefined; a write
+ * that fits in one statement may use `statement` instead.
  */
 
 export type Row = Record<string, unknown>;
@@ -36,9 +37,15 @@ export interface PointWrites {
    * could not be made this way (see the note above) and nothing was written.
    */
   transaction<T>(work: (tx: SyncWrite) => T | typeof DECLINED): T | undefined;
+  /**
+   * PostgreSQL only: runs one statement on the client's pool, outside any transaction (atomic by
+   * itself), its rows as the model's. A write that fits one statement saves the round trips of
+   * `BEGIN`, each statement and `COMMIT`.
+   */
+  statement?: (sqlText: string, params: readonly unknown[]) => Promise<Row[]>;
 }
 
-/** What PostgreSQL has: no fast path, every write takes its ordinary one. */
+/** No fast path: every write takes its ordinary one. */
 export const NO_POINT_WRITES: PointWrites = { transaction: () => undefined };
 
 /** How long `BEGIN IMMEDIATE` waits, holding the thread, for another process's write lock. */

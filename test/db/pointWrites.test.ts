@@ -8,9 +8,9 @@ import { createTestDatabase, type TestDatabase, testServerUrl } from '../support
 
 /*
  * A content's create and update through the point writes (src/db/pointWrites.ts, SQLite's fast
- * path) give the row, the answer and the event the ordinary path (writeTransaction on Prisma's
- * client) gives; where the fast path cannot run or declines, the ordinary path answers. On
- * PostgreSQL both are the ordinary path, and the same expectations hold.
+ * path; PostgreSQL's update in one statement) give the row, the answer and the event the ordinary
+ * path (writeTransaction on Prisma's client) gives; where the fast path cannot run or declines, the
+ * ordinary path answers. PostgreSQL's create is the ordinary path; the same expectations hold.
  */
 
 const sqlite = testServerUrl() === undefined;
@@ -100,6 +100,9 @@ test('an update gives the answer, the row and the event the ordinary path gives'
   const first = await updateContent(ordinary(), target, change);
   const { result: second, sql } = await sent(() => updateContent(database.handle, target, change));
   expect(sql.includes('BEGIN IMMEDIATE')).toBe(sqlite);
+  // PostgreSQL: one statement, the update and its event, without a transaction around it.
+  expect(sql.some((text) => text.startsWith('WITH "updated"'))).toBe(!sqlite);
+  expect(sql.some((text) => text.includes('BEGIN'))).toBe(sqlite);
   expect(second.version).toBe(first.version + 1);
   const { lastModifiedDate: _a, ...firstRest } = first.content;
   const { lastModifiedDate: _b, ...secondRest } = second.content;
