@@ -181,7 +181,18 @@ function contentPath({ siteId, channelId, id }: ContentRef) {
  * misspelt field of a literal fails to compile. For anything else, call client.GET / client.POST.
  */
 
-/** One page of the contents matching every filter, with the count of all matches. */
+/** A page asked for without `fields`: every content whole. */
+export type WholeContentsPage = Omit<ListContentsResponse, 'contents'> & { contents: Content[] };
+
+/**
+ * One page of the contents matching every filter, with the count of all matches: whole records,
+ * or only the `fields` asked for.
+ */
+export function listContents(
+  client: CmsClient,
+  request: ListContentsRequest & { fields?: undefined },
+): Promise<WholeContentsPage>;
+export function listContents(client: CmsClient, request: ListContentsRequest): Promise<ListContentsResponse>;
 export function listContents(client: CmsClient, request: ListContentsRequest): Promise<ListContentsResponse> {
   return unwrap(client.POST('/api/v1/contents', { body: request }));
 }
