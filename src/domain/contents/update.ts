@@ -1,11 +1,11 @@
-import type { DbHandle } from '../../db/client.ts';
+import type { Db, DbHandle } from '../../db/client.ts';
 import { type Content, MODEL_FIELDS } from '../../db/models.ts';
 import { DECLINED, type PointWrites, type SyncWrite } from '../../db/pointWrites.ts';
 import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { resolveAlias } from '../aliases.ts';
 import { parseDateTime } from '../dates.ts';
-import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
+import { assertNoProblems, DomainError, type FieldProblem, notFound } from '../errors.ts';
 import { eventInsertFrom, placeOf, recordEvent, recordEventIn } from '../events/record.ts';
 import { joinList } from '../lists.ts';
 import { requireSite } from '../records.ts';
@@ -147,11 +147,11 @@ export async function updateContent(
 ): Promise<{ content: ContentFormA; version: number }> {
   const fast = writes.transaction((tx) => updateNow(tx, target, body, precondition));
   if (fast !== undefined) return fast;
-  const site = await requireSite(db, target.siteId);
   if (writes.statement !== undefined) {
-    const done = await updateInOneStatement(writes.statement, site.attributes, target, body, precondition);
+    const done = await updateInOneStatement(writes.statement, db, target, body, precondition);
     if (done !== undefined) return done;
   }
+  const site = await requireSite(db, target.siteId);
   const changes = contentChanges(body, readSiteAttributes(site.attributes).checkContentLevel);
   const now = new Date();
   const where = { id: target.id, siteId: target.siteId, channelId: target.channelId, recycled: false };
@@ -235,17 +235,35 @@ function postgresValue(value: unknown): unknown {
 /**
  * updateContent's write on PostgreSQL in one statement (atomic by itself; the row's lock is held to
  * its commit, as in the transaction): the UPDATE returning the row, the event inserted from it.
- * One round trip where the transaction takes five. Undefined (nothing written) when no row matched
- * or PostgreSQL refused the statement: the ordinary path then gives its answer.
+ * One round trip where the transaction takes six (two for a body that sets a review state).
+ * Undefined (nothing written) when no row matched, the body is refused or PostgreSQL refused the
+ * statement: the ordinary path then gives its answer.
  */
 async function updateInOneStatement(
   statement: NonNullable<PointWrites['statement']>,
-  siteAttributes: string,
+  db: Db,
   target: { siteId: number; channelId: number; id: number },
   body: UpdateContentRequest,
   precondition: Precondition | undefined,
 ): Promise<{ content: ContentFormA; version: number } | undefined> {
-  const changes = contentChanges(body, readSiteAttributes(siteAttributes).checkContentLevel);
+  // The site's review levels matter only to a body that sets a review state: otherwise the update
+  // is the one round trip (contentChanges reads the level only for a review field).
+  const setsReview =
+    body.checkedLevel !== undefined || body.checked !== undefined || body.isChecked !== undefined;
+  let siteLevel = 1;
+  if (setsReview) {
+    const site = await db.site.findUnique({ where: { id: target.siteId }, select: { attributes: true } });
+    if (site === null) return undefined;
+    siteLevel = readSiteAttributes(site.attributes).checkContentLevel;
+  }
+  let changes: Partial<Content>;
+  try {
+    changes = contentChanges(body, siteLevel);
+  } catch (error) {
+    // The ordinary path gives the answer, in its order (an unknown site before a bad body).
+    if (error instanceof DomainError) return undefined;
+    throw error;
+  }
   const now = new Date();
   const set: Record<string, unknown> = {
     ...changes,
