@@ -90,6 +90,8 @@ function validValue(operationId: string, parameter: Parameter): string {
   if (operationId === 'listActivity' && parameter.name === 'type') return 'content.*';
   if (operationId === 'listActivity' && (parameter.name === 'since' || parameter.name === 'until'))
     return '2026-01-02 03:04:05';
+  // A selection of the record's fields (both forms have these two), the comma percent-encoded.
+  if (parameter.name === 'fields') return 'id,title';
   if (operationId === 'stlSqlContents' || operationId === 'stlSqlContent')
     return `SELECT id, channelName FROM siteserver_Channel WHERE channelName = '${SQL_TEXT}'`;
   return RESERVED;
