@@ -154,65 +154,38 @@ export function toContentFormBDeleted(row: Content, navigationUrl: string): Cont
 
 type FieldValues<Form> = { readonly [Field in keyof Form]-?: (row: Content) => Form[Field] };
 
+/** Fields that are their column as stored. */
+function asStored<K extends keyof Content>(
+  ...columns: K[]
+): { [Column in K]: (row: Content) => Content[Column] } {
+  return Object.fromEntries(columns.map((column) => [column, (row: Content) => row[column]])) as {
+    [Column in K]: (row: Content) => Content[Column];
+  };
+}
+
 export const CONTENT_FORM_A_VALUES: FieldValues<ContentFormA> = {
-  id: (row) => row.id,
-  guid: (row) => row.guid,
-  siteId: (row) => row.siteId,
-  channelId: (row) => row.channelId,
-  adminId: (row) => row.adminId,
-  lastEditAdminId: (row) => row.lastEditAdminId,
-  userId: (row) => row.userId,
-  taxis: (row) => row.taxis,
+  ...asStored('id', 'guid', 'siteId', 'channelId', 'adminId', 'lastEditAdminId', 'userId', 'taxis'),
+  ...asStored('sourceId', 'referenceId', 'templateId', 'checked', 'hits', 'downloads'),
+  ...asStored('imageUrlCount', 'videoUrlCount', 'fileUrlCount', 'title', 'subTitle', 'imageUrl'),
+  ...asStored('videoUrl', 'fileUrl', 'body', 'summary', 'author', 'source', 'top', 'recommend'),
+  ...asStored('hot', 'color', 'linkType', 'linkUrl'),
   groupNames: (row) => splitList(row.groupNames),
   tagNames: (row) => splitList(row.tagNames),
-  sourceId: (row) => row.sourceId,
-  referenceId: (row) => row.referenceId,
-  templateId: (row) => row.templateId,
-  checked: (row) => row.checked,
   checkedLevel: (row) => storedCheckedLevel(row.checkedLevel),
-  hits: (row) => row.hits,
-  downloads: (row) => row.downloads,
-  imageUrlCount: (row) => row.imageUrlCount,
-  videoUrlCount: (row) => row.videoUrlCount,
-  fileUrlCount: (row) => row.fileUrlCount,
   content: (row) => row.body,
-  title: (row) => row.title,
-  subTitle: (row) => row.subTitle,
-  imageUrl: (row) => row.imageUrl,
-  videoUrl: (row) => row.videoUrl,
-  fileUrl: (row) => row.fileUrl,
-  body: (row) => row.body,
-  summary: (row) => row.summary,
-  author: (row) => row.author,
-  source: (row) => row.source,
-  top: (row) => row.top,
-  recommend: (row) => row.recommend,
-  hot: (row) => row.hot,
-  color: (row) => row.color,
-  linkType: (row) => row.linkType,
-  linkUrl: (row) => row.linkUrl,
   addDate: (row) => formatDateTime(row.addDate),
   createdDate: (row) => formatDateTime(row.createdDate),
   lastModifiedDate: (row) => formatDateTime(row.lastModifiedDate),
 };
 
 export const CONTENT_FORM_B_VALUES: FieldValues<ContentFormB> = {
-  id: (row) => row.id,
-  channelId: (row) => row.channelId,
-  siteId: (row) => row.siteId,
-  addUserName: (row) => row.addUserName,
-  lastEditUserName: (row) => row.lastEditUserName,
-  writingUserName: (row) => row.writingUserName,
+  ...asStored('id', 'channelId', 'siteId', 'addUserName', 'lastEditUserName', 'writingUserName'),
+  ...asStored('taxis', 'sourceId', 'referenceId', 'hits', 'title'),
   lastEditDate: (row) => formatDateTime(row.lastEditDate),
   addDate: (row) => formatDateTime(row.addDate),
-  taxis: (row) => row.taxis,
   groupNameCollection: (row) => splitList(row.groupNames).join(','),
   tags: (row) => splitList(row.tagNames).join(','),
-  sourceId: (row) => row.sourceId,
-  referenceId: (row) => row.referenceId,
   checkedLevel: (row) => storedCheckedLevel(row.checkedLevel),
-  hits: (row) => row.hits,
-  title: (row) => row.title,
   linkUrl: (row) => row.linkUrl ?? '',
   isChecked: (row) => row.checked,
   isTop: (row) => row.top,
