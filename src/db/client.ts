@@ -156,18 +156,10 @@ async function loadPostgres() {
   const { default: pg } = await import('pg');
   const { PrismaPg } = await import('@prisma/adapter-pg');
   const { PrismaClient: PostgresClient } = await import('../generated/prisma/postgresql/client.ts');
-  const { postgresPointReads, postgresStatement } = await import('./pointReads.ts');
+  const pointReads = await import('./pointReads.ts');
   const { NO_POINT_WRITES } = await import('./pointWrites.ts');
   const { PooledCostlyReads } = await import('./costlyReads.ts');
-  return {
-    pg,
-    PrismaPg,
-    PostgresClient,
-    postgresPointReads,
-    postgresStatement,
-    NO_POINT_WRITES,
-    PooledCostlyReads,
-  };
+  return { pg, PrismaPg, PostgresClient, pointReads, NO_POINT_WRITES, PooledCostlyReads };
 }
 
 // Code, not state: each provider's modules, loaded once, shared by every client made from them.
@@ -247,15 +239,8 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
     writes = sqlitePointWrites(() => connection, SQLITE_BUSY_TIMEOUT_MS, options.onQuery);
   } else {
     postgresModules ??= loadPostgres();
-    const {
-      pg,
-      PrismaPg,
-      PostgresClient,
-      postgresPointReads,
-      postgresStatement,
-      NO_POINT_WRITES,
-      PooledCostlyReads,
-    } = await postgresModules;
+    const { pg, PrismaPg, PostgresClient, pointReads, NO_POINT_WRITES, PooledCostlyReads } =
+      await postgresModules;
     // The pool is made here, not by the adapter, so that the point reads share it; the adapter
     // still ends it on $disconnect.
     const pool = new pg.Pool({
@@ -283,8 +268,10 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
       await connected;
       return pool;
     };
-    reads = postgresPointReads(connectedPool, pg.types, options.onQuery);
-    writes = { ...NO_POINT_WRITES, statement: postgresStatement(connectedPool, pg.types, options.onQuery) };
+    reads = pointReads.postgresPointReads(connectedPool, pg.types, options.onQuery);
+    // No transaction of point writes on PostgreSQL; a write that fits one statement sends just that.
+    const statement = pointReads.postgresStatement(connectedPool, pg.types, options.onQuery);
+    writes = { ...NO_POINT_WRITES, statement };
     costly = new PooledCostlyReads(db);
   }
   const onQuery = options.onQuery;
