@@ -158,23 +158,13 @@ export async function updateContent(
   const updated = await writeTransaction(db, async (tx) => {
     const { count } = await tx.content.updateMany({
       where: { ...where, ...versionFilter(precondition) },
-      data: {
-        ...changes,
-        lastModifiedDate: now,
-        lastEditDate: changes.lastEditDate ?? now,
-        version: { increment: 1 },
-      },
+      data: { ...updatedColumns(changes, now), version: { increment: 1 } },
     });
     if (count === 0)
       return refuseUnlessMissing(`Content ${target.id}`, precondition, () =>
         tx.content.findFirst({ where, select: { version: true } }),
       );
-    await recordEvent(tx, {
-      type: 'content.updated',
-      resourceId: target.id,
-      ...placeOf(target),
-      payload: changes,
-    });
+    await recordEvent(tx, updatedEvent(target, changes));
     return tx.content.findUnique({ where: { id: target.id } });
   });
   if (!updated) {
@@ -186,7 +176,25 @@ export async function updateContent(
 }
 
 /** A content's columns, as the model lists them (what Prisma returns for the row). */
-export const CONTENT_BY_ID = `SELECT ${MODEL_FIELDS.Content.map((field) => `"${field}"`).join(', ')} FROM "Content" WHERE "id" = ?`;
+const CONTENT_COLUMNS = MODEL_FIELDS.Content.map((field) => `"${field}"`).join(', ');
+export const CONTENT_BY_ID = `SELECT ${CONTENT_COLUMNS} FROM "Content" WHERE "id" = ?`;
+
+/** What every way of updating a content writes besides the body's changes: the dates it moves. */
+const updatedColumns = (changes: Partial<Content>, now: Date): Partial<Content> => ({
+  ...changes,
+  lastModifiedDate: now,
+  lastEditDate: changes.lastEditDate ?? now,
+});
+
+const updatedEvent = (
+  target: { siteId: number; channelId: number; id: number },
+  changes: Partial<Content>,
+) => ({
+  type: 'content.updated' as const,
+  resourceId: target.id,
+  ...placeOf(target),
+  payload: changes,
+});
 
 /** What a write needs of its site. */
 export const SITE_ATTRIBUTES = 'SELECT "attributes" FROM "Site" WHERE "id" = ?';
@@ -205,14 +213,9 @@ function updateNow(
   const site = tx.all(SITE_ATTRIBUTES, [target.siteId])[0];
   if (site === undefined) return DECLINED;
   const changes = contentChanges(body, readSiteAttributes(String(site.attributes)).checkContentLevel);
-  const now = new Date();
-  const set: Record<string, unknown> = {
-    ...changes,
-    lastModifiedDate: now,
-    lastEditDate: changes.lastEditDate ?? now,
-  };
+  const set = updatedColumns(changes, new Date());
   // The names are the model's columns (contentChanges sets no other): never client text.
-  const columns = Object.keys(set);
+  const columns = Object.keys(set) as (keyof Content)[];
   const versions = precondition?.kind === 'versions' ? precondition.versions : [];
   const { changes: count } = tx.run(
     `UPDATE "Content" SET ${columns.map((column) => `"${column}" = ?`).join(', ')}, "version" = "version" + 1
@@ -222,7 +225,7 @@ function updateNow(
     [...columns.map((column) => set[column]), target.id, target.siteId, target.channelId, ...versions],
   );
   if (count === 0) return DECLINED;
-  recordEventIn(tx, { type: 'content.updated', resourceId: target.id, ...placeOf(target), payload: changes });
+  recordEventIn(tx, updatedEvent(target, changes));
   const row = tx.all(CONTENT_BY_ID, [target.id])[0] as Content;
   return { content: toContentFormA(row), version: row.version };
 }
@@ -264,12 +267,7 @@ async function updateInOneStatement(
     if (error instanceof DomainError) return undefined;
     throw error;
   }
-  const now = new Date();
-  const set: Record<string, unknown> = {
-    ...changes,
-    lastModifiedDate: now,
-    lastEditDate: changes.lastEditDate ?? now,
-  };
+  const set = updatedColumns(changes, new Date());
   const params: unknown[] = [];
   const bind = (value: unknown) => {
     params.push(postgresValue(value));
@@ -279,12 +277,11 @@ async function updateInOneStatement(
   const sets = Object.entries(set).map(([column, value]) => `"${column}" = ${bind(value)}`);
   const versions =
     precondition?.kind === 'versions' ? ` AND "version" = ANY(${bind(precondition.versions)}::int[])` : '';
-  const columns = MODEL_FIELDS.Content.map((field) => `"${field}"`).join(', ');
   const sqlText = `WITH "updated" AS (
       UPDATE "Content" SET ${sets.join(', ')}, "version" = "version" + 1
       WHERE "id" = ${bind(target.id)} AND "siteId" = ${bind(target.siteId)} AND "channelId" = ${bind(target.channelId)}
-        AND NOT "recycled"${versions} RETURNING ${columns}
-    ), "event" AS (${eventInsertFrom('"updated"', { type: 'content.updated', resourceId: target.id, ...placeOf(target), payload: changes }, bind)})
+        AND NOT "recycled"${versions} RETURNING ${CONTENT_COLUMNS}
+    ), "event" AS (${eventInsertFrom('"updated"', updatedEvent(target, changes), bind)})
     SELECT * FROM "updated"`;
   let rows: Record<string, unknown>[];
   try {

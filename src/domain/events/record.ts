@@ -82,15 +82,15 @@ const EVENT_INSERT = `INSERT INTO "Event" ("type", "resourceType", "resourceId",
 /**
  * recordEvent as the end of one PostgreSQL statement: `INSERT … SELECT` of the event once per row
  * of `source` (a CTE of the statement), its values bound through `bind` (which answers the
- * parameter's placeholder). Each value is cast: a parameter in a SELECT list has no type else.
+ * parameter's placeholder, and binds a Date as the column's text). Each value is cast: a parameter
+ * in a SELECT list has no type else.
  */
 export function eventInsertFrom(source: string, input: EventInput, bind: (value: unknown) => string): string {
   const row = eventRow(input);
-  const createdAt = new Date().toISOString().replace('T', ' ').replace('Z', '');
   return `INSERT INTO "Event" ("type", "resourceType", "resourceId", "siteId", "channelId", "actorType", "actorId", "payload", "createdAt")
     SELECT ${bind(row.type)}::text, ${bind(row.resourceType)}::text, ${bind(row.resourceId)}::int, ${bind(row.siteId)}::int,
       ${bind(row.channelId)}::int, ${bind(row.actorType)}::text, ${bind(row.actorId)}::int, ${bind(row.payload)}::text,
-      ${bind(createdAt)}::timestamp(3) FROM ${source}`;
+      ${bind(new Date())}::timestamp(3) FROM ${source}`;
 }
 
 /** recordEvent in a synchronous write transaction of the point writes (src/db/pointWrites.ts). */
