@@ -101,6 +101,27 @@ describe('pages of large records', () => {
     }
   });
 
+  test('a long text read in pieces is the text stored, whatever characters stand at the cuts', async () => {
+    const [first] = contentIds as [{ id: number; channelId: number }];
+    const before = await fixture.db.content.findUniqueOrThrow({ where: { id: first.id } });
+    // The first piece (TEXT_PIECE_CHARACTERS characters) ends on a two-byte character; after it,
+    // three- and four-byte characters (a surrogate pair in JavaScript), so that cuts by bytes
+    // (PostgreSQL) and by characters (SQLite) fall inside characters and between the halves of pairs.
+    const odd = `${'a'.repeat(TEXT_PIECE_CHARACTERS - 1)}é${'€😀'.repeat(TEXT_PIECE_CHARACTERS / 2)}z`;
+    await fixture.db.content.update({ where: { id: first.id }, data: { body: odd, summary: `é${odd}` } });
+    try {
+      const [row] = await contentsInOrder(fixture, [first.id]);
+      expect(row?.body.length).toBe(odd.length);
+      expect(row?.body).toBe(odd);
+      expect(row?.summary).toBe(`é${odd}`);
+    } finally {
+      await fixture.db.content.update({
+        where: { id: first.id },
+        data: { body: before.body, summary: before.summary },
+      });
+    }
+  });
+
   test('a long text read in pieces is never made of two versions: a row written meanwhile is read again', async () => {
     const [first] = contentIds as [{ id: number; channelId: number }];
     const before = await fixture.db.content.findUniqueOrThrow({ where: { id: first.id } });
@@ -126,7 +147,7 @@ describe('pages of large records', () => {
       },
     }) as Db;
     try {
-      const [row] = await contentsInOrder(db, [first.id]);
+      const [row] = await contentsInOrder({ db, provider: fixture.provider }, [first.id]);
       expect(writes).toBe(1);
       expect(row?.body).toBe(written);
     } finally {

@@ -179,7 +179,7 @@ export async function listStlContents(
     sql`SELECT "id" FROM "Content" ${where} ${orderBy} LIMIT ${limit} OFFSET ${offset}`,
   );
   const rows = await contentsInOrder(
-    db,
+    { db, provider },
     picked.map((row) => Number(row.id)),
     selection && rowColumns(selection.columns),
   );
