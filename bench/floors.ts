@@ -11,12 +11,15 @@ import { floorQueries, openSql, type ScenarioParams } from './sql.ts';
  *   B  bare express 5 (JSON body parser, nothing else) answering the same bytes;
  *   C  bare node:http running the scenario's SQL through the driver, serialised with JSON.stringify;
  *   D  as C, on a copy of the database holding only the primary key and (siteId, channelId) indexes
- *      (naive, filtered deep page only).
+ *      (naive, filtered deep page only);
+ *   R  as C for the list pages (list-page1, list-fields), with the total from the maintained counts
+ *      (ContentTally) as the service takes it: the same rows through the driver, JSON.stringify,
+ *      bare node:http — what floor A's fixed bytes cost when they must be read and made.
  * Usage: tsx bench/floors.ts CONFIG.json; prints "ready" once every floor listens.
  */
 
 export interface FloorsConfig {
-  ports: { A: number; B: number; C: number; D?: number };
+  ports: { A: number; B: number; C: number; D?: number; R?: number };
   databaseUrl: string;
   naiveUrl?: string;
   params: ScenarioParams;
@@ -63,14 +66,21 @@ app.all('/:scenario', (req, res) => {
   else res.status(404).json({});
 });
 
-function sqlFloor(url: string, only?: ScenarioName): Server {
+/** Floor R's answers: the list pages' rows with the maintained total; undefined for other scenarios. */
+function rowsAnswer(name: ScenarioName, q: ReturnType<typeof floorQueries>): Promise<unknown> | undefined {
+  if (name === 'list-page1') return q.listPage1Rows();
+  if (name === 'list-fields') return q.listFieldsRows();
+  return undefined;
+}
+
+function sqlFloor(url: string, only?: ScenarioName, rows = false): Server {
   const queries = floorQueries(openSql(url), config.params);
   return createServer(NO_TIMEOUTS, async (req, res) => {
     const name = (req.url ?? '').slice(1) as ScenarioName;
     try {
       const body = await readBody(req);
       if (!bodies.has(name) || (only && name !== only)) return send(res, 404, '{}');
-      const answer = await floorAnswer(name, queries, body);
+      const answer = await (rows ? rowsAnswer(name, queries) : floorAnswer(name, queries, body));
       if (answer === undefined) return send(res, 404, '{}');
       send(res, 200, JSON.stringify(answer));
     } catch (error) {
@@ -90,4 +100,5 @@ await listen(app, config.ports.B);
 await listen(sqlFloor(config.databaseUrl), config.ports.C);
 if (config.naiveUrl && config.ports.D)
   await listen(sqlFloor(config.naiveUrl, 'filtered-deep'), config.ports.D);
+if (config.ports.R) await listen(sqlFloor(config.databaseUrl, undefined, true), config.ports.R);
 process.stdout.write('ready\n');

@@ -4,7 +4,7 @@ import type { MemoryPeak } from './processes.ts';
 import type { ScenarioName } from './scenarios.ts';
 import type { Provider } from './sql.ts';
 
-export type TargetName = 'service' | 'A node:http' | 'B express' | 'C sql' | 'D naive sql';
+export type TargetName = 'service' | 'A node:http' | 'B express' | 'C sql' | 'D naive sql' | 'R rows';
 
 export interface Measurement extends LoadFigures {
   target: TargetName;

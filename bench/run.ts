@@ -365,7 +365,13 @@ async function measureDatabase(provider: Provider): Promise<DatabaseResult> {
     const request = serviceRequest(name, params);
     bodies[name] = await fetchBody(serviceTarget.base, request.path, request, serviceTarget.headers);
   }
-  const ports = { A: await freePort(), B: await freePort(), C: await freePort(), D: await freePort() };
+  const ports = {
+    A: await freePort(),
+    B: await freePort(),
+    C: await freePort(),
+    D: await freePort(),
+    R: await freePort(),
+  };
   const floors = await startFloors(
     { ports, databaseUrl: db.url, naiveUrl: db.naiveUrl, params, bodies },
     selected[0]!,
@@ -403,6 +409,12 @@ async function measureDatabase(provider: Provider): Promise<DatabaseResult> {
       const naive = compare('D vs C', floorD, floorC);
       if (!naive.ok) guard = naive;
       list.push(['D naive sql', floorTarget(ports.D)]);
+    }
+    if (name === 'list-page1' || name === 'list-fields') {
+      const floorR = await fetchBody(floorTarget(ports.R).base, `/${name}`, request, {});
+      const rows = compare('R vs C', floorR, floorC);
+      if (!rows.ok) guard = rows;
+      list.push(['R rows', floorTarget(ports.R)]);
     }
     log(`${provider} ${name}: guard ${guard.ok ? 'ok' : 'MISMATCH'} (${guard.detail})`);
     const measurements: Measurement[] = [];

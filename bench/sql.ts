@@ -177,6 +177,11 @@ export const STATEMENTS = {
     postgresql: `SELECT "id", "channelId", "title", "addDate" FROM "Content" WHERE "siteId" = $1 AND NOT "recycled"
       ORDER BY "top" DESC, "channelId" DESC, "taxis" DESC, "id" DESC LIMIT $2 OFFSET $3`,
   },
+  // The default list's total as the service counts it: the sum of ContentTally's maintained counts.
+  listTally: {
+    sqlite: `SELECT SUM("count") AS "n" FROM "ContentTally" WHERE "siteId" = ?`,
+    postgresql: `SELECT SUM("count") AS "n" FROM "ContentTally" WHERE "siteId" = $1`,
+  },
   listCount: {
     sqlite: `SELECT COUNT(*) AS "n" FROM "Content" WHERE "siteId" = ? AND "recycled" = 0`,
     postgresql: `SELECT COUNT(*) AS "n" FROM "Content" WHERE "siteId" = $1 AND NOT "recycled"`,
@@ -250,6 +255,21 @@ export function floorQueries(sql: Sql, p: ScenarioParams) {
       const [contents, total] = await Promise.all([
         sql.all(STATEMENTS.listFieldsPage, [p.siteId, p.perPage, 0]),
         sql.all(STATEMENTS.listCount, [p.siteId]),
+      ]);
+      return { contents, totalCount: count(total) };
+    },
+    /** Floor R: the page's rows and the total from the maintained counts (no count of every match). */
+    async listPage1Rows() {
+      const [contents, total] = await Promise.all([
+        sql.all(STATEMENTS.listPage, [p.siteId, p.perPage, 0]),
+        sql.all(STATEMENTS.listTally, [p.siteId]),
+      ]);
+      return { contents, totalCount: count(total) };
+    },
+    async listFieldsRows() {
+      const [contents, total] = await Promise.all([
+        sql.all(STATEMENTS.listFieldsPage, [p.siteId, p.perPage, 0]),
+        sql.all(STATEMENTS.listTally, [p.siteId]),
       ]);
       return { contents, totalCount: count(total) };
     },
