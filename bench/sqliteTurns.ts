@@ -51,6 +51,7 @@ function clientWithoutTurns(file: string): { db: Db; reads: PointReads } {
       opened.pragma('synchronous = NORMAL');
       beginImmediateForWrites(opened, SQLITE_BUSY_TIMEOUT_MS);
       connection = opened;
+      return undefined;
     },
   );
   const db = new SqliteClient({ adapter }) as Db;

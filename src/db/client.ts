@@ -137,12 +137,14 @@ async function loadSqlite() {
   const { sqlitePointWrites } = await import('./pointWrites.ts');
   const { SqliteCostlyReads } = await import('./costlyReads.ts');
   const { beginImmediateForWrites } = await import('./transaction.ts');
+  const { keepingStatements } = await import('./keptStatements.ts');
   const { ConnectionTurns, refuseClientInsideTransactions, takingTurns } = await import('./sqliteTurns.ts');
   return {
     ConnectionTurns,
     refuseClientInsideTransactions,
     takingTurns,
     beginImmediateForWrites,
+    keepingStatements,
     PrismaBetterSqlite3,
     SqliteClient,
     withTimeLimit,
@@ -187,6 +189,7 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
       sqlitePointReads,
       sqlitePointWrites,
       beginImmediateForWrites,
+      keepingStatements,
       SqliteCostlyReads,
       ConnectionTurns,
       refuseClientInsideTransactions,
@@ -215,8 +218,12 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
         // disk, so a process kill loses nothing acknowledged, a power loss at most the last commits
         // (docs/operating/databases.md, "Durability").
         opened.pragma('synchronous = NORMAL');
-        beginImmediateForWrites(opened, SQLITE_BUSY_TIMEOUT_MS);
+        // The adapter's own statements are kept (src/db/keptStatements.ts); its write transactions
+        // begin IMMEDIATE.
+        const view = keepingStatements(opened);
+        beginImmediateForWrites(view, SQLITE_BUSY_TIMEOUT_MS);
         connection = opened;
+        return view;
       },
       () => costlyReads.close(),
     );

@@ -87,13 +87,14 @@ function connectionOf(adapter: SqlDriverAdapter): BetterSqlite3.Database {
 
 /**
  * The adapter factory, with the time-limit function on every connection it opens. `opened` is told
- * each connection (the point reads of src/db/pointReads.ts run their statements on it), `disposed`
- * when the client lets the connection go ($disconnect).
+ * each connection (the point reads of src/db/pointReads.ts run their statements on it) and may give
+ * the adapter a view of it to use instead (src/db/keptStatements.ts); `disposed` is told when the
+ * client lets the connection go ($disconnect).
  */
 export function withTimeLimit(
   factory: SqlDriverAdapterFactory,
   limitMs: number,
-  opened?: (connection: BetterSqlite3.Database) => void,
+  opened?: (connection: BetterSqlite3.Database) => object | undefined,
   disposed?: () => Promise<void>,
 ): SqlDriverAdapterFactory {
   return {
@@ -103,7 +104,8 @@ export function withTimeLimit(
       const adapter = await factory.connect();
       const connection = connectionOf(adapter);
       installTimeLimit(connection, limitMs);
-      opened?.(connection);
+      const view = opened?.(connection);
+      if (view !== undefined) (adapter as unknown as { client: object }).client = view;
       if (disposed === undefined) return adapter;
       const dispose = adapter.dispose.bind(adapter);
       adapter.dispose = async () => {

@@ -3,6 +3,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Prisma } from '../generated/prisma/sqlite/client.ts';
 import type { Db } from './client.ts';
 import { isSqliteBusy, isWriteConflict } from './databaseErrors.ts';
+import type { AdapterConnection } from './keptStatements.ts';
 
 /*
  * Every transaction that writes goes through writeTransaction (docs/security/time-limits.md,
@@ -40,7 +41,7 @@ const DONE = { changes: 0, lastInsertRowid: 0 };
  * with SQLite's busy error: Prisma then rolls back (releasing the mutex) and writeTransaction tries
  * again.
  */
-export function beginImmediateForWrites(connection: BetterSqlite3.Database, busyTimeoutMs: number): void {
+export function beginImmediateForWrites(connection: AdapterConnection, busyTimeoutMs: number): void {
   const prepare = connection.prepare.bind(connection);
   const swapped = (source: string) => {
     const attempt = attempts.getStore();

@@ -1,0 +1,58 @@
+import type BetterSqlite3 from 'better-sqlite3';
+
+/*
+ * Prisma's SQLite adapter prepares every statement it runs, every time (`prepare(sql).bind(args)`),
+ * so SQLite compiles the text again on each query — for a write, with the programs of the triggers
+ * it fires. The adapter is given a view of its connection instead whose statements are prepared
+ * once per text and kept (the most recently used, up to a bound), the arguments bound at each run.
+ * Only the adapter's statements are kept here: the point reads and writes keep their own.
+ */
+
+/** What Prisma's adapter (and the BEGIN IMMEDIATE swap of src/db/transaction.ts) uses of a connection. */
+export type AdapterConnection = Pick<BetterSqlite3.Database, 'prepare' | 'exec' | 'close' | 'pragma'>;
+
+/** Statements kept per connection: the texts of the service's queries, with room for the odd ones. */
+export const KEPT_STATEMENTS = 512;
+
+type Statement = BetterSqlite3.Statement<unknown[]>;
+
+/** A kept statement as the adapter uses it: bound to its arguments at each run, never for good. */
+function reusable(statement: Statement) {
+  const run = (args: unknown[]) => ({
+    reader: statement.reader,
+    columns: () => statement.columns(),
+    run: () => statement.run(args),
+    // A reader is kept in raw mode (the adapter reads rows only as arrays).
+    raw: () => ({ all: () => statement.all(args) }),
+  });
+  return { bind: (args: unknown[]) => run(args), run: () => statement.run() };
+}
+
+export function keepingStatements(
+  connection: BetterSqlite3.Database,
+  bound = KEPT_STATEMENTS,
+): AdapterConnection {
+  const kept = new Map<string, ReturnType<typeof reusable>>();
+  const prepare = (source: string) => {
+    const found = kept.get(source);
+    if (found !== undefined) {
+      // The most recently used last: the first is the one to let go.
+      kept.delete(source);
+      kept.set(source, found);
+      return found;
+    }
+    const statement = connection.prepare<unknown[]>(source);
+    if (statement.reader) statement.raw(true);
+    const made = reusable(statement);
+    if (kept.size >= bound) kept.delete(kept.keys().next().value as string);
+    kept.set(source, made);
+    return made;
+  };
+  return {
+    prepare: prepare as unknown as BetterSqlite3.Database['prepare'],
+    exec: (source) => connection.exec(source),
+    close: () => connection.close(),
+    pragma: ((source: string, options?: BetterSqlite3.PragmaOptions) =>
+      connection.pragma(source, options)) as BetterSqlite3.Database['pragma'],
+  };
+}
