@@ -1,6 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type pg from 'pg';
 import { type ApiKey, type Channel, type Content, MODEL_FIELDS } from './models.ts';
+import type { Sql } from './sql.ts';
 import type { ConnectionTurns } from './sqliteTurns.ts';
 
 /*
@@ -53,6 +54,12 @@ export interface PointReads {
    * everything read from them.
    */
   siteGeneration(siteId: number): Promise<string>;
+  /**
+   * The rows of a statement made with `sql` (src/db/sql.ts) whose text varies with the request (a
+   * page's rows by id, a channel scope's total): through the driver, as the reads above, the
+   * statement kept per text (SQLite) and the columns converted as theirs are.
+   */
+  rows<T>(statement: Sql): Promise<T[]>;
 }
 
 /** One channel of siteChannelStates. */
@@ -107,8 +114,35 @@ function statements(dialect: Dialect) {
   };
 }
 
-function pointReads(reader: (sqlText: string) => Reader, dialect: Dialect): PointReads {
+/** Values as the drivers bind them: booleans as 0/1 and dates as epoch milliseconds on SQLite (as Prisma's adapter). */
+function bindable(dialect: Dialect, value: unknown): unknown {
+  if (dialect !== 'sqlite') return value;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (value instanceof Date) return value.getTime();
+  return value;
+}
+
+/** Texts of `rows` kept per connection (the most recently used), prepared once each. */
+const KEPT_TEXTS = 256;
+
+/** A reader per text, the most recently used `bound` of them kept. */
+function readersByText(reader: (sqlText: string) => Reader, bound = KEPT_TEXTS): (sqlText: string) => Reader {
+  const kept = new Map<string, Reader>();
+  return (sqlText) => {
+    let found = kept.get(sqlText);
+    if (found !== undefined) kept.delete(sqlText);
+    else {
+      found = reader(sqlText);
+      if (kept.size >= bound) kept.delete(kept.keys().next().value as string);
+    }
+    kept.set(sqlText, found);
+    return found;
+  };
+}
+
+function pointReads(reader: (sqlText: string) => Reader, dialect: Dialect, adHoc = reader): PointReads {
   const sqlText = statements(dialect);
+  const readerOf = readersByText(adHoc);
   const content = reader(sqlText.content);
   const apiKey = reader(sqlText.apiKey);
   const siteChannels = reader(sqlText.siteChannels);
@@ -135,6 +169,10 @@ function pointReads(reader: (sqlText: string) => Reader, dialect: Dialect): Poin
     async siteGeneration(siteId) {
       // A BIGINT: a number from SQLite's statement, text from pg.
       return String((await siteGeneration([siteId]))[0]?.generation ?? 0);
+    },
+    async rows<T>(statement: Sql) {
+      const text = dialect === 'sqlite' ? statement.sql : statement.text;
+      return (await readerOf(text)(statement.values.map((value) => bindable(dialect, value)))) as T[];
     },
   };
 }
@@ -274,18 +312,22 @@ export function postgresPointReads(
 ): PointReads {
   const POSTGRES_TYPES = utcTypes(types);
   let count = 0;
-  return pointReads((sqlText) => {
-    const name = `cms_point_read_${++count}`;
-    return async (params) => {
-      const start = performance.now();
-      const result = await (await pool()).query<Row>({
-        name,
-        text: sqlText,
-        values: [...params],
-        types: POSTGRES_TYPES,
-      });
-      observe?.(sqlText, performance.now() - start);
-      return result.rows;
+  const reader =
+    (named: boolean) =>
+    (sqlText: string): Reader => {
+      const name = named ? `cms_point_read_${++count}` : undefined;
+      return async (params) => {
+        const start = performance.now();
+        const result = await (await pool()).query<Row>({
+          ...(name !== undefined && { name }),
+          text: sqlText,
+          values: [...params],
+          types: POSTGRES_TYPES,
+        });
+        observe?.(sqlText, performance.now() - start);
+        return result.rows;
+      };
     };
-  }, 'postgresql');
+  // The texts of `rows` are not named: a named statement stays on every connection of the pool.
+  return pointReads(reader(true), 'postgresql', reader(false));
 }

@@ -150,7 +150,7 @@ describe('the content list', () => {
     queries.length = 0;
     const page = await listContents(observed, { siteId: 1, perPage: 100, fields: ['title'] }, 1000);
     expect(page.contents.length).toBeGreaterThan(3);
-    const rowReads = queries.filter((text) => /WHERE\s+"id"\s+IN/i.test(text));
+    const rowReads = queries.filter((text) => /WHERE\s+"id"\s+(IN\b|=\s*ANY)/i.test(text));
     expect(rowReads.length).toBe(1);
     const read = rowReads[0] ?? '';
     expect(names(read, 'title')).toBe(true);
@@ -285,7 +285,7 @@ describe('template-tag content reads', () => {
     queries.length = 0;
     const rows = await listStlContents(observed, { siteId: 1, scope: 'All', fields: 'title' }, 1000);
     expect(rows.length).toBeGreaterThan(2);
-    const read = queries.find((text) => /WHERE\s+"id"\s+IN/i.test(text)) ?? '';
+    const read = queries.find((text) => /WHERE\s+"id"\s+(IN\b|=\s*ANY)/i.test(text)) ?? '';
     expect(names(read, 'title')).toBe(true);
     for (const column of ['summary', 'settings', 'subTitle', 'body']) expect(names(read, column)).toBe(false);
 

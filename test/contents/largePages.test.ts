@@ -110,7 +110,7 @@ describe('pages of large records', () => {
     const odd = `${'a'.repeat(TEXT_PIECE_CHARACTERS - 1)}é${'€😀'.repeat(TEXT_PIECE_CHARACTERS / 2)}z`;
     await fixture.db.content.update({ where: { id: first.id }, data: { body: odd, summary: `é${odd}` } });
     try {
-      const [row] = await contentsInOrder(fixture, [first.id]);
+      const [row] = await contentsInOrder(fixture.services, [first.id]);
       expect(row?.body.length).toBe(odd.length);
       expect(row?.body).toBe(odd);
       expect(row?.summary).toBe(`é${odd}`);
@@ -147,7 +147,7 @@ describe('pages of large records', () => {
       },
     }) as Db;
     try {
-      const [row] = await contentsInOrder({ db, provider: fixture.provider }, [first.id]);
+      const [row] = await contentsInOrder({ ...fixture.services, db }, [first.id]);
       expect(writes).toBe(1);
       expect(row?.body).toBe(written);
     } finally {

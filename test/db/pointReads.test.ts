@@ -282,3 +282,32 @@ test("a site's channels read the same as through Prisma, in taxis then id order,
   expect(await reads().siteGeneration(site.id)).toBe(String(BigInt(generation) + 1n));
   expect(await reads().siteGeneration(-1)).toBe('0');
 });
+
+test('rows(): a statement of varying text reads the model as Prisma does, bound values included', async () => {
+  const { db } = database.handle;
+  const made = await Promise.all(
+    [true, false, true].map((checked, index) =>
+      db.content.create({
+        data: { guid: `rows-${index}`, siteId, channelId, title: `rows ${index}`, body: big, checked },
+      }),
+    ),
+  );
+  const ids = made.map(({ id }) => id);
+  const prisma = await db.content.findMany({
+    where: { id: { in: ids }, checked: true },
+    orderBy: { id: 'asc' },
+  });
+  // A boolean and a list of ids among the values; the same text twice (the second from the kept statement).
+  for (let round = 0; round < 2; round++) {
+    const raw = await reads().rows<Record<string, unknown>>(
+      Prisma.sql`SELECT * FROM "Content" WHERE "id" IN (${Prisma.join(ids)}) AND "checked" = ${true} ORDER BY "id"`,
+    );
+    // Field by field (`SELECT *` gives the table's column order, not the model's).
+    expect(raw).toEqual(prisma);
+  }
+  const [total] = await reads().rows<{ n: unknown }>(
+    Prisma.sql`SELECT COUNT(*) AS "n" FROM "Content" WHERE "id" IN (${Prisma.join(ids)}) AND "checked" = ${false}`,
+  );
+  expect(Number(total?.n)).toBe(1);
+  expect(await reads().rows(Prisma.sql`SELECT "id" FROM "Content" WHERE "id" = ${-1}`)).toEqual([]);
+});

@@ -1,9 +1,8 @@
 import type { Db, DbHandle } from '../../db/client.ts';
 import type { CostlyReads } from '../../db/costlyReads.ts';
-import { type Content, MODEL_FIELDS, type Same } from '../../db/models.ts';
+import { type Content, MODEL_FIELDS, type Same, type Site } from '../../db/models.ts';
 import { identifier, joinSql, type Sql, sql } from '../../db/sql.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
-import { requireSite } from '../records.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
 import { cachedCount, countMatches, MARK_EVERY, markedWindow, pageMarks } from './counts.ts';
 import { type FieldSelection, formASelection, selectFields } from './fields.ts';
@@ -129,8 +128,18 @@ const ALL_COLUMNS = rowColumns(MODEL_FIELDS.Content);
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** What reading rows with long texts needs: the client, and which database it is (how texts are cut). */
-export type TextReader = Pick<DbHandle, 'db' | 'provider'>;
+/**
+ * What reading rows with long texts needs: the client, which database it is (how texts are cut),
+ * and the driver's reads (the rows of a page come through them, not through Prisma's client).
+ */
+export type TextReader = Pick<DbHandle, 'db' | 'provider' | 'reads'>;
+
+/** `"id"` among these ids, as one parameter: one statement text (kept once) whatever their number. */
+function idAmong(provider: DbHandle['provider'], ids: readonly number[]): Sql {
+  return provider === 'sqlite'
+    ? sql`"id" IN (SELECT "value" FROM json_each(${JSON.stringify(ids)}))`
+    : sql`"id" = ANY(${[...ids]}::int[])`;
+}
 
 /**
  * The rest of a long text, piece by piece, a turn of the event loop apart; undefined when the row
@@ -213,8 +222,8 @@ async function rowsInPieces(
     for (const row of rows) byId.set(Number(row.id), row);
     return byId;
   }
-  const cut = await db.$queryRaw<Record<string, unknown>[]>(
-    sql`SELECT ${columns.cut} FROM "Content" WHERE "id" IN (${joinSql(ids)})`,
+  const cut = await database.reads.rows<Record<string, unknown>>(
+    sql`SELECT ${columns.cut} FROM "Content" WHERE ${idAmong(database.provider, ids)}`,
   );
   const again: number[] = [];
   for (const cutRow of cut) {
@@ -288,12 +297,15 @@ async function pageRows(
  * (counts.ts), except a filter or order that reads the hit counters, counted every time (hits.ts).
  */
 export async function listContents(
-  database: Pick<DbHandle, 'db' | 'provider' | 'costly'>,
+  database: Pick<DbHandle, 'db' | 'provider' | 'costly' | 'reads'>,
   request: ListContentsRequest,
   maxPerPage: number,
 ): Promise<ContentPage> {
-  const { db, provider, costly } = database;
-  const site = await requireSite(db, request.siteId);
+  const { db, provider, costly, reads } = database;
+  const [site] = await reads.rows<Pick<Site, 'attributes'>>(
+    sql`SELECT "attributes" FROM "Site" WHERE "id" = ${request.siteId}`,
+  );
+  if (site === undefined) throw notFound(`Site ${request.siteId} does not exist`);
   const { where, orderBy, tallyWhere, matchWhere, orderKeys, readsHitCounters } = compileContentQuery(
     { ...request, channels: await resolveChannelScope(db, request) },
     provider,
@@ -327,7 +339,7 @@ export async function listContents(
   let totalCount = offset + rows.length;
   if (rows.length === perPage || (rows.length === 0 && offset > 0)) {
     if (tallyWhere) {
-      const [summed] = await db.$queryRaw<{ total: bigint | number | null }[]>(
+      const [summed] = await reads.rows<{ total: bigint | number | string | null }>(
         sql`SELECT SUM("count") AS "total" FROM "ContentTally" ${tallyWhere}`,
       );
       totalCount = Number(summed?.total ?? 0);

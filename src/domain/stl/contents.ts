@@ -162,7 +162,7 @@ function windowOf(request: StlContentsRequest, maxTotal: number): { limit: numbe
 }
 
 export async function listStlContents(
-  { db, provider, costly }: Pick<DbHandle, 'db' | 'provider' | 'costly'>,
+  { db, provider, costly, reads }: Pick<DbHandle, 'db' | 'provider' | 'costly' | 'reads'>,
   request: StlContentsRequest,
   maxTotal: number,
   now: Date = new Date(),
@@ -179,7 +179,7 @@ export async function listStlContents(
     sql`SELECT "id" FROM "Content" ${where} ${orderBy} LIMIT ${limit} OFFSET ${offset}`,
   );
   const rows = await contentsInOrder(
-    { db, provider },
+    { db, provider, reads },
     picked.map((row) => Number(row.id)),
     selection && rowColumns(selection.columns),
   );
