@@ -20,10 +20,25 @@ if (cacheKib !== undefined) db.pragma(`cache_size = -${cacheKib}`);
 // from now: the start is the thread's cost, not the query's.
 installTimeLimit(db, limitMs, Date.now());
 
+// The statements of the texts read most recently, prepared once each: the list's few texts come
+// again and again, with other values bound.
+const KEPT_STATEMENTS = 128;
+const kept = new Map<string, Database.Statement>();
+function statementOf(sql: string): Database.Statement {
+  let statement = kept.get(sql);
+  if (statement !== undefined) kept.delete(sql);
+  else {
+    statement = db.prepare(sql);
+    if (kept.size >= KEPT_STATEMENTS) kept.delete(kept.keys().next().value as string);
+  }
+  kept.set(sql, statement);
+  return statement;
+}
+
 port.on('message', ({ id, sql, params }: CostlyReadRequest) => {
   let reply: CostlyReadReply;
   try {
-    reply = { id, rows: db.prepare(sql).all(...params) as Record<string, unknown>[] };
+    reply = { id, rows: statementOf(sql).all(...params) as Record<string, unknown>[] };
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     reply = {
