@@ -3,6 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { Response } from 'express';
 import type { Contract, ContractOperation } from '../contract.ts';
+import { nextStep } from '../domain/longWork.ts';
 import { compileSerializer, responseSchemaOf, type Serialize } from './serializers.ts';
 
 /*
@@ -93,8 +94,6 @@ function drained(res: Response): Promise<void> {
     res.on('close', done);
   });
 }
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * A string value of a record longer than this (UTF-16 units) is escaped and written in slices of
@@ -236,7 +235,8 @@ export async function sendPage(
     }
     if (pending.length > 0) {
       const room = res.write(pending, 'utf8');
-      await (room ? nextTurn() : drained(res));
+      if (!room) await drained(res);
+      await nextStep();
       if (res.destroyed) return true;
     }
     pending = chunk;

@@ -3,6 +3,7 @@ import type { CostlyReads } from '../../db/costlyReads.ts';
 import { type Content, MODEL_FIELDS, type Same, type Site } from '../../db/models.ts';
 import { identifier, joinSql, type Sql, sql } from '../../db/sql.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
+import { nextStep } from '../longWork.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
 import { cachedCount, countMatches, MARK_EVERY, markedWindow, pageMarks } from './counts.ts';
 import { type FieldSelection, formASelection, selectFields } from './fields.ts';
@@ -126,8 +127,6 @@ export function rowColumns(fields: readonly (keyof Content)[]): RowColumns {
 /** Every column of the model: the rows of whole records. */
 const ALL_COLUMNS = rowColumns(MODEL_FIELDS.Content);
 
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /**
  * What reading rows with long texts needs: the client, which database it is (how texts are cut),
  * and the driver's reads (the rows of a page come through them, not through Prisma's client).
@@ -156,7 +155,7 @@ async function restOf(
   const column = identifier(field);
   let text = first;
   for (let from = TEXT_PIECE_CHARACTERS + 1; from <= length; from += TEXT_PIECE_CHARACTERS) {
-    await nextTurn();
+    await nextStep();
     const [piece] = await database.db.$queryRaw<{ piece: string | null; version: number | bigint }[]>(
       sql`SELECT substr(${column}, ${from}, ${TEXT_PIECE_CHARACTERS}) AS "piece", "version" FROM "Content" WHERE "id" = ${row.id}`,
     );
@@ -193,7 +192,7 @@ async function restInBytes(
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let text = first;
   for (const { piece } of pieces) {
-    await nextTurn();
+    await nextStep();
     text += decoder.decode(piece, { stream: true });
   }
   return text + decoder.decode();
