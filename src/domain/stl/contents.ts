@@ -193,12 +193,12 @@ export async function listStlContents(
 
 /**
  * How a Hits page of a channel scope is read, from the maintained counts (ContentTally, one row per
- * channel and review state): walking the site's approved entries by hits (migration stl_hits_index) reads
- * about `rows` × site / scope entries before it holds its rows, reading the scope first reads all
- * of the scope's approved rows; the smaller wins. A wide scope (the bench's subtree: 21,000 of
- * 70,000) is walked in ~100 entries instead of 21,000 rows; a small channel's few rows are read
- * rather than walking most of the site. Neither database's planner can weigh this on its own:
- * SQLite keeps no statistics, and PostgreSQL's (when ANALYZE has run) do not tie channels to scopes.
+ * channel and review state). Walking the site's approved contents by hits (migration stl_hits_index)
+ * reads about `rows` × site / scope of them before it holds its rows; reading the scope first reads
+ * all of the scope's approved rows, then sorts them. The smaller wins: the bench's subtree (21,000
+ * of 70,000) is walked in ~100 rows instead of 21,000; a small channel's few rows are read rather
+ * than walking most of the site. The planners cannot weigh this themselves: SQLite keeps no
+ * statistics, and PostgreSQL's estimate of a scope (a sub-select on parentsPath) is a guess.
  */
 async function hitsPlan(db: Db, tallyWhere: Sql, siteId: number, rows: number): Promise<'walk' | 'scope'> {
   const [counts] = await db.$queryRaw<{ scope: number | bigint | null; site: number | bigint | null }[]>(
