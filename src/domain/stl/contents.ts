@@ -1,4 +1,4 @@
-import type { Db, DbHandle, DbProvider } from '../../db/client.ts';
+import type { Db, DbHandle } from '../../db/client.ts';
 import type { Content } from '../../db/models.ts';
 import { type Sql, sql } from '../../db/sql.ts';
 import { type FieldSelection, formBSelection, prismaSelect, selectFields } from '../contents/fields.ts';
@@ -181,8 +181,10 @@ export async function listStlContents(
   const channels = scope === 'All' ? undefined : { channelId: channel.id, scope };
   const filter = filterOf(request, site.id, channels, now);
   let { where, orderBy, tallyWhere } = compileContentQuery(filter, provider);
-  if (request.order === 'Hits' && channels && tallyWhere) {
-    const plan = await hitsPlan(db, provider, tallyWhere, site.id, offset + limit);
+  // PostgreSQL's planner weighs a scope from its statistics (cms import analyses the tables) and
+  // chooses as hitsPlan would; without them it reads the scope first, as before the index.
+  if (provider === 'sqlite' && request.order === 'Hits' && channels && tallyWhere) {
+    const plan = await hitsPlan(db, tallyWhere, site.id, offset + limit);
     ({ where, orderBy } = compileContentQuery({ ...filter, plan }, provider));
   }
   // The ids as a costly read (src/db/costlyReads.ts), then the rows.
@@ -203,27 +205,17 @@ export async function listStlContents(
  * reads about `rows` × site / scope of them before it holds its rows; reading the scope first reads
  * all of the scope's approved rows, then sorts them. The smaller wins: the bench's subtree (21,000
  * of 70,000) is walked in ~100 rows instead of 21,000; a small channel's few rows are read rather
- * than walking most of the site. The planners cannot weigh this themselves: SQLite keeps no
- * statistics, and PostgreSQL's estimate of a scope (a sub-select on parentsPath) is a guess.
+ * than walking most of the site. SQLite's planner cannot weigh this: it keeps no statistics, and
+ * takes the index that serves the order whatever the scope.
  */
-async function hitsPlan(
-  db: Db,
-  provider: DbProvider,
-  tallyWhere: Sql,
-  siteId: number,
-  rows: number,
-): Promise<'walk' | 'scope' | undefined> {
+async function hitsPlan(db: Db, tallyWhere: Sql, siteId: number, rows: number): Promise<'walk' | 'scope'> {
   const [counts] = await db.$queryRaw<{ scope: number | bigint | null; site: number | bigint | null }[]>(
     sql`SELECT (SELECT SUM("count") FROM "ContentTally" ${tallyWhere}) AS "scope",
       (SELECT SUM("count") FROM "ContentTally" WHERE "siteId" = ${siteId} AND "checked" = ${true}) AS "site"`,
   );
   const scope = Number(counts?.scope ?? 0);
   const site = Number(counts?.site ?? 0);
-  if (scope * scope <= rows * site) return 'scope';
-  // PostgreSQL walks a wide scope by itself once ANALYZE has run; without statistics the forced walk
-  // became a loop over the scope's channels, each scanning the site's approved rows (3.6 s against
-  // 136 ms for reading the scope, bench/LIST-PLAN.md): there the planner keeps its choice.
-  return provider === 'sqlite' ? 'walk' : undefined;
+  return scope * scope > rows * site ? 'walk' : 'scope';
 }
 
 /** How a row is answered: whole (form B), or only the selected fields. */
