@@ -49,6 +49,14 @@ export interface ContentFilter {
   wheres?: readonly WhereRule[] | undefined;
   /** Sort rules (the default order when empty), or a random order. */
   orders?: readonly OrderRule[] | 'random' | undefined;
+  /**
+   * Which way a page of a channel scope is read, when the caller knows from the maintained counts
+   * (ContentTally) and the planner cannot (SQLite keeps no statistics; PostgreSQL's come from
+   * ANALYZE): 'walk' — along an index of the order, the channel tested on each entry (no index may
+   * serve the channel condition); 'scope' — the scope's rows first, then sorted (no index may serve
+   * the order). Absent: the planner chooses. Either way the same rows in the same order.
+   */
+  plan?: 'walk' | 'scope' | undefined;
 }
 
 export interface CompiledContentQuery {
@@ -288,6 +296,7 @@ function compileOrder(
   orders: readonly OrderRule[] | 'random',
   provider: DbProvider,
   problems: FieldProblem[],
+  unindexed = false,
 ): { orderBy: Sql; orderKeys: OrderKey[] | undefined } {
   // RANDOM() is the same function on SQLite and PostgreSQL.
   if (orders === 'random') return { orderBy: sql`ORDER BY RANDOM()`, orderKeys: undefined };
@@ -308,7 +317,14 @@ function compileOrder(
     seen.add(column.column);
     const isText = column.kind === 'text' || column.kind === 'list';
     const base = identifier(column.column);
-    const expression = isText && provider === 'postgresql' ? sql`${base} COLLATE "C"` : base;
+    // Unary plus (the same value, on both databases) is an expression no index holds: the planner
+    // then cannot read the rows in this order from an index and reads the filter's rows first.
+    const expression =
+      isText && provider === 'postgresql'
+        ? sql`${base} COLLATE "C"`
+        : unindexed && column.kind === 'integer'
+          ? sql`+${base}`
+          : base;
     // NULLs sort as the smallest value on both databases.
     const nulls = column.nullable ? (rule.desc ? ' NULLS LAST' : ' NULLS FIRST') : '';
     parts.push(sql`${expression} ${keyword(`${rule.desc ? 'DESC' : 'ASC'}${nulls}`)}`);
@@ -327,8 +343,11 @@ function compileOrder(
 function channelCondition(
   siteId: number,
   { channelId: id, scope }: NonNullable<ContentFilter['channels']>,
+  unindexed: boolean,
 ): Sql {
-  if (scope === 'Self') return sql`"channelId" = ${id}`;
+  // Unary plus: the same test, which no index on channelId can serve (ContentFilter.plan 'walk').
+  const column = unindexed ? sql`+"channelId"` : sql`"channelId"`;
+  if (scope === 'Self') return sql`${column} = ${id}`;
   const below = sql`',' || "parentsPath" || ',' LIKE ${`%,${id},%`}`;
   const which = {
     Children: sql`"parentId" = ${id}`,
@@ -336,7 +355,7 @@ function channelCondition(
     Descendant: below,
     SelfAndDescendants: sql`("id" = ${id} OR ${below})`,
   }[scope];
-  return sql`"channelId" IN (SELECT "id" FROM "Channel" WHERE "siteId" = ${siteId} AND ${which})`;
+  return sql`${column} IN (SELECT "id" FROM "Channel" WHERE "siteId" = ${siteId} AND ${which})`;
 }
 
 /**
@@ -362,10 +381,10 @@ export function compileContentQuery(filter: ContentFilter, provider: DbProvider)
   };
 
   if (filter.channels !== undefined) {
-    const channels = channelCondition(filter.siteId, filter.channels);
+    const channels = channelCondition(filter.siteId, filter.channels, filter.plan === 'walk');
     conditions.push(channels);
     limited.push(channels);
-    tallied.push(channels);
+    tallied.push(channelCondition(filter.siteId, filter.channels, false));
   }
   for (const flag of ['checked', 'top', 'recommend', 'hot', 'color'] as const) {
     const value = filter[flag];
@@ -402,7 +421,12 @@ export function compileContentQuery(filter: ContentFilter, provider: DbProvider)
     }
   });
 
-  const { orderBy, orderKeys } = compileOrder(filter.orders ?? [], provider, problems);
+  const { orderBy, orderKeys } = compileOrder(
+    filter.orders ?? [],
+    provider,
+    problems,
+    filter.plan === 'scope',
+  );
   assertNoProblems(problems);
   // SQLite: first among the row tests, the time limit that keeps a costly filter from holding the
   // process's one thread (src/db/sqliteTimeLimit.ts); PostgreSQL has statement_timeout.
