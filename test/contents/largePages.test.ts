@@ -131,23 +131,35 @@ describe('pages of large records', () => {
     // The client as contentsInOrder sees it, but the row is written (as the service writes: its
     // version moves) just before the first piece after the first is read.
     let writes = 0;
+    // The write, once, before the first statement that reads a piece (through Prisma's client on
+    // SQLite, through the driver's reads on PostgreSQL).
+    const writeBefore = async (text: string) => {
+      if (writes > 0 || !text.includes('AS "piece"')) return;
+      writes += 1;
+      await fixture.db.content.update({
+        where: { id: first.id },
+        data: { body: written, version: { increment: 1 } },
+      });
+    };
     const db = new Proxy(fixture.db, {
       get(target, key, receiver) {
         if (key !== '$queryRaw') return Reflect.get(target, key, receiver);
         return async (query: { strings: readonly string[] }, ...rest: unknown[]) => {
-          if (writes === 0 && query.strings.join('?').includes('AS "piece"')) {
-            writes += 1;
-            await target.content.update({
-              where: { id: first.id },
-              data: { body: written, version: { increment: 1 } },
-            });
-          }
+          await writeBefore(query.strings.join('?'));
           return (target.$queryRaw as (...args: unknown[]) => Promise<unknown>)(query, ...rest);
         };
       },
     }) as Db;
+    const { reads } = fixture.services;
+    const observedReads: typeof reads = {
+      ...reads,
+      rows: async (statement) => {
+        await writeBefore(statement.sql);
+        return reads.rows(statement);
+      },
+    };
     try {
-      const [row] = await contentsInOrder({ ...fixture.services, db }, [first.id]);
+      const [row] = await contentsInOrder({ ...fixture.services, db, reads: observedReads }, [first.id]);
       expect(writes).toBe(1);
       expect(row?.body).toBe(written);
     } finally {

@@ -151,7 +151,7 @@ async function restOf(
   first: string,
   length: number,
 ): Promise<string | undefined> {
-  if (database.provider === 'postgresql') return restInBytes(database.db, row, field, first);
+  if (database.provider === 'postgresql') return restInBytes(database.reads, row, field, first);
   const column = identifier(field);
   let text = first;
   for (let from = TEXT_PIECE_CHARACTERS + 1; from <= length; from += TEXT_PIECE_CHARACTERS) {
@@ -176,13 +176,14 @@ const TEXT_PIECE_BYTES = 1 << 18;
  * by the decoder. The first piece, already read, ends on a character, so the rest starts on one.
  */
 async function restInBytes(
-  db: Db,
+  reads: TextReader['reads'],
   row: { id: number; version: number },
   field: TextField,
   first: string,
 ): Promise<string | undefined> {
   const from = Buffer.byteLength(first, 'utf8') + 1;
-  const pieces = await db.$queryRaw<{ piece: Uint8Array; version: number | bigint }[]>(
+  // Through the driver: each row's bytes are made as the row arrives, not all at once after the last.
+  const pieces = await reads.rows<{ piece: Uint8Array; version: number | bigint }>(
     sql`SELECT substring(t."bytes" FROM ${from} + g * ${TEXT_PIECE_BYTES} FOR ${TEXT_PIECE_BYTES}) AS "piece", t."version"
       FROM (SELECT convert_to(${identifier(field)}, 'UTF8') AS "bytes", "version" FROM "Content" WHERE "id" = ${row.id} OFFSET 0) t,
         generate_series(0, (octet_length(t."bytes") - ${from}) / ${TEXT_PIECE_BYTES}) g
