@@ -7,8 +7,7 @@
  * R*Tree, Geopoly, the dbstat table, percentile — at -O1 by `prepare`, beside the docs and
  * TypeScript builds, so that a fresh `npm ci` stays under a minute. `--optimize` compiles at -O2
  * instead (SQLite's own default, a longer compile): SQLite-bound queries (long scans, counts) run
- * faster than at -O1, and -O3 adds nothing measurable (bench/RUNTIME.md, "The SQLite build"). The
- * Docker image builds that one.
+ * faster than at -O1, and -O3 adds nothing measurable (bench/RUNTIME.md, "The SQLite build").
  *
  * The flags are appended after better-sqlite3's own (`CFLAGS` comes last on node-gyp's compile
  * line), so `-U` removes only those extensions and every other option of better-sqlite3's build
