@@ -1,34 +1,31 @@
 # syntax=docker/dockerfile:1
 #
-# The CMS service in two stages: `build` installs every dependency and builds (npm ci runs the
-# `prepare` script: the docs page, the compiled code in dist/ and the parsed contract the service
-# reads at start, dist/openapi/cms.contract.bin, made by the same Node as the runtime stage's), then drops the development
-# dependencies; the runtime image gets only what runs, as the unprivileged `node` user.
+# The CMS service in two stages: `build` installs every dependency and builds (the `prepare` script:
+# the docs page, the compiled code in dist/ and the parsed contract the service reads at start,
+# dist/openapi/cms.contract.bin, made by the same Node as the runtime stage's), then drops the
+# development dependencies (tsx among them); the runtime image gets only what runs, as the
+# unprivileged `node` user.
 # Not built on the machines this project is developed on (no Docker engine there): see README "Docker".
 
-# A pinned release of a supported LTS line (Node.js 20 reached its end of life in April 2026); the
-# same tag for both stages, so SQLite is compiled for the Node that runs it.
-ARG NODE_IMAGE=node:22.21.1-bookworm-slim
+# A pinned release of the current LTS line, Node.js 24, with the npm it ships (11.19 or later, which
+# applies package.json's `allowScripts`); the same tag for both stages. On it the project loads
+# better-sqlite3 13.x, whose prebuilt Node-API binary is in the package (packages/better-sqlite3;
+# docs/contributing/node-versions.md): nothing is compiled, so the build stage needs no compiler
+# and downloads nothing besides npm packages. A Node.js 20 image would need SQLite compiled, which
+# this Dockerfile does not do.
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
-# SQLite (better-sqlite3) is compiled by `prepare` (scripts/sqlite.ts), against the headers the Node
-# image ships in /usr/local/include/node (nodedir), so node-gyp downloads nothing; the image then
-# recompiles it at -O2, the faster build (README "Installation").
-RUN apt-get update \
-  && apt-get install -y --no-install-recommends python3 make g++ \
-  && rm -rf /var/lib/apt/lists/*
-ENV npm_config_nodedir=/usr/local
 WORKDIR /app
 # The dependencies first, in layers of their own that a change of the sources does not invalidate:
-# only the lockfile (and the SQLite build script) decide them. `--ignore-scripts` because `prepare`
-# needs the sources copied below; the install scripts package.json's `allowScripts` permits are run
-# by `npm rebuild`, and SQLite is compiled here at -O2 (a later `prepare` finds it current).
+# only the lockfile (and the local better-sqlite3 package it links) decide them. `--ignore-scripts`
+# because `prepare` needs the sources copied below; `npm rebuild` then runs the install scripts
+# package.json's `allowScripts` permits (prisma, @swc/core, esbuild, unrs-resolver) and no other:
+# `--strict-allow-scripts` fails the build on one it does not name.
 COPY package.json package-lock.json ./
-COPY scripts/sqlite.ts scripts/tools.ts ./scripts/
-COPY src/projectRoot.ts ./src/
+COPY packages ./packages
 RUN npm ci --ignore-scripts \
-  && npm rebuild prisma @swc/core esbuild unrs-resolver \
-  && npm run sqlite:build -- --optimize
+  && npm rebuild --strict-allow-scripts
 # Then everything `prepare` reads (the contract, docs config, sources, scripts); .dockerignore keeps
 # out node_modules, dist, tests, databases and local files.
 COPY . .
@@ -39,8 +36,10 @@ ENV NODE_ENV=production
 WORKDIR /app
 # Read at run time from the project root: package.json (marks the root), the contract, the
 # migrations, the docs page; dist/ is the service and the compiled CLI (`node dist/src/cli/main.js`,
-# which applies pending migrations itself), so neither src/ nor tsx is in the image.
+# which applies pending migrations itself), so neither src/ nor tsx is in the image. packages/ holds
+# the local better-sqlite3 that node_modules/better-sqlite3 links to.
 COPY --from=build /app/package.json /app/package-lock.json ./
+COPY --from=build /app/packages ./packages
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/docs ./docs
