@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { CostlyReadReply, CostlyReadRequest, CostlyReadsSetup } from './costlyReads.ts';
+import { keptByText } from './keptStatements.ts';
 import { installTimeLimit } from './sqliteTimeLimit.ts';
 
 /*
@@ -23,17 +24,7 @@ installTimeLimit(db, limitMs, Date.now());
 // The statements of the texts read most recently, prepared once each: the list's few texts come
 // again and again, with other values bound.
 const KEPT_STATEMENTS = 128;
-const kept = new Map<string, Database.Statement>();
-function statementOf(sql: string): Database.Statement {
-  let statement = kept.get(sql);
-  if (statement !== undefined) kept.delete(sql);
-  else {
-    statement = db.prepare(sql);
-    if (kept.size >= KEPT_STATEMENTS) kept.delete(kept.keys().next().value as string);
-  }
-  kept.set(sql, statement);
-  return statement;
-}
+const statementOf = keptByText((sql) => db.prepare(sql), KEPT_STATEMENTS);
 
 port.on('message', ({ id, sql, params }: CostlyReadRequest) => {
   let reply: CostlyReadReply;

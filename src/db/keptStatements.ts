@@ -28,26 +28,34 @@ function reusable(statement: Statement) {
   return { bind: (args: unknown[]) => run(args), run: () => statement.run() };
 }
 
+/**
+ * `make(text)` once per text, the `bound` most recently used kept (the least recently used is let
+ * go): for statements prepared once per text, here, in the point reads and in the costly-reads thread.
+ */
+export function keptByText<T>(make: (text: string) => T, bound: number): (text: string) => T {
+  const kept = new Map<string, T>();
+  return (text) => {
+    let found = kept.get(text);
+    // The most recently used last: the first is the one to let go.
+    if (found !== undefined) kept.delete(text);
+    else {
+      found = make(text);
+      if (kept.size >= bound) kept.delete(kept.keys().next().value as string);
+    }
+    kept.set(text, found);
+    return found;
+  };
+}
+
 export function keepingStatements(
   connection: BetterSqlite3.Database,
   bound = KEPT_STATEMENTS,
 ): AdapterConnection {
-  const kept = new Map<string, ReturnType<typeof reusable>>();
-  const prepare = (source: string) => {
-    const found = kept.get(source);
-    if (found !== undefined) {
-      // The most recently used last: the first is the one to let go.
-      kept.delete(source);
-      kept.set(source, found);
-      return found;
-    }
+  const prepare = keptByText((source) => {
     const statement = connection.prepare<unknown[]>(source);
     if (statement.reader) statement.raw(true);
-    const made = reusable(statement);
-    if (kept.size >= bound) kept.delete(kept.keys().next().value as string);
-    kept.set(source, made);
-    return made;
-  };
+    return reusable(statement);
+  }, bound);
   return {
     prepare: prepare as unknown as BetterSqlite3.Database['prepare'],
     exec: (source) => connection.exec(source),

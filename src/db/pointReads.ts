@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type pg from 'pg';
+import { keptByText } from './keptStatements.ts';
 import { type ApiKey, type Channel, type Content, MODEL_FIELDS } from './models.ts';
 import type { Sql } from './sql.ts';
 import type { ConnectionTurns } from './sqliteTurns.ts';
@@ -125,24 +126,9 @@ function bindable(dialect: Dialect, value: unknown): unknown {
 /** Texts of `rows` kept per connection (the most recently used), prepared once each. */
 const KEPT_TEXTS = 256;
 
-/** A reader per text, the most recently used `bound` of them kept. */
-function readersByText(reader: (sqlText: string) => Reader, bound = KEPT_TEXTS): (sqlText: string) => Reader {
-  const kept = new Map<string, Reader>();
-  return (sqlText) => {
-    let found = kept.get(sqlText);
-    if (found !== undefined) kept.delete(sqlText);
-    else {
-      found = reader(sqlText);
-      if (kept.size >= bound) kept.delete(kept.keys().next().value as string);
-    }
-    kept.set(sqlText, found);
-    return found;
-  };
-}
-
 function pointReads(reader: (sqlText: string) => Reader, dialect: Dialect, adHoc = reader): PointReads {
   const sqlText = statements(dialect);
-  const readerOf = readersByText(adHoc);
+  const readerOf = keptByText(adHoc, KEPT_TEXTS);
   const content = reader(sqlText.content);
   const apiKey = reader(sqlText.apiKey);
   const siteChannels = reader(sqlText.siteChannels);
