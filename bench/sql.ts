@@ -19,10 +19,13 @@ export function providerOf(url: string): Provider {
   throw new Error(`unsupported database URL scheme: ${url.split(':')[0]}`);
 }
 
+/** A statement in each dialect. */
+type DialectSql = { sqlite: string; postgresql: string };
+
 export interface Sql {
   provider: Provider;
   /** Rows of one statement; `sqlite` and `postgresql` hold the same statement for each database. */
-  all(statement: { sqlite: string; postgresql: string }, params: unknown[]): Promise<Row[]>;
+  all(statement: DialectSql, params: unknown[]): Promise<Row[]>;
   close(): Promise<void>;
 }
 
@@ -240,39 +243,23 @@ export function floorQueries(sql: Sql, p: ScenarioParams) {
   const s = sql.provider === 'sqlite';
   const offset = (p.deepPage - 1) * p.perPage;
   const pattern = `%${p.word}%`;
+  /** The default list's first page with `page`'s columns, and its total by `total`. */
+  const firstPage = async (page: DialectSql, total: DialectSql) => {
+    const [contents, counted] = await Promise.all([
+      sql.all(page, [p.siteId, p.perPage, 0]),
+      sql.all(total, [p.siteId]),
+    ]);
+    return { contents, totalCount: count(counted) };
+  };
   return {
     async getOne(): Promise<Row | undefined> {
       return (await sql.all(STATEMENTS.getOne, [p.contentId, p.siteId, p.contentChannelId]))[0];
     },
-    async listPage1() {
-      const [contents, total] = await Promise.all([
-        sql.all(STATEMENTS.listPage, [p.siteId, p.perPage, 0]),
-        sql.all(STATEMENTS.listCount, [p.siteId]),
-      ]);
-      return { contents, totalCount: count(total) };
-    },
-    async listFields() {
-      const [contents, total] = await Promise.all([
-        sql.all(STATEMENTS.listFieldsPage, [p.siteId, p.perPage, 0]),
-        sql.all(STATEMENTS.listCount, [p.siteId]),
-      ]);
-      return { contents, totalCount: count(total) };
-    },
+    listPage1: () => firstPage(STATEMENTS.listPage, STATEMENTS.listCount),
+    listFields: () => firstPage(STATEMENTS.listFieldsPage, STATEMENTS.listCount),
     /** Floor R: the page's rows and the total from the maintained counts (no count of every match). */
-    async listPage1Rows() {
-      const [contents, total] = await Promise.all([
-        sql.all(STATEMENTS.listPage, [p.siteId, p.perPage, 0]),
-        sql.all(STATEMENTS.listTally, [p.siteId]),
-      ]);
-      return { contents, totalCount: count(total) };
-    },
-    async listFieldsRows() {
-      const [contents, total] = await Promise.all([
-        sql.all(STATEMENTS.listFieldsPage, [p.siteId, p.perPage, 0]),
-        sql.all(STATEMENTS.listTally, [p.siteId]),
-      ]);
-      return { contents, totalCount: count(total) };
-    },
+    listPage1Rows: () => firstPage(STATEMENTS.listPage, STATEMENTS.listTally),
+    listFieldsRows: () => firstPage(STATEMENTS.listFieldsPage, STATEMENTS.listTally),
     async filteredDeep() {
       const page = s
         ? [p.subtreeId, p.siteId, p.siteId, pattern, p.perPage, offset]
