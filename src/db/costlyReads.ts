@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Db } from './client.ts';
-import type { Sql } from './sql.ts';
+import { type Sql, sqliteBindable } from './sql.ts';
 
 /*
  * Reads whose cost depends on the data — the content filters of the list and of stl/contents
@@ -76,13 +76,6 @@ const THREAD: string | URL = COMPILED
       )}`,
     );
 
-/** Values as Prisma's SQLite adapter binds them: booleans as 0/1, dates as epoch milliseconds. */
-function bindable(value: unknown): unknown {
-  if (typeof value === 'boolean') return value ? 1 : 0;
-  if (value instanceof Date) return value.getTime();
-  return value;
-}
-
 export class SqliteCostlyReads implements CostlyReads {
   private worker: Worker | undefined;
   private readonly pending = new Map<
@@ -115,7 +108,11 @@ export class SqliteCostlyReads implements CostlyReads {
       });
       // Only while a read is pending does the thread keep the process alive.
       worker.ref();
-      const request: CostlyReadRequest = { id, sql: statement.sql, params: statement.values.map(bindable) };
+      const request: CostlyReadRequest = {
+        id,
+        sql: statement.sql,
+        params: statement.values.map(sqliteBindable),
+      };
       worker.postMessage(request);
     });
   }

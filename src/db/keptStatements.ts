@@ -18,14 +18,16 @@ type Statement = BetterSqlite3.Statement<unknown[]>;
 
 /** A kept statement as the adapter uses it: bound to its arguments at each run, never for good. */
 function reusable(statement: Statement) {
-  const run = (args: unknown[]) => ({
-    reader: statement.reader,
-    columns: () => statement.columns(),
-    run: () => statement.run(args),
-    // A reader is kept in raw mode (the adapter reads rows only as arrays).
-    raw: () => ({ all: () => statement.all(args) }),
-  });
-  return { bind: (args: unknown[]) => run(args), run: () => statement.run() };
+  return {
+    bind: (args: unknown[]) => ({
+      reader: statement.reader,
+      columns: () => statement.columns(),
+      run: () => statement.run(args),
+      // A reader is kept in raw mode (the adapter reads rows only as arrays).
+      raw: () => ({ all: () => statement.all(args) }),
+    }),
+    run: () => statement.run(),
+  };
 }
 
 /**

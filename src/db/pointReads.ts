@@ -2,7 +2,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type pg from 'pg';
 import { keptByText } from './keptStatements.ts';
 import { type ApiKey, type Channel, type Content, MODEL_FIELDS } from './models.ts';
-import type { Sql } from './sql.ts';
+import { type Sql, sqliteBindable } from './sql.ts';
 import type { ConnectionTurns } from './sqliteTurns.ts';
 
 /*
@@ -115,14 +115,6 @@ function statements(dialect: Dialect) {
   };
 }
 
-/** Values as the drivers bind them: booleans as 0/1 and dates as epoch milliseconds on SQLite (as Prisma's adapter). */
-function bindable(dialect: Dialect, value: unknown): unknown {
-  if (dialect !== 'sqlite') return value;
-  if (typeof value === 'boolean') return value ? 1 : 0;
-  if (value instanceof Date) return value.getTime();
-  return value;
-}
-
 /** Texts of `rows` kept per connection (the most recently used), prepared once each. */
 const KEPT_TEXTS = 256;
 
@@ -158,7 +150,8 @@ function pointReads(reader: (sqlText: string) => Reader, dialect: Dialect, adHoc
     },
     async rows<T>(statement: Sql) {
       const text = dialect === 'sqlite' ? statement.sql : statement.text;
-      return (await readerOf(text)(statement.values.map((value) => bindable(dialect, value)))) as T[];
+      const values = dialect === 'sqlite' ? statement.values.map(sqliteBindable) : statement.values;
+      return (await readerOf(text)(values)) as T[];
     },
   };
 }

@@ -12,6 +12,16 @@ export const sql = sqltag;
 export const joinSql = join;
 export const emptySql = empty;
 
+/**
+ * A value as Prisma's SQLite adapter binds it (booleans as 0/1, dates as epoch milliseconds), for
+ * statements of `sql` run through better-sqlite3 directly.
+ */
+export function sqliteBindable(value: unknown): unknown {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (value instanceof Date) return value.getTime();
+  return value;
+}
+
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** A quoted identifier. Throws on anything that is not a plain name: callers pass catalogue names only. */

@@ -184,7 +184,7 @@ export async function listStlContents(
   // PostgreSQL's planner weighs a scope from its statistics (cms import analyses the tables) and
   // chooses as hitsPlan would; without them it reads the scope first, as before the index.
   if (provider === 'sqlite' && request.order === 'Hits' && channels && tallyWhere) {
-    const plan = await hitsPlan(db, tallyWhere, site.id, offset + limit);
+    const plan = await hitsPlan(reads, tallyWhere, site.id, offset + limit);
     ({ where, orderBy } = compileContentQuery({ ...filter, plan }, provider));
   }
   // The ids as a costly read (src/db/costlyReads.ts), then the rows.
@@ -208,8 +208,13 @@ export async function listStlContents(
  * than walking most of the site. SQLite's planner cannot weigh this: it keeps no statistics, and
  * takes the index that serves the order whatever the scope.
  */
-async function hitsPlan(db: Db, tallyWhere: Sql, siteId: number, rows: number): Promise<'walk' | 'scope'> {
-  const [counts] = await db.$queryRaw<{ scope: number | bigint | null; site: number | bigint | null }[]>(
+async function hitsPlan(
+  reads: DbHandle['reads'],
+  tallyWhere: Sql,
+  siteId: number,
+  rows: number,
+): Promise<'walk' | 'scope'> {
+  const [counts] = await reads.rows<{ scope: number | bigint | null; site: number | bigint | null }>(
     sql`SELECT (SELECT SUM("count") FROM "ContentTally" ${tallyWhere}) AS "scope",
       (SELECT SUM("count") FROM "ContentTally" WHERE "siteId" = ${siteId} AND "checked" = ${true}) AS "site"`,
   );
