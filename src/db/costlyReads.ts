@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import type pg from 'pg';
 import type { Db } from './client.ts';
 import { type Sql, sqliteBindable } from './sql.ts';
 
@@ -19,6 +20,11 @@ import { type Sql, sqliteBindable } from './sql.ts';
 /** Where a database handle runs its costly reads. */
 export interface CostlyReads {
   all<T>(statement: Sql): Promise<T[]>;
+  /**
+   * Runs a read that matches text patterns — from its filter to the last piece of its rows' long
+   * texts — in the database's turn for such reads; see PooledCostlyReads.matchingTexts.
+   */
+  matchingTexts<T>(work: () => Promise<T>): Promise<T>;
 }
 
 export interface CostlyReadsSetup {
@@ -90,6 +96,11 @@ export class SqliteCostlyReads implements CostlyReads {
     private readonly onQuery?: (sqlText: string, durationMs: number) => void,
   ) {}
 
+  /** SQLite: the thread already runs the filters one at a time, and the time limit ends each. */
+  matchingTexts<T>(work: () => Promise<T>): Promise<T> {
+    return work();
+  }
+
   all<T>(statement: Sql): Promise<T[]> {
     const worker = this.start();
     const id = this.nextId++;
@@ -157,12 +168,44 @@ export class SqliteCostlyReads implements CostlyReads {
  */
 export const COSTLY_READS_AT_ONCE = 8;
 
+/**
+ * PostgreSQL: a read that matches text patterns (Like/NotLike) costs what the stored texts make
+ * it cost — a filter of long patterns over texts of megabytes, then those texts read, took about a
+ * second of one of the database machine's cores per answer — and several at once took every core,
+ * so that ping and a get-by-id waited for the machine, while answering no more of them a second
+ * than one at a time did (bench/HOSTILE.md, "Text matching takes turns"). So such reads take turns:
+ * one at a time per database, whichever worker or node sends it (an advisory lock, held for the
+ * read's transaction), and one at a time per process before that, so that a process's waiters hold
+ * no more than one pool connection. A read that cannot start within TEXT_MATCHING_WAIT_MS is
+ * answered as a statement at its time limit: 503 with Retry-After.
+ */
+export const TEXT_MATCHING_WAIT_MS = 2000;
+
+/** The advisory lock of the turn (a fixed number: every process of the service takes the same). */
+export const TEXT_MATCHING_LOCK = 4_285_730_911;
+
+/** PostgreSQL's query_canceled: the HTTP layer answers it as a statement at its time limit. */
+const QUERY_CANCELED = '57014';
+/** PostgreSQL's lock_not_available: lock_timeout passed while waiting for the turn. */
+const LOCK_NOT_AVAILABLE = '55P03';
+
+/** A read that waited past TEXT_MATCHING_WAIT_MS for its turn; answered like a statement_timeout. */
+class TextMatchingBusy extends Error {
+  readonly code = QUERY_CANCELED;
+  constructor() {
+    super('Other reads that match text patterns held the turn past the time limit');
+  }
+}
+
 class Turns {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
 
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.running >= COSTLY_READS_AT_ONCE) await new Promise<void>((go) => this.waiting.push(go));
+  constructor(private readonly atOnce: number) {}
+
+  /** Runs work in a turn; with waitMs, refuses (TextMatchingBusy) when the turn does not come in time. */
+  async run<T>(work: () => Promise<T>, waitMs?: number): Promise<T> {
+    if (this.running >= this.atOnce) await this.turn(waitMs);
     else this.running++;
     try {
       return await work();
@@ -173,15 +216,61 @@ class Turns {
       else this.running--;
     }
   }
+
+  private turn(waitMs: number | undefined): Promise<void> {
+    return new Promise<void>((go, refuse) => {
+      const waiter = () => {
+        clearTimeout(timer);
+        go();
+      };
+      const timer =
+        waitMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              this.waiting.splice(this.waiting.indexOf(waiter), 1);
+              refuse(new TextMatchingBusy());
+            }, waitMs);
+      this.waiting.push(waiter);
+    });
+  }
 }
 
 /** PostgreSQL's costly reads: ordinary queries of the client, at most COSTLY_READS_AT_ONCE at a time. */
 export class PooledCostlyReads implements CostlyReads {
-  private readonly turns = new Turns();
+  private readonly turns = new Turns(COSTLY_READS_AT_ONCE);
+  private readonly textTurns = new Turns(1);
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly pool: () => Promise<pg.Pool>,
+  ) {}
 
   all<T>(statement: Sql): Promise<T[]> {
     return this.turns.run(() => this.db.$queryRaw<T[]>(statement));
+  }
+
+  /** The work, in this process's turn and then the database's (see TEXT_MATCHING_WAIT_MS). */
+  matchingTexts<T>(work: () => Promise<T>): Promise<T> {
+    return this.textTurns.run(async () => {
+      const client = await (await this.pool()).connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        await client.query(`SET LOCAL lock_timeout = ${TEXT_MATCHING_WAIT_MS}`);
+        try {
+          await client.query('SELECT pg_advisory_xact_lock($1)', [TEXT_MATCHING_LOCK]);
+        } catch (error) {
+          if ((error as { code?: unknown }).code === LOCK_NOT_AVAILABLE) throw new TextMatchingBusy();
+          throw error;
+        }
+        return await work();
+      } finally {
+        // The transaction only holds the lock: its end, whichever, releases it.
+        await client.query('ROLLBACK').catch((error: unknown) => {
+          broken = error instanceof Error ? error : new Error(String(error));
+        });
+        client.release(broken);
+      }
+    }, TEXT_MATCHING_WAIT_MS);
   }
 }

@@ -102,6 +102,10 @@ export interface paths {
          *     `operator` defaults to `=` and is matched case-insensitively; `In`/`NotIn` split `value`
          *     on commas and trim each item; `Like`/`NotLike` take SQL `%`/`_` wildcards from the caller
          *     and match case-insensitively on every database. Values are always bound as parameters.
+         *     A filter's time is limited: past it the answer is a 503 with `Retry-After` saying to narrow
+         *     the filter. On PostgreSQL, lists with a `Like`/`NotLike` rule take turns, one at a time
+         *     per database; one that cannot start within 2 s is the same 503
+         *     (docs/security/time-limits.md).
          *
          *     **Order.** `orders` are applied in the given sequence (a repeated column counts once);
          *     `id` descending is appended as the last key unless `orders` already names `id`, so that

@@ -306,47 +306,49 @@ export async function listContents(
     sql`SELECT "attributes" FROM "Site" WHERE "id" = ${request.siteId}`,
   );
   if (site === undefined) throw notFound(`Site ${request.siteId} does not exist`);
-  const { where, orderBy, tallyWhere, matchWhere, orderKeys, readsHitCounters } = compileContentQuery(
-    { ...request, channels: await resolveChannelScope(db, request) },
-    provider,
-  );
+  const { where, orderBy, tallyWhere, matchWhere, orderKeys, readsHitCounters, matchesTexts } =
+    compileContentQuery({ ...request, channels: await resolveChannelScope(db, request) }, provider);
   const { perPage, offset } = pageWindow(request, readSiteAttributes(site.attributes).pageSize, maxPerPage);
   const selection = formASelection(request.fields);
   const columns = selection === undefined ? ALL_COLUMNS : rowColumns(selection.columns);
   const answer = formAOf(selection);
 
-  // A deep page of a filter that must be counted match by match: start from the stored page marks.
-  if (!tallyWhere && orderKeys && offset >= MARK_EVERY && !readsHitCounters) {
-    const marks = await pageMarks(database, request.siteId, where, matchWhere, orderBy, orderKeys);
-    if (!marks || offset >= marks.count) return { totalCount: marks?.count ?? 0, contents: [] };
-    const window = markedWindow(orderKeys, marks, request.siteId, offset, perPage);
-    if (window) {
-      const marked = await pageRows(
-        database,
-        costly,
-        sql`${where} AND ${window.conditions}`,
-        orderBy,
-        perPage,
-        window.offset,
-        columns,
-      );
-      // Empty only when the site was written since the marks were made (the page holds a match).
-      if (marked.length > 0) return { totalCount: marks.count, contents: marked.map(answer) };
+  const read = async (): Promise<ContentPage> => {
+    // A deep page of a filter that must be counted match by match: start from the stored page marks.
+    if (!tallyWhere && orderKeys && offset >= MARK_EVERY && !readsHitCounters) {
+      const marks = await pageMarks(database, request.siteId, where, matchWhere, orderBy, orderKeys);
+      if (!marks || offset >= marks.count) return { totalCount: marks?.count ?? 0, contents: [] };
+      const window = markedWindow(orderKeys, marks, request.siteId, offset, perPage);
+      if (window) {
+        const marked = await pageRows(
+          database,
+          costly,
+          sql`${where} AND ${window.conditions}`,
+          orderBy,
+          perPage,
+          window.offset,
+          columns,
+        );
+        // Empty only when the site was written since the marks were made (the page holds a match).
+        if (marked.length > 0) return { totalCount: marks.count, contents: marked.map(answer) };
+      }
     }
-  }
 
-  const rows = await pageRows(database, costly, where, orderBy, perPage, offset, columns);
-  let totalCount = offset + rows.length;
-  if (rows.length === perPage || (rows.length === 0 && offset > 0)) {
-    if (tallyWhere) {
-      const [summed] = await reads.rows<{ total: bigint | number | string | null }>(
-        sql`SELECT SUM("count") AS "total" FROM "ContentTally" ${tallyWhere}`,
-      );
-      totalCount = Number(summed?.total ?? 0);
-    } else if (readsHitCounters) totalCount = await countMatches(costly, where);
-    else totalCount = await cachedCount(database, request.siteId, where, matchWhere);
-  }
-  return { totalCount, contents: rows.map(answer) };
+    const rows = await pageRows(database, costly, where, orderBy, perPage, offset, columns);
+    let totalCount = offset + rows.length;
+    if (rows.length === perPage || (rows.length === 0 && offset > 0)) {
+      if (tallyWhere) {
+        const [summed] = await reads.rows<{ total: bigint | number | string | null }>(
+          sql`SELECT SUM("count") AS "total" FROM "ContentTally" ${tallyWhere}`,
+        );
+        totalCount = Number(summed?.total ?? 0);
+      } else if (readsHitCounters) totalCount = await countMatches(costly, where);
+      else totalCount = await cachedCount(database, request.siteId, where, matchWhere);
+    }
+    return { totalCount, contents: rows.map(answer) };
+  };
+  // A filter that matches text patterns reads in the database's turn for such reads, its rows too.
+  return matchesTexts ? costly.matchingTexts(read) : read();
 }
 
 /** How a row is answered: whole (form A), or only the selected fields. */

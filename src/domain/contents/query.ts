@@ -82,6 +82,11 @@ export interface CompiledContentQuery {
    * advancing the site's generation (hits.ts): its total and page marks must not be stored.
    */
   readsHitCounters: boolean;
+  /**
+   * The filter matches text patterns (a Like or NotLike rule): its cost is the stored texts' length,
+   * so the read runs in the database's turn for such reads (CostlyReads.matchingTexts).
+   */
+  matchesTexts: boolean;
 }
 
 export interface OrderKey {
@@ -441,5 +446,9 @@ export function compileContentQuery(filter: ContentFilter, provider: DbProvider)
       ...(filter.wheres ?? []),
       ...(filter.orders === 'random' ? [] : (filter.orders ?? [])),
     ].some((rule) => isHitColumn(contentColumn(rule.column)?.column)),
+    matchesTexts: (filter.wheres ?? []).some((rule) => {
+      const operator = OPERATORS[(rule.operator ?? '=').trim().toLowerCase()];
+      return operator === 'like' || operator === 'notlike';
+    }),
   };
 }
