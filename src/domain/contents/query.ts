@@ -210,11 +210,16 @@ function readValue(value: WhereRule['value'], column: ContentColumn, name: strin
  */
 type IssuedAt = number | undefined;
 
+/** A rule's operator as the filter reads it (`=` when absent, any case); undefined when unknown. */
+function operatorOf(rule: WhereRule): Operator | undefined {
+  return OPERATORS[(rule.operator ?? '=').trim().toLowerCase()];
+}
+
 function compileWhere(rule: WhereRule, siteId: number, provider: DbProvider, issuedAt: IssuedAt): Sql {
   const column = contentColumn(rule.column);
   if (!column)
     throw invalid(`unknown column '${rule.column}'; allowed columns: ${CONTENT_COLUMN_NAMES.join(', ')}`);
-  const operator = OPERATORS[(rule.operator ?? '=').trim().toLowerCase()];
+  const operator = operatorOf(rule);
   if (!operator) throw invalid(`unknown operator '${rule.operator}'; allowed operators: ${OPERATOR_NAMES}`);
 
   const name = rule.column;
@@ -447,7 +452,7 @@ export function compileContentQuery(filter: ContentFilter, provider: DbProvider)
       ...(filter.orders === 'random' ? [] : (filter.orders ?? [])),
     ].some((rule) => isHitColumn(contentColumn(rule.column)?.column)),
     matchesTexts: (filter.wheres ?? []).some((rule) => {
-      const operator = OPERATORS[(rule.operator ?? '=').trim().toLowerCase()];
+      const operator = operatorOf(rule);
       return operator === 'like' || operator === 'notlike';
     }),
   };
