@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { promisify } from 'node:util';
+import { brotliCompress, constants, gzip } from 'node:zlib';
 import express from 'express';
-import { floorAnswer, type ScenarioName } from './scenarios.ts';
+import { floorAnswer, rowsPageOf, type ScenarioName } from './scenarios.ts';
 import { floorQueries, openSql, type ScenarioParams } from './sql.ts';
 
 /*
@@ -12,9 +14,12 @@ import { floorQueries, openSql, type ScenarioParams } from './sql.ts';
  *   C  bare node:http running the scenario's SQL through the driver, serialised with JSON.stringify;
  *   D  as C, on a copy of the database holding only the primary key and (siteId, channelId) indexes
  *      (naive, filtered deep page only);
- *   R  as C for the list pages (list-page1, list-fields), with the total from the maintained counts
- *      (ContentTally) as the service takes it: the same rows through the driver, JSON.stringify,
- *      bare node:http — what floor A's fixed bytes cost when they must be read and made.
+ *   R  as C for the list pages (list-page1, list-fields, the compressed lists), with the total from
+ *      the maintained counts (ContentTally) as the service takes it: the same rows through the driver,
+ *      JSON.stringify, bare node:http — what floor A's fixed bytes cost when they must be read and made.
+ * A request that asks for br or gzip (the compressed lists) gets every floor's answer compressed per
+ * request with the service's dynamic settings (brotli quality 4 in text mode, gzip level 6:
+ * src/http/compression.ts), the work the service must do for it; other answers go as they are.
  * Usage: tsx bench/floors.ts CONFIG.json; prints "ready" once every floor listens.
  */
 
@@ -39,10 +44,36 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function send(res: ServerResponse, status: number, body: Buffer | string) {
+const brotli = promisify(brotliCompress);
+const gzipped = promisify(gzip);
+
+/**
+ * The body as the request asked for it: compressed as the service compresses a dynamic answer, on
+ * libuv's thread pool as the service does.
+ */
+async function encoded(
+  req: IncomingMessage,
+  body: Buffer | string,
+): Promise<{ body: Buffer | string; coding?: string }> {
+  const asked = req.headers['accept-encoding'];
+  if (asked === 'br') {
+    const params = {
+      [constants.BROTLI_PARAM_QUALITY]: 4,
+      [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+      [constants.BROTLI_PARAM_SIZE_HINT]: Buffer.byteLength(body),
+    };
+    return { body: await brotli(body, { params }), coding: 'br' };
+  }
+  if (asked === 'gzip') return { body: await gzipped(body, { level: 6 }), coding: 'gzip' };
+  return { body };
+}
+
+async function send(req: IncomingMessage, res: ServerResponse, status: number, answer: Buffer | string) {
+  const { body, coding } = await encoded(req, answer);
   res.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),
+    ...(coding && { 'content-encoding': coding }),
   });
   res.end(body);
 }
@@ -54,22 +85,28 @@ const NO_TIMEOUTS = { requestTimeout: 0, headersTimeout: 0 };
 const floorA = createServer(NO_TIMEOUTS, async (req, res) => {
   await readBody(req);
   const body = bodies.get((req.url ?? '').slice(1));
-  if (body) send(res, 200, body);
-  else send(res, 404, '{}');
+  if (body) await send(req, res, 200, body);
+  else await send(req, res, 404, '{}');
 });
 
 const app = express();
 app.use(express.json());
-app.all('/:scenario', (req, res) => {
+app.all('/:scenario', async (req, res) => {
   const body = bodies.get(String(req.params.scenario));
-  if (body) res.type('application/json').send(body);
-  else res.status(404).json({});
+  if (!body) {
+    res.status(404).json({});
+    return;
+  }
+  const answer = await encoded(req, body);
+  if (answer.coding) res.set('content-encoding', answer.coding);
+  res.type('application/json').send(answer.body);
 });
 
 /** Floor R's answers: the list pages' rows with the maintained total; undefined for other scenarios. */
 function rowsAnswer(name: ScenarioName, q: ReturnType<typeof floorQueries>): Promise<unknown> | undefined {
-  if (name === 'list-page1') return q.listPage1Rows();
-  if (name === 'list-fields') return q.listFieldsRows();
+  const page = rowsPageOf(name);
+  if (page === 'list-page1') return q.listPage1Rows();
+  if (page === 'list-fields') return q.listFieldsRows();
   return undefined;
 }
 
@@ -79,13 +116,13 @@ function sqlFloor(url: string, only?: ScenarioName, rows = false): Server {
     const name = (req.url ?? '').slice(1) as ScenarioName;
     try {
       const body = await readBody(req);
-      if (!bodies.has(name) || (only && name !== only)) return send(res, 404, '{}');
+      if (!bodies.has(name) || (only && name !== only)) return send(req, res, 404, '{}');
       const answer = await (rows ? rowsAnswer(name, queries) : floorAnswer(name, queries, body));
-      if (answer === undefined) return send(res, 404, '{}');
-      send(res, 200, JSON.stringify(answer));
+      if (answer === undefined) return send(req, res, 404, '{}');
+      await send(req, res, 200, JSON.stringify(answer));
     } catch (error) {
       process.stderr.write(`floor ${name}: ${(error as Error).message}\n`);
-      send(res, 500, '{}');
+      await send(req, res, 500, '{}');
     }
   });
 }

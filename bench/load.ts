@@ -37,6 +37,18 @@ export interface Target {
   pathOf(request: HttpRequest, scenario: string): string;
 }
 
+/** What a scenario's request sends to a target: the target's headers, the scenario's, the body's type. */
+export function requestHeaders(
+  target: Pick<Target, 'headers'>,
+  request: HttpRequest,
+): Record<string, string> {
+  return {
+    ...target.headers,
+    ...request.headers,
+    ...(request.body ? { 'content-type': 'application/json' } : {}),
+  };
+}
+
 export function runLoad(
   target: Target,
   scenario: string,
@@ -51,7 +63,7 @@ export function runLoad(
     // With an amount, autocannon runs until that many requests completed, whatever the time.
     ...(amount ? { amount } : { duration: seconds }),
     method: request.method,
-    headers: { ...target.headers, ...(request.body ? { 'content-type': 'application/json' } : {}) },
+    headers: requestHeaders(target, request),
     ...(request.body ? { body: request.body } : {}),
     timeout: 300,
   });
@@ -67,7 +79,7 @@ export function runLoad(
 export async function drain(target: Target, scenario: string, request: HttpRequest): Promise<void> {
   const response = await fetch(`${target.base}${target.pathOf(request, scenario)}`, {
     method: request.method,
-    headers: { ...target.headers, ...(request.body ? { 'content-type': 'application/json' } : {}) },
+    headers: requestHeaders(target, request),
     ...(request.body ? { body: request.body } : {}),
     signal: AbortSignal.timeout(600000),
   });

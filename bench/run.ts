@@ -9,7 +9,7 @@ import pg from 'pg';
 import { hostileBody, startAnonymousSenders } from './anonymous.ts';
 import type { FloorsConfig } from './floors.ts';
 import { COMMON_WORD, NEWS_CHANNEL_ID, SITE_ID, writeImportFile } from './generate.ts';
-import { drain, type LoadFigures, measureLoad, runLoad, type Target } from './load.ts';
+import { drain, type LoadFigures, measureLoad, requestHeaders, runLoad, type Target } from './load.ts';
 import {
   freePort,
   type MemoryPeak,
@@ -29,7 +29,9 @@ import {
 } from './report.ts';
 import {
   answerIds,
+  CODING_OF,
   type HttpRequest,
+  rowsPageOf,
   SCENARIOS,
   type ScenarioName,
   sameCreate,
@@ -312,19 +314,21 @@ async function scenarioParams(url: string, size: number): Promise<ScenarioParams
   }
 }
 
-async function fetchBody(
-  base: string,
-  path: string,
-  request: { method: string; body?: string },
-  headers: Record<string, string>,
-) {
+async function fetchBody(base: string, path: string, request: HttpRequest, headers: Record<string, string>) {
   const response = await fetch(`${base}${path}`, {
     method: request.method,
-    headers: { ...headers, ...(request.body ? { 'content-type': 'application/json' } : {}) },
+    headers: requestHeaders({ headers }, request),
     ...(request.body ? { body: request.body } : {}),
   });
   const text = await response.text();
   if (!response.ok) throw new Error(`${request.method} ${path}: ${response.status} ${text.slice(0, 300)}`);
+  // A compressed scenario measures nothing if an answer comes uncompressed (fetch decodes it).
+  const asked = request.headers?.['accept-encoding'];
+  const coding = response.headers.get('content-encoding');
+  if (asked !== undefined && coding !== asked)
+    throw new Error(
+      `${request.method} ${base}${path}: asked for ${asked}, answered ${coding ?? 'uncompressed'}`,
+    );
   return text;
 }
 
@@ -398,10 +402,11 @@ async function measureDatabase(provider: Provider): Promise<DatabaseResult> {
         : name === 'hits'
           ? sameHits(JSON.parse(bodies[name]!), JSON.parse(floorC))
           : compare('service vs C', bodies[name]!, floorC);
-    // Quick mode measures the selected-fields list against its own floor only (C): the fixed-body
-    // floors A and B say nothing new about it, and the quick run keeps its length.
+    // Quick mode measures the selected-fields and compressed lists against the SQL floors only (C,
+    // then R): the fixed-body floors A and B say nothing new about them, and the quick run keeps
+    // its length.
     const list: [TargetName, Target][] =
-      quick && name === 'list-fields'
+      quick && (name === 'list-fields' || CODING_OF[name] !== undefined)
         ? targets.filter(([targetName]) => targetName === 'service' || targetName === 'C sql')
         : [...targets];
     if (name === 'filtered-deep') {
@@ -410,7 +415,7 @@ async function measureDatabase(provider: Provider): Promise<DatabaseResult> {
       if (!naive.ok) guard = naive;
       list.push(['D naive sql', floorTarget(ports.D)]);
     }
-    if (name === 'list-page1' || name === 'list-fields') {
+    if (rowsPageOf(name) !== undefined) {
       const floorR = await fetchBody(floorTarget(ports.R).base, `/${name}`, request, {});
       const rows = compare('R vs C', floorR, floorC);
       if (!rows.ok) guard = rows;

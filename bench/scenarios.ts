@@ -9,6 +9,8 @@ export type ScenarioName =
   | 'get-one'
   | 'list-page1'
   | 'list-fields'
+  | 'list-br'
+  | 'list-gzip'
   | 'filtered-deep'
   | 'stl-contents'
   | 'update'
@@ -23,6 +25,8 @@ export const SCENARIOS: ScenarioName[] = [
   'get-one',
   'list-page1',
   'list-fields',
+  'list-br',
+  'list-gzip',
   'filtered-deep',
   'stl-contents',
   'update',
@@ -40,6 +44,23 @@ export interface HttpRequest {
   method: 'GET' | 'POST';
   path: string;
   body?: string;
+  /** Headers of the scenario itself, sent to every target (the compressed lists' Accept-Encoding). */
+  headers?: Record<string, string>;
+}
+
+/**
+ * The compressed lists: the default list's first page asked for with one coding, as browsers (br)
+ * and most other HTTP clients (gzip) ask. Every target compresses its answer for them.
+ */
+export const CODING_OF: Partial<Record<ScenarioName, 'br' | 'gzip'>> = {
+  'list-br': 'br',
+  'list-gzip': 'gzip',
+};
+
+/** Which list page floor R reads for a scenario: its own rows, for the list pages only. */
+export function rowsPageOf(name: ScenarioName): 'list-page1' | 'list-fields' | undefined {
+  if (name === 'list-fields') return 'list-fields';
+  return name === 'list-page1' || CODING_OF[name] !== undefined ? 'list-page1' : undefined;
 }
 
 export function serviceRequest(name: ScenarioName, p: ScenarioParams): HttpRequest {
@@ -58,6 +79,12 @@ export function serviceRequest(name: ScenarioName, p: ScenarioParams): HttpReque
         method: 'POST',
         path: '/api/v1/contents',
         body: json({ siteId: p.siteId, perPage: p.perPage, fields: LIST_FIELDS }),
+      };
+    case 'list-br':
+    case 'list-gzip':
+      return {
+        ...serviceRequest('list-page1', p),
+        headers: { 'accept-encoding': CODING_OF[name] as string },
       };
     case 'filtered-deep':
       return {
@@ -116,6 +143,8 @@ export async function floorAnswer(name: ScenarioName, q: FloorQueries, body: str
     case 'get-one':
       return q.getOne();
     case 'list-page1':
+    case 'list-br':
+    case 'list-gzip':
       return q.listPage1();
     case 'list-fields':
       return q.listFields();
