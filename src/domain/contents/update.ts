@@ -176,7 +176,7 @@ export async function updateContent(
 }
 
 /** A content's columns, as the model lists them (what Prisma returns for the row). */
-const CONTENT_COLUMNS = MODEL_FIELDS.Content.map((field) => `"${field}"`).join(', ');
+export const CONTENT_COLUMNS = MODEL_FIELDS.Content.map((field) => `"${field}"`).join(', ');
 export const CONTENT_BY_ID = `SELECT ${CONTENT_COLUMNS} FROM "Content" WHERE "id" = ?`;
 
 /** What every way of updating a content writes besides the body's changes: the dates it moves. */
@@ -230,9 +230,49 @@ function updateNow(
   return { content: toContentFormA(row), version: row.version };
 }
 
-/** A value as bound for PostgreSQL: a date as UTC text (the columns are TIMESTAMP(3), in UTC). */
-function postgresValue(value: unknown): unknown {
-  return value instanceof Date ? value.toISOString().replace('T', ' ').replace('Z', '') : value;
+/**
+ * The parameters of one PostgreSQL statement: `bind` adds a value and answers its placeholder
+ * (`$n`); a date is bound as UTC text (the columns are TIMESTAMP(3), in UTC).
+ */
+export function postgresParams() {
+  const params: unknown[] = [];
+  const bind = (value: unknown) => {
+    params.push(value instanceof Date ? value.toISOString().replace('T', ' ').replace('Z', '') : value);
+    return `$${params.length}`;
+  };
+  return { params, bind };
+}
+
+/**
+ * Runs a statement of a write's PostgreSQL path: its rows, or undefined when PostgreSQL refused it
+ * (the error has a SQLSTATE): nothing was written and the ordinary path gives its answer. Any other
+ * failure (a connection lost) may come after the commit, so it is thrown, not tried again.
+ */
+export async function rowsUnlessRefused(
+  statement: NonNullable<PointWrites['statement']>,
+  sqlText: string,
+  params: readonly unknown[],
+): Promise<Record<string, unknown>[] | undefined> {
+  try {
+    return await statement(sqlText, params);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * What `read` answers (a body's changes), or undefined when it refuses the body: a write's fast path
+ * then leaves the answer to the ordinary path, in its order (an unknown site before a bad body).
+ */
+export function unlessRefused<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof DomainError) return undefined;
+    throw error;
+  }
 }
 
 /**
@@ -259,20 +299,10 @@ async function updateInOneStatement(
     if (site === null) return undefined;
     siteLevel = readSiteAttributes(site.attributes).checkContentLevel;
   }
-  let changes: Partial<Content>;
-  try {
-    changes = contentChanges(body, siteLevel);
-  } catch (error) {
-    // The ordinary path gives the answer, in its order (an unknown site before a bad body).
-    if (error instanceof DomainError) return undefined;
-    throw error;
-  }
+  const changes = unlessRefused(() => contentChanges(body, siteLevel));
+  if (changes === undefined) return undefined;
   const set = updatedColumns(changes, new Date());
-  const params: unknown[] = [];
-  const bind = (value: unknown) => {
-    params.push(postgresValue(value));
-    return `$${params.length}`;
-  };
+  const { params, bind } = postgresParams();
   // The names are the model's columns (contentChanges sets no other): never client text.
   const sets = Object.entries(set).map(([column, value]) => `"${column}" = ${bind(value)}`);
   const versions =
@@ -283,19 +313,6 @@ async function updateInOneStatement(
         AND NOT "recycled"${versions} RETURNING ${CONTENT_COLUMNS}
     ), "event" AS (${eventInsertFrom('"updated"', updatedEvent(target, changes), bind)})
     SELECT * FROM "updated"`;
-  let rows: Record<string, unknown>[];
-  try {
-    rows = await statement(sqlText, params);
-  } catch (error) {
-    // A statement PostgreSQL refused (it has a SQLSTATE) wrote nothing: the ordinary path answers.
-    // Any other failure (a connection lost) may come after the commit, so it is not tried again.
-    if (
-      typeof (error as { code?: unknown }).code === 'string' &&
-      /^[0-9A-Z]{5}$/.test((error as { code: string }).code)
-    )
-      return undefined;
-    throw error;
-  }
-  const row = rows[0] as Content | undefined;
+  const row = (await rowsUnlessRefused(statement, sqlText, params))?.[0] as Content | undefined;
   return row === undefined ? undefined : { content: toContentFormA(row), version: row.version };
 }
