@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { NO_POINT_WRITES } from '../../src/db/pointWrites.ts';
-import { createContent } from '../../src/domain/contents/create.ts';
+import { createContent, TOP_TAXIS_START } from '../../src/domain/contents/create.ts';
 import { updateContent } from '../../src/domain/contents/update.ts';
 import { type Principal, SCOPES } from '../../src/domain/principal.ts';
 import { PreconditionFailed } from '../../src/domain/versions.ts';
@@ -8,9 +8,9 @@ import { createTestDatabase, type TestDatabase, testServerUrl } from '../support
 
 /*
  * A content's create and update through the point writes (src/db/pointWrites.ts, SQLite's fast
- * path; PostgreSQL's update in one statement) give the row, the answer and the event the ordinary
- * path (writeTransaction on Prisma's client) gives; where the fast path cannot run or declines, the
- * ordinary path answers. PostgreSQL's create is the ordinary path; the same expectations hold.
+ * path; on PostgreSQL the update in one statement, the create in one read and one statement) give
+ * the row, the answer and the event the ordinary path (writeTransaction on Prisma's client) gives;
+ * where the fast path cannot run or declines, the ordinary path answers.
  */
 
 const sqlite = testServerUrl() === undefined;
@@ -61,6 +61,11 @@ test('a create gives the row and the event the ordinary path gives, one taxis hi
     createContent(database.handle, { siteId, channelId }, body, principal),
   );
   expect(sql.includes('BEGIN IMMEDIATE')).toBe(sqlite);
+  // PostgreSQL: one read (site, channel, name), then the row and its event in one statement.
+  if (!sqlite) {
+    expect(sql).toHaveLength(2);
+    expect(sql[1]?.startsWith('WITH "created"')).toBe(true);
+  }
   expect(after.id).toBe(before.id + 1);
   expect(after.taxis).toBe(before.taxis + 1);
   expect(comparable(after as unknown as Record<string, unknown>)).toEqual(
@@ -144,6 +149,114 @@ test('a stale version, a missing content or site is answered by the ordinary pat
   ).rejects.toThrow();
   expect(await events()).toBe(0);
   expect((await db.content.findUnique({ where: { id: content.id } }))?.title).toBe('Kept');
+});
+
+test("a create's taxis: one above the highest of its kind, top or not, as the ordinary path sets it", async () => {
+  const { db } = database.handle;
+  const channel = (await db.channel.create({ data: { guid: 'c-taxis', siteId, channelName: 'Taxis' } })).id;
+  const target = { siteId, channelId: channel };
+  const both = async (top: boolean) => {
+    const first = await createContent(ordinary(), target, { title: 'Ordinary', top }, principal);
+    const { result: second, sql } = await sent(() =>
+      createContent(database.handle, target, { title: 'Fast', top }, principal),
+    );
+    expect(sql.some((text) => text.startsWith('WITH "created"'))).toBe(!sqlite);
+    return [first.taxis, second.taxis];
+  };
+  // An empty channel: each kind starts above its floor; the kinds do not mix.
+  const fast = await createContent(database.handle, target, { title: 'First top', top: true }, principal);
+  expect(fast.taxis).toBe(TOP_TAXIS_START + 1);
+  expect(await both(true)).toEqual([TOP_TAXIS_START + 2, TOP_TAXIS_START + 3]);
+  expect(await both(false)).toEqual([1, 2]);
+  // A recycled content does not count; a negative taxis counts as the floor.
+  await db.content.updateMany({ where: { channelId: channel, top: false }, data: { taxis: -5 } });
+  await db.content.create({
+    data: {
+      guid: 'recycled-high',
+      siteId,
+      channelId: channel,
+      title: 'Recycled',
+      taxis: 900,
+      recycled: true,
+    },
+  });
+  expect(await both(false)).toEqual([1, 2]);
+  expect(await both(true)).toEqual([TOP_TAXIS_START + 4, TOP_TAXIS_START + 5]);
+});
+
+test('a create the ordinary path answers otherwise is left to it, nothing written', async () => {
+  const { db } = database.handle;
+  const count = () =>
+    Promise.all([db.content.count(), db.event.count({ where: { type: 'content.created' } })]);
+  const before = await count();
+  const refused = async (target: { siteId: number; channelId: number }, created: object, message: string) => {
+    const { result, sql } = await sent(() =>
+      createContent(database.handle, target, { title: 'x', ...created }, principal).then(
+        () => 'written',
+        (error: unknown) => error,
+      ),
+    );
+    expect(result).toBeInstanceOf(Error);
+    expect((result as Error).message).toContain(message);
+    // Whatever the fast path did, the ordinary path ran after it and gave the answer.
+    if (!sqlite) expect(sql.some((text) => text.includes('"public"."Site"'))).toBe(true);
+  };
+  await refused(
+    { siteId, channelId: channelId + 1000 },
+    {},
+    `Channel ${channelId + 1000} does not exist in site ${siteId}`,
+  );
+  await refused({ siteId: siteId + 1000, channelId }, {}, `Site ${siteId + 1000} does not exist`);
+  await refused({ siteId, channelId }, { title: '  ' }, 'title');
+  await refused({ siteId, channelId }, { checkedLevel: 7 }, 'checkedLevel');
+  await refused({ siteId, channelId }, { hits: -1 }, 'hits');
+  // A statement PostgreSQL refuses (a number out of its integer range, SQLSTATE 22003; SQLite's
+  // integers are wider) wrote nothing; the ordinary path then meets the same refusal.
+  const { writes } = database.handle;
+  const statement = writes.statement;
+  if (statement !== undefined) {
+    const codes: unknown[] = [];
+    const watched = async (sqlText: string, params: readonly unknown[]) =>
+      statement(sqlText, params).catch((error: { code?: unknown }) => {
+        codes.push(error.code);
+        throw error;
+      });
+    const { sql } = await sent(() =>
+      expect(
+        createContent(
+          { db, writes: { ...writes, statement: watched } },
+          { siteId, channelId },
+          { title: 'x', sourceId: 2 ** 31 },
+          principal,
+        ),
+      ).rejects.toThrow(),
+    );
+    expect(codes).toEqual(['22003']);
+    expect(sql.some((text) => text.includes('"public"."Site"'))).toBe(true);
+  }
+  expect(await count()).toEqual(before);
+});
+
+test("a connection lost during the create's statement is not tried again on the ordinary path", async () => {
+  const { db, writes } = database.handle;
+  if (writes.statement === undefined) return; // PostgreSQL only
+  const real = writes.statement;
+  const lost = new Error('Connection terminated unexpectedly');
+  const sentTexts: string[] = [];
+  const failing = {
+    ...writes,
+    statement: async (sqlText: string, params: readonly unknown[]) => {
+      sentTexts.push(sqlText);
+      if (sqlText.startsWith('WITH "created"')) throw lost;
+      return real(sqlText, params);
+    },
+  };
+  const before = await db.content.count();
+  await expect(
+    createContent({ db, writes: failing }, { siteId, channelId }, { title: 'Lost' }, principal),
+  ).rejects.toBe(lost);
+  expect(sentTexts).toHaveLength(2);
+  expect(await db.content.count()).toBe(before);
 });
 
 test('inside another transaction on the connection, the point writes step aside', async () => {
