@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
-import { setFlagsFromString } from 'node:v8';
-import { earlyWorkerCount, forkEarly, WORKER_V8_FLAGS } from './supervisor.ts';
+import { earlyWorkerCount, forkEarly } from './supervisor.ts';
+import { takeWorkerV8Flags } from './v8Flags.ts';
 
 /*
  * `npm start`; src/start.ts does the work. The supervisor forks its workers first, before it loads
@@ -13,15 +13,7 @@ import { earlyWorkerCount, forkEarly, WORKER_V8_FLAGS } from './supervisor.ts';
 if (cluster.isPrimary) {
   const workers = earlyWorkerCount();
   if (workers !== undefined) forkEarly(workers);
-  // WORKERS=0: this process serves, so it takes a worker's V8 settings, before anything allocates
-  // or compiles WebAssembly. The young generation's size is fixed when V8 starts, so that one flag
-  // only works on the command line (docs/operating/build-and-start.md); flags given there win.
-  else for (const flag of WORKER_V8_FLAGS) if (!givenOnCommandLine(flag)) setFlagsFromString(flag);
-}
-
-function givenOnCommandLine(flag: string): boolean {
-  const name = flag.split('=')[0] ?? flag;
-  const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-  return given.some((argument) => argument.split('=')[0] === name);
+  // WORKERS=0: this process serves, so it takes a worker's V8 settings.
+  else takeWorkerV8Flags();
 }
 await import('./start.ts');

@@ -7,6 +7,7 @@ import type { MetricsEndpoint } from './http/metrics.ts';
 import { DEFAULT_WORKERS, integerWithin, MAX_WORKERS } from './integerSetting.ts';
 import { cmsMessage } from './messages.ts';
 import { startFailedReason } from './startFailure.ts';
+import { WORKER_V8_FLAGS } from './v8Flags.ts';
 
 /*
  * The supervisor `npm start` runs (WORKERS ≥ 1): the primary process of node:cluster. It owns the
@@ -129,25 +130,6 @@ export interface SupervisorOptions {
   /** The metrics port, where the supervisor answers the sum of its workers' figures. */
   metrics?: MetricsConfig | undefined;
 }
-
-/**
- * V8 settings of every worker, measured to cut a worker's resident memory (bench/RUNTIME.md,
- * "Memory: Prisma's small query compiler"): a small young generation (the service's request garbage
- * is short-lived and small; the default lets it grow several times larger); Prisma's query-compiler
- * WebAssembly compiled function by function as it is first called, once, by the baseline compiler,
- * instead of all of it up front and again by the optimising compiler; and an old generation allowed
- * to grow by 30 % over what the last full collection kept before the next one (V8's own factor lets
- * it double or more under load, and the peak is then garbage; the price is more full collections).
- * It is a growth factor, not a cap: a large request (an import) still gets the memory it needs.
- * Flags the operator passes to node (e.g. in NODE_OPTIONS or on the command line) come after these
- * and win: `node --heap-growing-percent=0 dist/src/main.js` gives the workers V8's own factor back.
- */
-export const WORKER_V8_FLAGS = [
-  '--max-semi-space-size=4',
-  '--wasm-lazy-compilation',
-  '--no-wasm-tier-up',
-  '--heap-growing-percent=30',
-];
 
 /**
  * Environment of every worker, over the supervisor's own. glibc's malloc gives each thread that

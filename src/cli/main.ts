@@ -1,7 +1,13 @@
 import { createInterface } from 'node:readline';
-import { EXIT_FAILED, runCli } from './run.ts';
+import { takeWorkerV8Flags } from '../v8Flags.ts';
 
-/* `npm run cms -- <command>`: see usage() in run.ts. */
+/*
+ * `npm run cms -- <command>`: see usage() in run.ts. The tool takes a worker's V8 settings before it
+ * loads the rest: an import or export of many records otherwise lets garbage pile up (bench/MEMORY.md).
+ */
+
+takeWorkerV8Flags();
+const { EXIT_FAILED, runCli } = await import('./run.ts');
 
 let code: number;
 try {

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { afterEach, describe, expect, jest, test } from '@jest/globals';
 import autocannon from 'autocannon';
-import { WORKER_V8_FLAGS } from '../../src/supervisor.ts';
+import { WORKER_V8_FLAGS } from '../../src/v8Flags.ts';
 import { createEmptyDatabase, type EmptyDatabase, testServerUrl } from '../support/database.ts';
 import { testRedisKeyPrefix } from '../support/run.ts';
 import { bootstrapKeyOf, freePort, type Service, startService, stopService } from './processes.ts';
