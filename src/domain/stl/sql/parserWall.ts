@@ -170,9 +170,34 @@ const refuse = (reason: string): never => {
   throw new Refusal(reason);
 };
 
+/**
+ * How many texts' verdicts are kept, the most recently asked. Templates send the same few queries
+ * again and again: parsing each again cost its CPU every time, and the parser, once hot enough for
+ * V8's optimising compiler, a transient ~50 MB of the process's memory (bench/MEMORY.md).
+ */
+export const VERDICTS_KEPT = 256;
+
+// Not shared state: a memo of a pure function of its key (the dialect and the text), bounded; at
+// most VERDICTS_KEPT texts of at most MAX_QUERY_LENGTH characters.
+const verdicts = new Map<string, string | undefined>();
+
 export function checkWithParser(text: string, dialect: SqlDialect): string | undefined {
-  return scanText(text) ?? checkTree(text, dialect);
+  const key = `${dialect}:${text}`;
+  if (verdicts.has(key)) {
+    const kept = verdicts.get(key);
+    // Asked again: now the most recent.
+    verdicts.delete(key);
+    verdicts.set(key, kept);
+    return kept;
+  }
+  const verdict = scanText(text) ?? checkTree(text, dialect);
+  verdicts.set(key, verdict);
+  if (verdicts.size > VERDICTS_KEPT) verdicts.delete(verdicts.keys().next().value as string);
+  return verdict;
 }
+
+/** How many verdicts are kept now (tests). */
+export const verdictsKept = (): number => verdicts.size;
 
 /**
  * Walks the raw text once, tracking single-quoted literals ('' is a quote inside one). Outside a
