@@ -40,7 +40,11 @@ const MiB = 1024 * 1024;
 interface Figure {
   mode: string;
   peak: MemoryPeak;
+  /** The service's: each request kind's peak of its largest process (the worker, or the one process). */
+  byKind?: [string, number][];
 }
+
+const largestOf = (peak: MemoryPeak) => Math.max(...peak.processes.map((process) => process.rssBytes));
 
 function describe(peak: MemoryPeak): string {
   return peak.processes
@@ -109,7 +113,11 @@ function requests(params: ScenarioParams): [string, HttpRequest][] {
   ];
 }
 
-async function serve(mode: number, url: string, params: ScenarioParams): Promise<MemoryPeak> {
+async function serve(
+  mode: number,
+  url: string,
+  params: ScenarioParams,
+): Promise<Pick<Figure, 'peak' | 'byKind'>> {
   const port = await freePort();
   // The documented production commands (docs/operating/build-and-start.md): with WORKERS=0 the
   // one process takes the workers' settings from its command line and environment.
@@ -144,15 +152,23 @@ async function serve(mode: number, url: string, params: ScenarioParams): Promise
     await waitForAnswer(`${base}/api/v1/ping`, started, performance.now());
     const memory = sampleMemory(started.child.pid as number, 100);
     const target: Target = { base, headers: { 'x-ss-api-key': apiKey }, pathOf: (request) => request.path };
+    const byKind: [string, number][] = [];
     for (const [name, request] of requests(params)) {
+      const kind = sampleMemory(started.child.pid as number, 100);
       // One caller's share of the SQL sandbox is a query at a time (more are answered 429).
       const connections = name === 'stl/sqlContents' ? 1 : 10;
       const figures = await runLoad(target, name, request, connections, SECONDS);
       await drain(target, name, request);
       if (figures.non2xx + figures.errors > 0)
         throw new Error(`${name} on WORKERS=${mode}: ${figures.non2xx} non-2xx, ${figures.errors} errors`);
+      // The process that serves: the one started (WORKERS=0) or a worker; not the sandbox's child.
+      const serving = kind.stop();
+      serving.processes = serving.processes.filter((process) =>
+        mode === 0 ? process.pid === started.child.pid : process.worker,
+      );
+      byKind.push([name, largestOf(serving)]);
     }
-    return memory.stop();
+    return { peak: memory.stop(), byKind };
   } finally {
     await stopProcess(started);
   }
@@ -171,7 +187,7 @@ async function main() {
     figures.push({ mode: `cms import (${CONTENTS} contents)`, peak: await cli(['import', file], url) });
     const params = paramsOf(url);
     for (const mode of [0, 1, 2]) {
-      figures.push({ mode: `service, WORKERS=${mode}`, peak: await serve(mode, url, params) });
+      figures.push({ mode: `service, WORKERS=${mode}`, ...(await serve(mode, url, params)) });
     }
     figures.push({ mode: 'cms export', peak: await cli(['export', join(work, 'export.json')], url) });
     console.log(
@@ -184,10 +200,19 @@ async function main() {
     );
     console.log('|---|---:|---:|---|');
     for (const { mode, peak } of figures) {
-      const largest = Math.max(...peak.processes.map((process) => process.rssBytes));
       console.log(
-        `| ${mode} | ${Math.round(peak.totalBytes / MiB)} | ${Math.round(largest / MiB)} | ${describe(peak)} |`,
+        `| ${mode} | ${Math.round(peak.totalBytes / MiB)} | ${Math.round(largestOf(peak) / MiB)} | ${describe(peak)} |`,
       );
+    }
+    const services = figures.filter((figure) => figure.byKind !== undefined);
+    console.log(
+      `\nThe serving process's peak (MiB) per request kind (WORKERS=0: the one process; else the larger worker):\n`,
+    );
+    console.log(`| request kind | ${services.map((figure) => figure.mode).join(' | ')} |`);
+    console.log(`|---|${services.map(() => '---:').join('|')}|`);
+    for (const [index, [name]] of (services[0]?.byKind ?? []).entries()) {
+      const cells = services.map((figure) => Math.round((figure.byKind?.[index]?.[1] ?? 0) / MiB));
+      console.log(`| ${name} | ${cells.join(' | ')} |`);
     }
   } finally {
     rmSync(work, { recursive: true, force: true });
