@@ -186,12 +186,6 @@ const SITE_CHANNEL_AND_NAME = `SELECT "attributes",
   FROM "Site" WHERE "id" = $1`;
 
 /**
- * Where the event's insert binds its resourceId, the created row's id: eventInsertFrom binds each
- * value through the `bind` it is given, and the create's answers the column for this one.
- */
-const CREATED_ID: unique symbol = Symbol('the created row id');
-
-/**
  * createContent's write on PostgreSQL in two round trips where the transaction takes eight: one read
  * (the site's level, the channel, the administrator's name), then one statement (atomic by itself)
  * that inserts the row at one above the channel's highest taxis of its kind and the event from it.
@@ -225,11 +219,8 @@ async function createInOneStatement(
   const columns = Object.keys(row);
   const values = columns.map((column) => bind(row[column]));
   const highest = highestTaxis(plan.top, bind(target.siteId), bind(target.channelId), 'NOT "recycled"');
-  const event = eventInsertFrom(
-    '"created"',
-    { ...createdEvent({ ...planned, id: 0 }), resourceId: CREATED_ID as unknown as number },
-    (value) => (value === CREATED_ID ? '"created"."id"' : bind(value)),
-  );
+  // The event's resource is the row inserted: its id comes from the statement's own RETURNING.
+  const event = eventInsertFrom('"created"', createdEvent({ ...planned, id: 0 }), bind, '"created"."id"');
   const sqlText = `WITH "created" AS (
       INSERT INTO "Content" (${columns.map((column) => `"${column}"`).join(', ')}, "taxis")
       VALUES (${values.join(', ')}, GREATEST((${highest}), ${floorOf(plan.top)}) + 1)

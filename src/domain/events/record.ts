@@ -83,12 +83,19 @@ const EVENT_INSERT = `INSERT INTO "Event" ("type", "resourceType", "resourceId",
  * recordEvent as the end of one PostgreSQL statement: `INSERT … SELECT` of the event once per row
  * of `source` (a CTE of the statement), its values bound through `bind` (which answers the
  * parameter's placeholder, and binds a Date as the column's text). Each value is cast: a parameter
- * in a SELECT list has no type else.
+ * in a SELECT list has no type else. `resourceIdFrom`: the resource's id is that column of the
+ * source (a row the statement inserts has no id before it), not the input's.
  */
-export function eventInsertFrom(source: string, input: EventInput, bind: (value: unknown) => string): string {
+export function eventInsertFrom(
+  source: string,
+  input: EventInput,
+  bind: (value: unknown) => string,
+  resourceIdFrom?: string,
+): string {
   const row = eventRow(input);
+  const resourceId = resourceIdFrom ?? bind(row.resourceId);
   return `INSERT INTO "Event" ("type", "resourceType", "resourceId", "siteId", "channelId", "actorType", "actorId", "payload", "createdAt")
-    SELECT ${bind(row.type)}::text, ${bind(row.resourceType)}::text, ${bind(row.resourceId)}::int, ${bind(row.siteId)}::int,
+    SELECT ${bind(row.type)}::text, ${bind(row.resourceType)}::text, ${resourceId}::int, ${bind(row.siteId)}::int,
       ${bind(row.channelId)}::int, ${bind(row.actorType)}::text, ${bind(row.actorId)}::int, ${bind(row.payload)}::text,
       ${bind(new Date())}::timestamp(3) FROM ${source}`;
 }
