@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
-import { brotliCompress, constants, gzip } from 'node:zlib';
+import { brotliCompress, gzip } from 'node:zlib';
 import express from 'express';
+import { brotliParams, gzipLevel } from '../src/http/compression.ts';
 import { floorAnswer, rowsPageOf, type ScenarioName } from './scenarios.ts';
 import { floorQueries, openSql, type ScenarioParams } from './sql.ts';
 
@@ -18,8 +19,8 @@ import { floorQueries, openSql, type ScenarioParams } from './sql.ts';
  *      the maintained counts (ContentTally) as the service takes it: the same rows through the driver,
  *      JSON.stringify, bare node:http — what floor A's fixed bytes cost when they must be read and made.
  * A request that asks for br or gzip (the compressed lists) gets every floor's answer compressed per
- * request with the service's dynamic settings (brotli quality 4 in text mode, gzip level 6:
- * src/http/compression.ts), the work the service must do for it; other answers go as they are.
+ * request with the service's dynamic settings (brotliParams, gzipLevel: src/http/compression.ts), the
+ * work the service must do for it; other answers go as they are.
  * Usage: tsx bench/floors.ts CONFIG.json; prints "ready" once every floor listens.
  */
 
@@ -48,8 +49,8 @@ const brotli = promisify(brotliCompress);
 const gzipped = promisify(gzip);
 
 /**
- * The body as the request asked for it: compressed as the service compresses a dynamic answer, on
- * libuv's thread pool as the service does.
+ * The body as the request asked for it: compressed with the service's own settings for a dynamic
+ * answer (src/http/compression.ts), on libuv's thread pool as the service does.
  */
 async function encoded(
   req: IncomingMessage,
@@ -57,14 +58,10 @@ async function encoded(
 ): Promise<{ body: Buffer | string; coding?: string }> {
   const asked = req.headers['accept-encoding'];
   if (asked === 'br') {
-    const params = {
-      [constants.BROTLI_PARAM_QUALITY]: 4,
-      [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
-      [constants.BROTLI_PARAM_SIZE_HINT]: Buffer.byteLength(body),
-    };
+    const params = brotliParams(Buffer.byteLength(body), 'dynamic');
     return { body: await brotli(body, { params }), coding: 'br' };
   }
-  if (asked === 'gzip') return { body: await gzipped(body, { level: 6 }), coding: 'gzip' };
+  if (asked === 'gzip') return { body: await gzipped(body, { level: gzipLevel('dynamic') }), coding: 'gzip' };
   return { body };
 }
 

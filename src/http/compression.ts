@@ -141,6 +141,30 @@ type SendFunction = (this: Response, body?: unknown) => Response;
 
 type Done = (error: Error | null, result: Buffer) => void;
 
+/**
+ * Brotli's settings for a body of byteLength bytes. Dynamic answers get quality 2: on the list's
+ * pages it was faster than 4 (0.8 against 1.3 ms for 145 KB, 0.05 against 0.28 ms for 5 KB) and as
+ * small or smaller, and faster than gzip's level 6 (bench/README.md, "Compressed answers"). The
+ * window is as large as the body needs, not brotli's 4 MiB default: the same output, and the
+ * encoder's state no larger than the body (with many at once on the thread pool, ×1.4 answers).
+ */
+export function brotliParams(byteLength: number, quality: 'dynamic' | 'static'): Record<number, number> {
+  const window = Math.ceil(Math.log2(byteLength + 1));
+  return {
+    [constants.BROTLI_PARAM_QUALITY]: quality === 'dynamic' ? 2 : constants.BROTLI_MAX_QUALITY,
+    [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+    [constants.BROTLI_PARAM_SIZE_HINT]: byteLength,
+    [constants.BROTLI_PARAM_LGWIN]: Math.min(
+      constants.BROTLI_DEFAULT_WINDOW,
+      Math.max(constants.BROTLI_MIN_WINDOW_BITS, window),
+    ),
+  };
+}
+
+/** gzip's level: 6 (zlib's default) for answers made per request, the best for built files. */
+export const gzipLevel = (quality: 'dynamic' | 'static'): number =>
+  quality === 'dynamic' ? 6 : constants.Z_BEST_COMPRESSION;
+
 /** Quality: 'dynamic' for answers made per request (cheap), 'static' for built files (best). */
 export function compress(
   body: string | Buffer,
@@ -149,19 +173,9 @@ export function compress(
   done: Done,
 ): void {
   if (coding === 'br') {
-    brotliCompress(
-      body,
-      {
-        params: {
-          [constants.BROTLI_PARAM_QUALITY]: quality === 'dynamic' ? 4 : constants.BROTLI_MAX_QUALITY,
-          [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
-          [constants.BROTLI_PARAM_SIZE_HINT]:
-            typeof body === 'string' ? Buffer.byteLength(body) : body.length,
-        },
-      },
-      done,
-    );
-  } else gzip(body, { level: quality === 'dynamic' ? 6 : constants.Z_BEST_COMPRESSION }, done);
+    const byteLength = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+    brotliCompress(body, { params: brotliParams(byteLength, quality) }, done);
+  } else gzip(body, { level: gzipLevel(quality) }, done);
 }
 
 /**
