@@ -1,6 +1,7 @@
 import type { DbHandle } from '../../db/client.ts';
 import { hashPlainPassword, type StoredPassword } from '../accounts/passwords.ts';
 import { invalid } from '../errors.ts';
+import { beginBulkLoad, settleBulkLoad } from './bulkLoad.ts';
 import {
   type Parsed,
   type ParsedDocument,
@@ -94,6 +95,7 @@ async function writeContents(
   problems: ImportProblems,
   expected: number,
   onProgress: (done: number) => void,
+  sites: Set<number>,
 ): Promise<number> {
   // Shape problems were reported by the first pass; reported again here they would be doubled.
   const reported = new ImportProblems(TABLES);
@@ -113,6 +115,7 @@ async function writeContents(
     if (problems.count === 0) {
       await insertRows(tx, MODEL_TABLES.contents, rows);
       written += rows.length;
+      for (const row of rows) sites.add(row.siteId);
     }
     onProgress(seen);
   };
@@ -161,6 +164,10 @@ export async function importFrom(
       const administrators = planAdministrators(doc, state, structure, problems, passwords, now);
       const apiKeys = planApiKeys(doc, state, problems, now);
 
+      // The sites whose channels or contents are inserted: their labels, tallies and generations
+      // are settled once at the end (bulkLoad.ts).
+      const written = new Set(structure.channels.map((channel) => channel.siteId));
+      await beginBulkLoad(tx, provider);
       // Channels first: contents are inserted as they are read, below them.
       if (problems.count === 0) {
         await insertRows(tx, MODEL_TABLES.sites, structure.sites);
@@ -174,11 +181,18 @@ export async function importFrom(
       const contents =
         totalContents === 0
           ? 0
-          : await writeContents(tx, source, planner, problems, totalContents, (done) =>
-              onProgress({ phase: 'writing', done, total: totalContents }),
+          : await writeContents(
+              tx,
+              source,
+              planner,
+              problems,
+              totalContents,
+              (done) => onProgress({ phase: 'writing', done, total: totalContents }),
+              written,
             );
       // Nothing is kept of a failed import: throwing rolls back whatever was inserted.
       if (problems.count > 0) throw failure(problems);
+      await settleBulkLoad(tx, provider, written);
 
       await insertRows(tx, MODEL_TABLES.users, users);
       // One at a time: an avatar is up to megabytes, past a multi-row statement's text bound.
@@ -196,10 +210,10 @@ export async function importFrom(
         rootChannelsCreated: structure.rootChannelsCreated,
       };
       if (provider === 'postgresql') {
-        const written = TABLES.filter((table) => summary[table] > 0);
+        const tables = TABLES.filter((table) => summary[table] > 0);
         await moveIdSequences(
           tx,
-          written.map((table) => MODEL_TABLES[table]),
+          tables.map((table) => MODEL_TABLES[table]),
         );
       }
       return summary;
