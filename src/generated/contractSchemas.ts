@@ -4305,7 +4305,8 @@ export const contractSchemas: Readonly<Record<string, JsonSchema>> = {
           "type": "string",
           "enum": [
             "credentials",
-            "contentCounts"
+            "contentCounts",
+            "contentPages"
           ]
         }
       }

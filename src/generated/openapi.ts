@@ -1670,6 +1670,9 @@ export interface paths {
          *       request with each key or token is looked up in the database again.
          *     - `contentCounts`: the stored totals and page marks of costly content-list filters
          *       (rebuilt by the next list that needs them).
+         *     - `contentPages`: the ids and totals of content-list pages, and the channel lists, each
+         *       node keeps under its site's content generation: every site's generation is advanced,
+         *       so every node's stop being used at once (each is picked again by the next request).
          *
          *     Nothing else is touched: the per-channel tallies and labels are exact data kept by the
          *     database, not caches. The action is recorded as a `system.cacheCleared` event. `value` is
@@ -4096,7 +4099,7 @@ export interface components {
              */
             value: true;
             /** @description The caches dropped, by name. */
-            cleared: ("credentials" | "contentCounts")[];
+            cleared: ("credentials" | "contentCounts" | "contentPages")[];
         };
         /**
          * @description A scope an API key may carry; `ApiKeys` is the management of keys themselves.

@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { Db } from '../../src/db/client.ts';
-import { contentsInOrder, TEXT_PIECE_CHARACTERS } from '../../src/domain/contents/list.ts';
+import {
+  contentsInOrder,
+  TEXT_PIECE_CHARACTERS,
+  WHOLE_ROW_TEXT_BYTES,
+} from '../../src/domain/contents/list.ts';
 import { SLICE_UNITS, STREAM_AFTER_BYTES } from '../../src/http/pages.ts';
 import type { TestApp } from '../support/app.ts';
 import { startFixtureApp } from '../support/fixtures.ts';
@@ -119,6 +123,57 @@ describe('pages of large records', () => {
         where: { id: first.id },
         data: { body: before.body, summary: before.summary },
       });
+    }
+  });
+
+  test('rows whose texts are short together are read whole in one statement; a row whose texts are long together, in pieces', async () => {
+    const [first, second, third] = contentIds as [
+      { id: number; channelId: number },
+      { id: number; channelId: number },
+      { id: number; channelId: number },
+    ];
+    const before = await fixture.db.content.findMany({
+      where: { id: { in: [first.id, second.id, third.id] } },
+    });
+    // Each text under the bound, together over it (two-byte characters: the bound counts bytes).
+    const half = 'é'.repeat(Math.ceil(WHOLE_ROW_TEXT_BYTES / 4) + 1);
+    await fixture.db.content.update({ where: { id: second.id }, data: { body: half, summary: `${half}s` } });
+    await fixture.db.content.update({ where: { id: first.id }, data: { body: 'first €', summary: '' } });
+    await fixture.db.content.update({ where: { id: third.id }, data: { body: 'third 😀', summary: '' } });
+    const { reads } = fixture.services;
+    const statements: string[] = [];
+    const observedReads: typeof reads = {
+      ...reads,
+      rows: async (statement) => {
+        statements.push(statement.sql);
+        return reads.rows(statement);
+      },
+    };
+    try {
+      const ids = [third.id, 999_999, second.id, first.id];
+      const rows = await contentsInOrder({ ...fixture.services, reads: observedReads }, ids);
+      // In the order asked, the missing id left out, every text whole.
+      expect(rows.map(({ id }) => id)).toEqual([third.id, second.id, first.id]);
+      expect(rows[1]?.body).toBe(half);
+      expect(rows[1]?.summary).toBe(`${half}s`);
+      expect(rows[0]?.body).toBe('third 😀');
+      expect(rows[2]?.body).toBe('first €');
+      // One statement for the short rows, then the long row (and the missing id) cut in pieces.
+      expect(statements).toHaveLength(2);
+      expect(statements[0]).toContain('octet_length');
+      expect(statements[0]).not.toContain('AS "body__length"');
+      expect(statements[1]).toContain('AS "body__length"');
+
+      statements.length = 0;
+      const short = await contentsInOrder({ ...fixture.services, reads: observedReads }, [
+        first.id,
+        third.id,
+      ]);
+      expect(short.map(({ id }) => id)).toEqual([first.id, third.id]);
+      expect(statements).toHaveLength(1);
+    } finally {
+      for (const { id, body, summary } of before)
+        await fixture.db.content.update({ where: { id }, data: { body, summary } });
     }
   });
 

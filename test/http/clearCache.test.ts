@@ -39,12 +39,20 @@ describe('POST /api/v1/actions/clearCache', () => {
     expect(total).toBeGreaterThan(1);
     expect(await app.db.contentCount.count()).toBeGreaterThan(0);
 
+    const generations = () =>
+      app.db.contentGeneration.findMany({ orderBy: { siteId: 'asc' }, select: { generation: true } });
+    const before = await generations();
+    expect(before.length).toBeGreaterThan(0);
     const key = await app.createApiKey(['Others']);
     const cleared = await app.request.post(PATH).set('X-SS-API-KEY', key);
     expect(cleared.status).toBe(200);
+    // Every site's generation advanced: every node's kept pages and channel lists are unusable.
+    expect((await generations()).map(({ generation }) => generation)).toEqual(
+      before.map(({ generation }) => generation + 1n),
+    );
     expect(cleared.headers['content-type']).toMatch(/^application\/json/);
     // Without Redis no node caches credentials: only what was there is named.
-    expect(cleared.body).toEqual({ value: true, cleared: ['contentCounts'] });
+    expect(cleared.body).toEqual({ value: true, cleared: ['contentCounts', 'contentPages'] });
     expect(await app.db.contentCount.count()).toBe(0);
 
     const again = await list();
@@ -67,7 +75,10 @@ describe('POST /api/v1/actions/clearCache', () => {
       actorType: 'apiKey',
       actorId: keyRow?.id,
     });
-    expect(JSON.parse(event?.payload ?? '{}')).toEqual({ cleared: 'contentCounts', contentCounts: 1 });
+    expect(JSON.parse(event?.payload ?? '{}')).toEqual({
+      cleared: 'contentCounts,contentPages',
+      contentCounts: 1,
+    });
   });
 
   test('without credentials: 401, and nothing is dropped', async () => {
@@ -127,7 +138,7 @@ const redisUrl = process.env.TEST_REDIS_URL;
 
     const cleared = await first.request.post(PATH).set('X-SS-API-KEY', operator);
     expect(cleared.status).toBe(200);
-    expect(cleared.body).toEqual({ value: true, cleared: ['credentials', 'contentCounts'] });
+    expect(cleared.body).toEqual({ value: true, cleared: ['credentials', 'contentCounts', 'contentPages'] });
     const refused = await users();
     expect(refused.status).toBe(401);
     expect(refused.body.detail).toBe('The API key is not valid');

@@ -5,9 +5,17 @@ import { identifier, joinSql, type Sql, sql } from '../../db/sql.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
 import { nextStep } from '../longWork.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
-import { cachedCount, countMatches, MARK_EVERY, markedWindow, pageMarks } from './counts.ts';
+import {
+  cachedCount,
+  countMatches,
+  currentGeneration,
+  MARK_EVERY,
+  markedWindow,
+  pageMarks,
+} from './counts.ts';
 import { type FieldSelection, formASelection, selectFields } from './fields.ts';
 import { type ContentFormA, toContentFormA } from './forms.ts';
+import { keptPick, type Picked, pickKey } from './keptPicks.ts';
 import { type ContentFilter, compileContentQuery, type OrderRule } from './query.ts';
 
 export interface ListContentsRequest
@@ -98,13 +106,23 @@ export const TEXT_PIECE_CHARACTERS = 1 << 18;
 
 const LENGTH_SUFFIX = '__length';
 
+/**
+ * A row whose texts come to at most this many bytes together is read whole, in one statement with
+ * the others; a longer one is read in pieces. Its bytes are counted from the record's header
+ * (`octet_length` reads neither SQLite's overflow pages nor PostgreSQL's TOAST), so the test costs
+ * a row little.
+ */
+export const WHOLE_ROW_TEXT_BYTES = TEXT_PIECE_CHARACTERS;
+
 /** The columns a read of rows takes: all of the model's, or a selection's (with id and version). */
 export interface RowColumns {
   fields: readonly (keyof Content)[];
   /** The columns, each text cut to its first piece and its length beside it. */
   cut: Sql;
-  /** The whole columns, for the last attempt. */
+  /** The whole columns, for rows whose texts are short (see `short`) and for the last attempt. */
   whole: Sql;
+  /** A condition true of a row whose texts come to at most WHOLE_ROW_TEXT_BYTES together. */
+  short: Sql;
   /** The text fields among them, in TEXT_FIELDS' order. */
   texts: readonly TextField[];
 }
@@ -120,8 +138,19 @@ export function rowColumns(fields: readonly (keyof Content)[]): RowColumns {
       ),
     ),
     whole: joinSql(fields.map((field) => identifier(field))),
+    short: textBytesAtMost(
+      TEXT_FIELDS.filter((field) => fields.includes(field)),
+      WHOLE_ROW_TEXT_BYTES,
+    ),
     texts: TEXT_FIELDS.filter((field) => fields.includes(field)),
   };
+}
+
+/** The texts' bytes together are at most `bytes` (true when there are no texts). */
+function textBytesAtMost(texts: readonly TextField[], bytes: number): Sql {
+  if (texts.length === 0) return sql`TRUE`;
+  const lengths = texts.map((field) => sql`COALESCE(octet_length(${identifier(field)}), 0)`);
+  return sql`${joinSql(lengths, ' + ')} <= ${bytes}`;
 }
 
 /** Every column of the model: the rows of whole records. */
@@ -249,8 +278,34 @@ async function rowsInPieces(
 }
 
 /**
+ * These rows, their texts whole: the rows whose texts are short in one statement, as the driver
+ * makes them; the others (and ids deleted since they were picked, which that read skips too) in
+ * pieces.
+ */
+async function rowsWhole(
+  database: TextReader,
+  ids: readonly number[],
+  columns: RowColumns,
+): Promise<Map<number, Content>> {
+  const byId = new Map<number, Content>();
+  if (ids.length === 0) return byId;
+  const short = await database.reads.rows<Content>(
+    sql`SELECT ${columns.whole} FROM "Content" WHERE ${idAmong(database.provider, ids)} AND ${columns.short}`,
+  );
+  for (const row of short) byId.set(row.id, row);
+  if (byId.size === ids.length) return byId;
+  const long = await rowsInPieces(
+    database,
+    ids.filter((id) => !byId.has(id)),
+    columns,
+  );
+  for (const [id, row] of long) byId.set(id, row);
+  return byId;
+}
+
+/**
  * The rows of these contents, in this order (ids of contents deleted since they were picked are
- * left out). Reading rows by id is cheap, and stays on the client's own connection; their long
+ * left out). Reading rows by id is cheap, and stays on the client's own connection; a row's long
  * texts come in pieces of TEXT_PIECE_CHARACTERS. With `columns`, a row holds those columns only.
  */
 export async function contentsInOrder(
@@ -258,31 +313,19 @@ export async function contentsInOrder(
   ids: readonly number[],
   columns: RowColumns = ALL_COLUMNS,
 ): Promise<Content[]> {
-  const byId = await rowsInPieces(database, ids, columns);
+  const byId = await rowsWhole(database, ids, columns);
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
 /**
- * A page's rows: its ids picked first, from index entries (see listContents) — the costly part,
- * which runs as a costly read (src/db/costlyReads.ts) — then the rows.
+ * A page's ids, picked from index entries (see listContents): the costly part, which runs as a
+ * costly read (src/db/costlyReads.ts). The rows are read by id after.
  */
-async function pageRows(
-  database: TextReader,
-  costly: CostlyReads,
-  where: Sql,
-  orderBy: Sql,
-  perPage: number,
-  offset: number,
-  columns: RowColumns,
-): Promise<Content[]> {
+async function pageIds(costly: CostlyReads, where: Sql, orderBy: Sql, perPage: number, offset: number) {
   const picked = await costly.all<{ id: number | bigint }>(
     sql`SELECT "id" FROM "Content" ${where} ${orderBy} LIMIT ${perPage} OFFSET ${offset}`,
   );
-  return contentsInOrder(
-    database,
-    picked.map((row) => Number(row.id)),
-    columns,
-  );
+  return picked.map((row) => Number(row.id));
 }
 
 /**
@@ -295,6 +338,8 @@ async function pageRows(
  * scope and review state is a sum over ContentTally (kept exact by triggers), not a count over
  * every match; any other filter's count is counted once per write to the site and stored
  * (counts.ts), except a filter or order that reads the hit counters, counted every time (hits.ts).
+ * The ids and total of a page are kept in the process while the site's generation stays the one
+ * read before they were picked (keptPicks.ts); the rows are read every time.
  */
 export async function listContents(
   database: Pick<DbHandle, 'db' | 'provider' | 'costly' | 'reads'>,
@@ -302,8 +347,9 @@ export async function listContents(
   maxPerPage: number,
 ): Promise<ContentPage> {
   const { db, provider, costly, reads } = database;
-  const [site] = await reads.rows<Pick<Site, 'attributes'>>(
-    sql`SELECT "attributes" FROM "Site" WHERE "id" = ${request.siteId}`,
+  // The site's data generation with its attributes, read before the pick (keptPicks.ts).
+  const [site] = await reads.rows<Pick<Site, 'attributes'> & { generation: number | bigint | string }>(
+    sql`SELECT "attributes", ${currentGeneration(request.siteId)} AS "generation" FROM "Site" WHERE "id" = ${request.siteId}`,
   );
   if (site === undefined) throw notFound(`Site ${request.siteId} does not exist`);
   const { where, orderBy, tallyWhere, matchWhere, orderKeys, readsHitCounters, matchesTexts } =
@@ -313,30 +359,28 @@ export async function listContents(
   const columns = selection === undefined ? ALL_COLUMNS : rowColumns(selection.columns);
   const answer = formAOf(selection);
 
-  const read = async (): Promise<ContentPage> => {
+  const pick = async (): Promise<Picked> => {
     // A deep page of a filter that must be counted match by match: start from the stored page marks.
     if (!tallyWhere && orderKeys && offset >= MARK_EVERY && !readsHitCounters) {
       const marks = await pageMarks(database, request.siteId, where, matchWhere, orderBy, orderKeys);
-      if (!marks || offset >= marks.count) return { totalCount: marks?.count ?? 0, contents: [] };
+      if (!marks || offset >= marks.count) return { totalCount: marks?.count ?? 0, ids: [] };
       const window = markedWindow(orderKeys, marks, request.siteId, offset, perPage);
       if (window) {
-        const marked = await pageRows(
-          database,
+        const ids = await pageIds(
           costly,
           sql`${where} AND ${window.conditions}`,
           orderBy,
           perPage,
           window.offset,
-          columns,
         );
         // Empty only when the site was written since the marks were made (the page holds a match).
-        if (marked.length > 0) return { totalCount: marks.count, contents: marked.map(answer) };
+        if (ids.length > 0) return { totalCount: marks.count, ids };
       }
     }
 
-    const rows = await pageRows(database, costly, where, orderBy, perPage, offset, columns);
-    let totalCount = offset + rows.length;
-    if (rows.length === perPage || (rows.length === 0 && offset > 0)) {
+    const ids = await pageIds(costly, where, orderBy, perPage, offset);
+    let totalCount = offset + ids.length;
+    if (ids.length === perPage || (ids.length === 0 && offset > 0)) {
       if (tallyWhere) {
         const [summed] = await reads.rows<{ total: bigint | number | string | null }>(
           sql`SELECT SUM("count") AS "total" FROM "ContentTally" ${tallyWhere}`,
@@ -345,6 +389,14 @@ export async function listContents(
       } else if (readsHitCounters) totalCount = await countMatches(costly, where);
       else totalCount = await cachedCount(database, request.siteId, where, matchWhere);
     }
+    return { totalCount, ids };
+  };
+  const read = async (): Promise<ContentPage> => {
+    // Views move the hit counters without advancing the generation: such a pick is never kept.
+    const { ids, totalCount } = readsHitCounters
+      ? await pick()
+      : await keptPick(reads, pickKey(matchWhere, orderBy, perPage, offset), String(site.generation), pick);
+    const rows = await contentsInOrder(database, ids, columns);
     return { totalCount, contents: rows.map(answer) };
   };
   // A filter that matches text patterns reads in the database's turn for such reads, its rows too.

@@ -9,17 +9,24 @@ import { recordEvent } from '../events/record.ts';
  */
 
 /** A cache's name, as the clearCache operation answers it. */
-export type CacheName = 'credentials' | 'contentCounts';
+export type CacheName = 'credentials' | 'contentCounts' | 'contentPages';
 
 /**
- * Drops the stored totals and page marks of content-list filters and records the action; answers
- * what was dropped. `credentialsCached` says whether any node caches credentials (with Redis only):
- * the caller drops those on every node by advancing the credentials generation.
+ * Drops the stored totals and page marks of content-list filters, makes every node's kept list
+ * pages and channel lists unusable (each is kept under its site's content generation, which is
+ * advanced for every site), and records the action; answers what was dropped. `credentialsCached`
+ * says whether any node caches credentials (with Redis only): the caller drops those on every node
+ * by advancing the credentials generation.
  */
 export async function clearCaches(db: Db, credentialsCached: boolean): Promise<CacheName[]> {
-  const cleared: CacheName[] = [...(credentialsCached ? (['credentials'] as const) : []), 'contentCounts'];
+  const cleared: CacheName[] = [
+    ...(credentialsCached ? (['credentials'] as const) : []),
+    'contentCounts',
+    'contentPages',
+  ];
   await writeTransaction(db, async (tx) => {
     const counts = await tx.contentCount.deleteMany({});
+    await tx.contentGeneration.updateMany({ data: { generation: { increment: 1 } } });
     await recordEvent(tx, {
       type: 'system.cacheCleared',
       payload: { cleared: cleared.join(','), contentCounts: counts.count },

@@ -1,0 +1,68 @@
+import type { Sql } from '../../db/sql.ts';
+
+/*
+ * A list page's ids and total, kept in this process under the site's data generation. Database
+ * triggers advance a site's ContentGeneration inside every transaction that writes its contents or
+ * its channels (counts.ts), whoever writes; views alone do not, so a filter or order that reads the
+ * hit counters is never kept. Which contents a page holds, in which order, and how many match
+ * depend on nothing else: while the generation read before the pick is still the site's, the pick
+ * is still the answer, and a repeated page (a front end's first page, polled) costs neither the
+ * index walk nor the total. The rows themselves are always read afresh (their hit counters move).
+ * Not shared state: every node keeps its own, each checked against the database's generation.
+ */
+
+export interface Picked {
+  ids: number[];
+  totalCount: number;
+}
+
+/** Picks kept per owner (a database client's reads), the least recently used let go first. */
+export const KEPT_PICKS = 512;
+
+/** A filter whose key is longer than this (long In lists) is picked every time, not kept. */
+const KEY_CHARACTERS = 4096;
+
+interface KeptPick {
+  generation: string;
+  picked: Picked;
+}
+
+const keptPicks = new WeakMap<object, Map<string, KeptPick>>();
+
+/** What a pick is kept under: the filter's conditions (typed values: 1 and '1' differ), order and window. */
+export function pickKey(matchWhere: Sql, orderBy: Sql, perPage: number, offset: number): string | undefined {
+  const values = matchWhere.values.map((value: unknown) =>
+    value instanceof Date ? ['date', value.toISOString()] : [typeof value, value],
+  );
+  const key = JSON.stringify([matchWhere.sql, values, orderBy.sql, orderBy.values, perPage, offset]);
+  return key.length <= KEY_CHARACTERS ? key : undefined;
+}
+
+/**
+ * The pick kept under `key` while the site is at `generation` (read before the pick, so that a pick
+ * kept is never older than its generation), else `pick()` kept under it.
+ */
+export async function keptPick(
+  owner: object,
+  key: string | undefined,
+  generation: string,
+  pick: () => Promise<Picked>,
+): Promise<Picked> {
+  if (key === undefined) return pick();
+  let kept = keptPicks.get(owner);
+  if (kept === undefined) {
+    kept = new Map();
+    keptPicks.set(owner, kept);
+  }
+  const found = kept.get(key);
+  // The most recently used last: the first is the one to let go.
+  if (found !== undefined) kept.delete(key);
+  if (found?.generation === generation) {
+    kept.set(key, found);
+    return found.picked;
+  }
+  const picked = await pick();
+  if (kept.size >= KEPT_PICKS) kept.delete(kept.keys().next().value as string);
+  kept.set(key, { generation, picked });
+  return picked;
+}
