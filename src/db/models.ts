@@ -31,6 +31,7 @@ export const MODEL_FIELDS = {
   Content: Object.values(Prisma.ContentScalarFieldEnum),
   ApiKey: Object.values(Prisma.ApiKeyScalarFieldEnum),
   Channel: Object.values(Prisma.ChannelScalarFieldEnum),
+  Site: Object.values(Prisma.SiteScalarFieldEnum),
 } as const;
 
 /** true when A and B are the same type, as far as assignability tells. */
@@ -46,8 +47,18 @@ void rendersAgree;
 // The field lists are taken from the SQLite render's browser entry (enums only, no client and no
 // driver): the same values as the PostgreSQL render's, or the build fails.
 const fieldListsAgree: Same<
-  [typeof Sqlite.Prisma.ContentScalarFieldEnum, typeof Sqlite.Prisma.ApiKeyScalarFieldEnum],
-  [typeof Postgres.Prisma.ContentScalarFieldEnum, typeof Postgres.Prisma.ApiKeyScalarFieldEnum]
+  [
+    typeof Sqlite.Prisma.ContentScalarFieldEnum,
+    typeof Sqlite.Prisma.ApiKeyScalarFieldEnum,
+    typeof Sqlite.Prisma.ChannelScalarFieldEnum,
+    typeof Sqlite.Prisma.SiteScalarFieldEnum,
+  ],
+  [
+    typeof Postgres.Prisma.ContentScalarFieldEnum,
+    typeof Postgres.Prisma.ApiKeyScalarFieldEnum,
+    typeof Postgres.Prisma.ChannelScalarFieldEnum,
+    typeof Postgres.Prisma.SiteScalarFieldEnum,
+  ]
 > = true;
 void fieldListsAgree;
 

@@ -290,7 +290,7 @@ describe('template-tag content reads', () => {
     for (const column of ['summary', 'settings', 'subTitle', 'body']) expect(names(read, column)).toBe(false);
 
     queries.length = 0;
-    await getStlContent(observed.db, { siteId: 1, contentId: 2, fields: 'settingsXml' });
+    await getStlContent(observed, { siteId: 1, contentId: 2, fields: 'settingsXml' });
     const one = queries.find((text) => names(text, 'Content')) ?? '';
     for (const column of ['summary', 'settings', 'subTitle']) expect(names(one, column)).toBe(true);
     for (const column of ['title', 'body', 'hits']) expect(names(one, column)).toBe(false);

@@ -59,6 +59,54 @@ const expected = async (channelIds?: number[]) => {
 };
 const idsOf = (page: Page) => page.contents.map(({ id }) => id);
 
+describe('stl/contents keeps its picks the same way', () => {
+  const stl = async (query: Record<string, string>): Promise<number[]> => {
+    const params = new URLSearchParams({ siteId: '1', scope: 'All', totalNum: '3', ...query });
+    const response = await fetch(`${server.base}/api/v1/stl/contents?${params}`, {
+      headers: { 'x-ss-api-key': key },
+    });
+    expect(response.status).toBe(200);
+    return ((await response.json()) as { value: { id: number }[] }).value.map(({ id }) => id);
+  };
+  /** The approved contents of site 1 in stl's Default order (top, taxis, id, each descending). */
+  const approved = async () =>
+    (
+      await fixture.db.content.findMany({
+        where: { siteId: 1, recycled: false, checked: true },
+        orderBy: [{ top: 'desc' }, { taxis: 'desc' }, { id: 'desc' }],
+        select: { id: true },
+      })
+    ).map(({ id }) => id);
+
+  test('the Default order after a write is what the database holds', async () => {
+    const before = await stl({ totalNum: '0' });
+    expect(await stl({ totalNum: '0' })).toEqual(before);
+    expect(before).toEqual(await approved());
+    expect(before.length).toBeGreaterThan(2);
+    // The last of them put on top.
+    const last = before.at(-1) as number;
+    await fixture.db.content.update({ where: { id: last }, data: { top: true, taxis: 1_000_000 } });
+    const after = await stl({ totalNum: '0' });
+    expect(after[0]).toBe(last);
+    expect(after).toEqual(await approved());
+  });
+
+  test('the Hits order follows the counters', async () => {
+    const before = await stl({ order: 'Hits', totalNum: '0' });
+    const last = before.at(-1) as number;
+    const top = await fixture.db.content.findUniqueOrThrow({ where: { id: before[0] as number } });
+    await fixture.db.$executeRaw(sql`UPDATE "Content" SET "hits" = ${top.hits + 1000} WHERE "id" = ${last}`);
+    expect((await stl({ order: 'Hits', totalNum: '0' }))[0]).toBe(last);
+  });
+
+  test('the Random order is never kept', async () => {
+    const orders = new Set<string>();
+    for (let round = 0; round < 20 && orders.size < 2; round++)
+      orders.add((await stl({ order: 'Random', totalNum: '0' })).join(','));
+    expect(orders.size).toBe(2);
+  });
+});
+
 describe('the next page after any write to the site is what the database holds', () => {
   const writes: [string, () => Promise<unknown>][] = [
     [
@@ -132,7 +180,7 @@ describe('the next page after any write to the site is what the database holds',
 });
 
 describe('keptPick', () => {
-  const key = (n: number) => pickKey(sql`WHERE "siteId" = ${n}`, sql`ORDER BY "id"`, 3, 0);
+  const key = (n: number) => pickKey('page', [sql`WHERE "siteId" = ${n}`, sql`ORDER BY "id"`], [3, 0]);
   const picker = () => {
     let picks = 0;
     return {
@@ -156,11 +204,13 @@ describe('keptPick', () => {
   });
 
   test('values of another type are another filter; a very long filter is never kept', async () => {
-    expect(pickKey(sql`WHERE "x" = ${1}`, sql``, 3, 0)).not.toBe(
-      pickKey(sql`WHERE "x" = ${'1'}`, sql``, 3, 0),
+    expect(pickKey('page', [sql`WHERE "x" = ${1}`], [3, 0])).not.toBe(
+      pickKey('page', [sql`WHERE "x" = ${'1'}`], [3, 0]),
     );
-    expect(pickKey(sql`WHERE "x" = ${1}`, sql``, 3, 0)).not.toBe(pickKey(sql`WHERE "x" = ${1}`, sql``, 3, 3));
-    const long = pickKey(sql`WHERE "title" = ${'x'.repeat(5000)}`, sql``, 3, 0);
+    expect(pickKey('page', [sql`WHERE "x" = ${1}`], [3, 0])).not.toBe(
+      pickKey('page', [sql`WHERE "x" = ${1}`], [3, 3]),
+    );
+    const long = pickKey('page', [sql`WHERE "title" = ${'x'.repeat(5000)}`], [3, 0]);
     expect(long).toBeUndefined();
     const owner = {};
     const { pick, picks } = picker();

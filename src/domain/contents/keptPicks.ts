@@ -1,7 +1,8 @@
 import type { Sql } from '../../db/sql.ts';
 
 /*
- * A list page's ids and total, kept in this process under the site's data generation. Database
+ * A list page's ids and total (and other answers made only of the site's contents and channels,
+ * such as stl/contents' plan), kept in this process under the site's data generation. Database
  * triggers advance a site's ContentGeneration inside every transaction that writes its contents or
  * its channels (counts.ts), whoever writes; views alone do not, so a filter or order that reads the
  * hit counters is never kept. Which contents a page holds, in which order, and how many match
@@ -24,17 +25,26 @@ const KEY_CHARACTERS = 4096;
 
 interface KeptPick {
   generation: string;
-  picked: Picked;
+  picked: unknown;
 }
 
 const keptPicks = new WeakMap<object, Map<string, KeptPick>>();
 
-/** What a pick is kept under: the filter's conditions (typed values: 1 and '1' differ), order and window. */
-export function pickKey(matchWhere: Sql, orderBy: Sql, perPage: number, offset: number): string | undefined {
-  const values = matchWhere.values.map((value: unknown) =>
+const typed = (statement: Sql) =>
+  statement.values.map((value: unknown) =>
     value instanceof Date ? ['date', value.toISOString()] : [typeof value, value],
   );
-  const key = JSON.stringify([matchWhere.sql, values, orderBy.sql, orderBy.values, perPage, offset]);
+
+/**
+ * What a pick is kept under: what it is (`kind`), and the texts and typed values (1 and '1' differ)
+ * of its statements' parts, with any other number that decides it (a window).
+ */
+export function pickKey(
+  kind: string,
+  parts: readonly Sql[],
+  numbers: readonly number[] = [],
+): string | undefined {
+  const key = JSON.stringify([kind, ...parts.map((part) => [part.sql, typed(part)]), numbers]);
   return key.length <= KEY_CHARACTERS ? key : undefined;
 }
 
@@ -42,12 +52,12 @@ export function pickKey(matchWhere: Sql, orderBy: Sql, perPage: number, offset: 
  * The pick kept under `key` while the site is at `generation` (read before the pick, so that a pick
  * kept is never older than its generation), else `pick()` kept under it.
  */
-export async function keptPick(
+export async function keptPick<T>(
   owner: object,
   key: string | undefined,
   generation: string,
-  pick: () => Promise<Picked>,
-): Promise<Picked> {
+  pick: () => Promise<T>,
+): Promise<T> {
   if (key === undefined) return pick();
   let kept = keptPicks.get(owner);
   if (kept === undefined) {
@@ -59,7 +69,7 @@ export async function keptPick(
   if (found !== undefined) kept.delete(key);
   if (found?.generation === generation) {
     kept.set(key, found);
-    return found.picked;
+    return found.picked as T;
   }
   const picked = await pick();
   if (kept.size >= KEPT_PICKS) kept.delete(kept.keys().next().value as string);

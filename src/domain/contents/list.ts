@@ -1,5 +1,6 @@
 import type { Db, DbHandle } from '../../db/client.ts';
 import type { CostlyReads } from '../../db/costlyReads.ts';
+import { keptByText } from '../../db/keptStatements.ts';
 import { type Content, MODEL_FIELDS, type Same, type Site } from '../../db/models.ts';
 import { identifier, joinSql, type Sql, sql } from '../../db/sql.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
@@ -127,7 +128,20 @@ export interface RowColumns {
   texts: readonly TextField[];
 }
 
+/** The columns of a read of these fields, made once per list of fields (the most recent kept). */
 export function rowColumns(fields: readonly (keyof Content)[]): RowColumns {
+  return columnsOfFields(fields.join(','));
+}
+
+/** Selections are the contract's field names in any combination: the most recently asked are kept. */
+const KEPT_COLUMN_LISTS = 256;
+
+const columnsOfFields = keptByText(
+  (joined) => columnsOf(joined.split(',') as (keyof Content)[]),
+  KEPT_COLUMN_LISTS,
+);
+
+function columnsOf(fields: readonly (keyof Content)[]): RowColumns {
   return {
     fields,
     cut: joinSql(
@@ -395,7 +409,12 @@ export async function listContents(
     // Views move the hit counters without advancing the generation: such a pick is never kept.
     const { ids, totalCount } = readsHitCounters
       ? await pick()
-      : await keptPick(reads, pickKey(matchWhere, orderBy, perPage, offset), String(site.generation), pick);
+      : await keptPick(
+          reads,
+          pickKey('page', [matchWhere, orderBy], [perPage, offset]),
+          String(site.generation),
+          pick,
+        );
     const rows = await contentsInOrder(database, ids, columns);
     return { totalCount, contents: rows.map(answer) };
   };

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/client.ts';
+import type { DbHandle } from '../../db/client.ts';
 import type { Channel } from '../../db/models.ts';
 import type { components } from '../../generated/openapi.ts';
 import { storedChannelFields } from '../channels/forms.ts';
@@ -121,9 +121,12 @@ export function channelFormBText(
   return `${record.slice(0, -1)},"additional":${settings},"attributes":${settings}}`;
 }
 
-export async function getStlChannel(db: Db, choice: SiteChoice & ChannelChoice): Promise<ChannelFormB> {
-  const site = await chooseSite(db, choice);
-  const channel = await chooseChannel(db, site, choice);
+export async function getStlChannel(
+  { db, reads }: Pick<DbHandle, 'db' | 'reads'>,
+  choice: SiteChoice & ChannelChoice,
+): Promise<ChannelFormB> {
+  const site = await chooseSite(reads, choice);
+  const channel = await chooseChannel(reads, site, choice);
   const [laterSibling, contentNum] = await Promise.all([
     db.channel.findFirst({
       where: {

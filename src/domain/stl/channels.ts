@@ -1,4 +1,4 @@
-import type { Db } from '../../db/client.ts';
+import type { Db, DbHandle } from '../../db/client.ts';
 import type { Channel } from '../../db/models.ts';
 import { invalidFields } from '../errors.ts';
 import { normalizeList, splitList } from '../lists.ts';
@@ -112,13 +112,13 @@ async function hitsByChannel(db: Db, siteId: number, ids: number[]): Promise<Map
 }
 
 export async function listStlChannels(
-  db: Db,
+  { db, reads }: Pick<DbHandle, 'db' | 'reads'>,
   request: StlChannelsRequest,
   maxTotal: number,
 ): Promise<ChannelFormB[]> {
   const { start, end } = windowOf(request, maxTotal);
-  const site = await chooseSite(db, request);
-  const around = await chooseChannel(db, site, request);
+  const site = await chooseSite(reads, request);
+  const around = await chooseChannel(reads, site, request);
   // The channels and the tallies in one snapshot, as the flat channel list reads them.
   const [channels, tallies] = await db.$transaction([
     db.channel.findMany({ where: { siteId: site.id } }),

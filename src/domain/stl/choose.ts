@@ -1,12 +1,20 @@
-import type { Db } from '../../db/client.ts';
-import type { Channel, Site } from '../../db/models.ts';
+import type { DbHandle } from '../../db/client.ts';
+import { type Channel, MODEL_FIELDS, type Site } from '../../db/models.ts';
+import { identifier, joinSql, type Sql, sql } from '../../db/sql.ts';
 import { notFound } from '../errors.ts';
 
 /*
  * How a template-tag read picks its site and channel (docs/design-decisions.md, "Template-tag
  * reads"): each parameter is a fallback for the one before it, and a name that matches nothing is a
- * 404, never a silent fallback to the next choice.
+ * 404, never a silent fallback to the next choice. The rows come through the driver's reads (one
+ * kept statement each, as the model's rows), not Prisma's client: every template-tag read starts here.
  */
+
+type Reads = DbHandle['reads'];
+
+const columnsOf = (fields: readonly string[]): Sql => joinSql(fields.map((field) => identifier(field)));
+const SITE_COLUMNS = columnsOf(MODEL_FIELDS.Site);
+const CHANNEL_COLUMNS = columnsOf(MODEL_FIELDS.Channel);
 
 export interface SiteChoice {
   siteId?: number | undefined;
@@ -19,9 +27,8 @@ export interface ChannelChoice {
   channelName?: string | undefined;
 }
 
-const SITE_ORDER = [{ taxis: 'asc' as const }, { id: 'asc' as const }];
+const BY_TAXIS = sql`ORDER BY "taxis", "id"`;
 
-/** `a\b/`, `/a//b` and `a/b` name the same nested directory. */
 export function normalizeSiteDir(dir: string): string {
   return dir
     .trim()
@@ -33,23 +40,27 @@ export function normalizeSiteDir(dir: string): string {
 }
 
 /** `siteId`, else `siteDir` (nested directories allowed), else the root site, else the first site. */
-export async function chooseSite(db: Db, choice: SiteChoice): Promise<Site> {
+const sitesWhere = (reads: Reads, where: Sql) =>
+  reads.rows<Site>(sql`SELECT ${SITE_COLUMNS} FROM "Site" ${where} ${BY_TAXIS}`);
+
+export async function chooseSite(reads: Reads, choice: SiteChoice): Promise<Site> {
   if (choice.siteId !== undefined) {
-    const site = await db.site.findUnique({ where: { id: choice.siteId } });
+    const [site] = await sitesWhere(reads, sql`WHERE "id" = ${choice.siteId}`);
     if (!site) throw notFound(`Site ${choice.siteId} does not exist`);
     return site;
   }
   if (choice.siteDir !== undefined) {
     const wanted = normalizeSiteDir(choice.siteDir);
     // Sites are few; comparing normalized directories finds a site however its path was written.
-    const sites = await db.site.findMany({ orderBy: SITE_ORDER });
+    const sites = await sitesWhere(reads, sql``);
     const site = sites.find((candidate) => normalizeSiteDir(candidate.siteDir) === wanted);
     if (!site) throw notFound(`No site has the directory '${choice.siteDir}'`);
     return site;
   }
-  const site =
-    (await db.site.findFirst({ where: { isRoot: true }, orderBy: SITE_ORDER })) ??
-    (await db.site.findFirst({ orderBy: SITE_ORDER }));
+  // The root site, else the first site.
+  const [site] = await reads.rows<Site>(
+    sql`SELECT ${SITE_COLUMNS} FROM "Site" ORDER BY CASE WHEN "isRoot" THEN 0 ELSE 1 END, "taxis", "id" LIMIT 1`,
+  );
   if (!site) throw notFound('No site exists');
   return site;
 }
@@ -60,22 +71,19 @@ export function hasChannelChoice(choice: ChannelChoice): boolean {
   );
 }
 
-const CHANNEL_ORDER = [{ taxis: 'asc' as const }, { id: 'asc' as const }];
-
 /** `channelId`, else `channelIndex`, else `channelName` (the first so named), else the root channel. */
-export async function chooseChannel(db: Db, site: Site, choice: ChannelChoice): Promise<Channel> {
+export async function chooseChannel(reads: Reads, site: Site, choice: ChannelChoice): Promise<Channel> {
   const [where, described] =
     choice.channelId !== undefined
-      ? [{ id: choice.channelId }, `Channel ${choice.channelId}`]
+      ? [sql`"id" = ${choice.channelId}`, `Channel ${choice.channelId}`]
       : choice.channelIndex !== undefined
-        ? [{ indexName: choice.channelIndex }, `No channel with index '${choice.channelIndex}'`]
+        ? [sql`"indexName" = ${choice.channelIndex}`, `No channel with index '${choice.channelIndex}'`]
         : choice.channelName !== undefined
-          ? [{ channelName: choice.channelName }, `No channel named '${choice.channelName}'`]
-          : [{ parentId: 0 }, 'No root channel'];
-  const channel = await db.channel.findFirst({
-    where: { siteId: site.id, ...where },
-    orderBy: CHANNEL_ORDER,
-  });
+          ? [sql`"channelName" = ${choice.channelName}`, `No channel named '${choice.channelName}'`]
+          : [sql`"parentId" = ${0}`, 'No root channel'];
+  const [channel] = await reads.rows<Channel>(
+    sql`SELECT ${CHANNEL_COLUMNS} FROM "Channel" WHERE "siteId" = ${site.id} AND ${where} ${BY_TAXIS} LIMIT 1`,
+  );
   if (!channel) {
     const suffix = choice.channelId !== undefined ? ' does not exist in site' : ' exists in site';
     throw notFound(`${described}${suffix} ${site.id}`);

@@ -1,8 +1,9 @@
-import type { Db, DbHandle } from '../../db/client.ts';
+import type { DbHandle } from '../../db/client.ts';
 import type { Content } from '../../db/models.ts';
 import { type Sql, sql } from '../../db/sql.ts';
 import { type FieldSelection, formBSelection, prismaSelect, selectFields } from '../contents/fields.ts';
 import { CONTENT_FORM_B_VALUES, type ContentFormB, toContentFormB } from '../contents/forms.ts';
+import { keptPick, pickKey } from '../contents/keptPicks.ts';
 import { contentsInOrder, rowColumns } from '../contents/list.ts';
 import { type ContentFilter, compileContentQuery, type OrderRule } from '../contents/query.ts';
 import { parseDateTime } from '../dates.ts';
@@ -166,6 +167,7 @@ function windowOf(request: StlContentsRequest, maxTotal: number): { limit: numbe
  * most of a row's bytes (2 KB in the bench's data, 6 of its 16 ms for 30 rows under load).
  */
 const WHOLE_FORM_B = formBSelection(Object.keys(CONTENT_FORM_B_VALUES).join(','))!;
+const WHOLE_FORM_B_COLUMNS = rowColumns(WHOLE_FORM_B.columns);
 
 export async function listStlContents(
   { db, provider, costly, reads }: Pick<DbHandle, 'db' | 'provider' | 'costly' | 'reads'>,
@@ -175,27 +177,38 @@ export async function listStlContents(
 ): Promise<(ContentFormB | Partial<ContentFormB>)[]> {
   const { limit, offset } = windowOf(request, maxTotal);
   const selection = formBSelection(request.fields);
-  const site = await chooseSite(db, request);
-  const channel = await chooseChannel(db, site, request);
+  const site = await chooseSite(reads, request);
+  const channel = await chooseChannel(reads, site, request);
   const scope = request.scope ?? 'Self';
   const channels = scope === 'All' ? undefined : { channelId: channel.id, scope };
   const filter = filterOf(request, site.id, channels, now);
-  let { where, orderBy, tallyWhere } = compileContentQuery(filter, provider);
+  let { where, orderBy, tallyWhere, matchWhere, readsHitCounters } = compileContentQuery(filter, provider);
+  // Read before anything kept under it is picked (keptPicks.ts).
+  const generation = await reads.siteGeneration(site.id);
   // PostgreSQL's planner weighs a scope from its statistics (cms import analyses the tables) and
   // chooses as hitsPlan would; without them it reads the scope first, as before the index.
   if (provider === 'sqlite' && request.order === 'Hits' && channels && tallyWhere) {
-    const plan = await hitsPlan(reads, tallyWhere, site.id, offset + limit);
-    ({ where, orderBy } = compileContentQuery({ ...filter, plan }, provider));
+    const rows = offset + limit;
+    const plan = await keptPick(reads, pickKey('stl-hits-plan', [tallyWhere], [rows]), generation, () =>
+      hitsPlan(reads, tallyWhere, site.id, rows),
+    );
+    ({ where, orderBy, matchWhere } = compileContentQuery({ ...filter, plan }, provider));
   }
   // The ids as a costly read (src/db/costlyReads.ts), then the rows.
-  const picked = await costly.all<{ id: number | bigint }>(
-    sql`SELECT "id" FROM "Content" ${where} ${orderBy} LIMIT ${limit} OFFSET ${offset}`,
-  );
-  const rows = await contentsInOrder(
-    { db, provider, reads },
-    picked.map((row) => Number(row.id)),
-    rowColumns((selection ?? WHOLE_FORM_B).columns),
-  );
+  const pick = async () => {
+    const picked = await costly.all<{ id: number | bigint }>(
+      sql`SELECT "id" FROM "Content" ${where} ${orderBy} LIMIT ${limit} OFFSET ${offset}`,
+    );
+    return picked.map((row) => Number(row.id));
+  };
+  // Kept while the site's generation stands, unless views move the order, the order is random, or
+  // the filter moves with the clock (a `since` period).
+  const keep = !readsHitCounters && filter.orders !== 'random' && !PERIOD.test(request.since ?? '');
+  const ids = keep
+    ? await keptPick(reads, pickKey('stl-page', [matchWhere, orderBy], [limit, offset]), generation, pick)
+    : await pick();
+  const columns = selection === undefined ? WHOLE_FORM_B_COLUMNS : rowColumns(selection.columns);
+  const rows = await contentsInOrder({ db, provider, reads }, ids, columns);
   return rows.map(formBOf(selection));
 }
 
@@ -238,12 +251,12 @@ export interface StlContentRequest extends SiteChoice, ChannelChoice {
 
 /** One approved content of the site, or of the channel when one is named. */
 export async function getStlContent(
-  db: Db,
+  { db, reads }: Pick<DbHandle, 'db' | 'reads'>,
   request: StlContentRequest,
 ): Promise<ContentFormB | Partial<ContentFormB>> {
   const selection = formBSelection(request.fields);
-  const site = await chooseSite(db, request);
-  const channel = hasChannelChoice(request) ? await chooseChannel(db, site, request) : undefined;
+  const site = await chooseSite(reads, request);
+  const channel = hasChannelChoice(request) ? await chooseChannel(reads, site, request) : undefined;
   const content = await db.content.findFirst({
     where: {
       id: request.contentId,

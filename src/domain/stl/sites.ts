@@ -1,4 +1,4 @@
-import type { Db } from '../../db/client.ts';
+import type { Db, DbHandle } from '../../db/client.ts';
 import type { Site } from '../../db/models.ts';
 import type { components } from '../../generated/openapi.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
@@ -30,6 +30,6 @@ export async function listSites(db: Db): Promise<SiteForm[]> {
   return sites.map(toSiteForm);
 }
 
-export async function getSite(db: Db, choice: SiteChoice): Promise<SiteForm> {
-  return toSiteForm(await chooseSite(db, choice));
+export async function getSite(reads: DbHandle['reads'], choice: SiteChoice): Promise<SiteForm> {
+  return toSiteForm(await chooseSite(reads, choice));
 }

@@ -1,6 +1,6 @@
 import { getStlChannel } from '../../domain/stl/channel.ts';
 import type { Handler } from '../types.ts';
 
-export const stlGetChannel: Handler<'stlGetChannel'> = async ({ query }, { db }) => ({
-  value: await getStlChannel(db, query),
+export const stlGetChannel: Handler<'stlGetChannel'> = async ({ query }, services) => ({
+  value: await getStlChannel(services, query),
 });
