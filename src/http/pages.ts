@@ -179,6 +179,20 @@ function* remainingPieces(shape: PageShape, records: unknown[], next: number): G
 }
 
 /**
+ * The UTF-8 bytes of these texts, one after the other, each encoded once into one buffer. A page
+ * made as one string (its records' texts concatenated) was flattened to be measured, then encoded
+ * once to be hashed for its ETag and once more to be written (bench/pageSerialise.ts).
+ */
+function bytesOf(texts: readonly string[]): Buffer {
+  let length = 0;
+  for (const text of texts) length += Buffer.byteLength(text);
+  const bytes = Buffer.allocUnsafe(length);
+  let at = 0;
+  for (const text of texts) at += bytes.write(text, at);
+  return bytes;
+}
+
+/**
  * Sends a page answer. `whole` sends a small page as one text (the dispatcher's usual way, with
  * its ETag); a large one is streamed here. False when the body is not a page of this shape.
  */
@@ -186,7 +200,7 @@ export async function sendPage(
   res: Response,
   shape: PageShape,
   body: unknown,
-  whole: (text: string) => void,
+  whole: (bytes: Buffer) => void,
 ): Promise<boolean> {
   const records = (body as Record<string, unknown> | null)?.[shape.key];
   if (!Array.isArray(records)) return false;
@@ -210,11 +224,7 @@ export async function sendPage(
   const head = frame.slice(0, split);
   const tail = frame.slice(split);
   if (bytes <= STREAM_AFTER_BYTES) {
-    // Concatenated, not joined: a join flattens every record's text, which made an ordinary page
-    // cost up to three times its whole serialisation (bench/pageSerialise.ts).
-    let written = head;
-    for (const chunk of chunksOf(first)) written += chunk;
-    whole(written + tail);
+    whole(bytesOf([head, ...chunksOf(first), tail]));
     return true;
   }
   shape.check?.(body);

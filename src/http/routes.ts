@@ -238,7 +238,7 @@ async function send(
   }
   // A page of records: sent whole while small, streamed record by record when large (pages.ts).
   if (page !== undefined && status === page.status && mediaType === 'application/json') {
-    const whole = checked ? () => res.json(body) : (text: string) => sendJsonText(res, text);
+    const whole = checked ? () => res.json(body) : (bytes: Buffer) => sendJsonText(res, bytes);
     if (await sendPage(res, page, body, whole)) return;
   }
   const serialize = mediaType === 'application/json' ? serializerOf?.(status) : undefined;
