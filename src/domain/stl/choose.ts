@@ -13,7 +13,12 @@ import { notFound } from '../errors.ts';
 type Reads = DbHandle['reads'];
 
 const columnsOf = (fields: readonly string[]): Sql => joinSql(fields.map((field) => identifier(field)));
-const SITE_COLUMNS = columnsOf(MODEL_FIELDS.Site);
+/** A site's row, with its content generation (0 before its first write: counts.ts) read with it. */
+const SITE_COLUMNS = sql`${columnsOf(MODEL_FIELDS.Site)},
+  COALESCE((SELECT g."generation" FROM "ContentGeneration" g WHERE g."siteId" = "Site"."id"), 0) AS "generation"`;
+
+/** The chosen site, with its content generation as it was when the site was read. */
+export type ChosenSite = Site & { generation: number | bigint | string };
 const CHANNEL_COLUMNS = columnsOf(MODEL_FIELDS.Channel);
 
 export interface SiteChoice {
@@ -41,9 +46,9 @@ export function normalizeSiteDir(dir: string): string {
 
 /** `siteId`, else `siteDir` (nested directories allowed), else the root site, else the first site. */
 const sitesWhere = (reads: Reads, where: Sql) =>
-  reads.rows<Site>(sql`SELECT ${SITE_COLUMNS} FROM "Site" ${where} ${BY_TAXIS}`);
+  reads.rows<ChosenSite>(sql`SELECT ${SITE_COLUMNS} FROM "Site" ${where} ${BY_TAXIS}`);
 
-export async function chooseSite(reads: Reads, choice: SiteChoice): Promise<Site> {
+export async function chooseSite(reads: Reads, choice: SiteChoice): Promise<ChosenSite> {
   if (choice.siteId !== undefined) {
     const [site] = await sitesWhere(reads, sql`WHERE "id" = ${choice.siteId}`);
     if (!site) throw notFound(`Site ${choice.siteId} does not exist`);
@@ -58,7 +63,7 @@ export async function chooseSite(reads: Reads, choice: SiteChoice): Promise<Site
     return site;
   }
   // The root site, else the first site.
-  const [site] = await reads.rows<Site>(
+  const [site] = await reads.rows<ChosenSite>(
     sql`SELECT ${SITE_COLUMNS} FROM "Site" ORDER BY CASE WHEN "isRoot" THEN 0 ELSE 1 END, "taxis", "id" LIMIT 1`,
   );
   if (!site) throw notFound('No site exists');

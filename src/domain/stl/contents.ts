@@ -183,8 +183,8 @@ export async function listStlContents(
   const channels = scope === 'All' ? undefined : { channelId: channel.id, scope };
   const filter = filterOf(request, site.id, channels, now);
   let { where, orderBy, tallyWhere, matchWhere, readsHitCounters } = compileContentQuery(filter, provider);
-  // Read before anything kept under it is picked (keptPicks.ts).
-  const generation = await reads.siteGeneration(site.id);
+  // Read with the site, before anything kept under it is picked (keptPicks.ts).
+  const generation = String(site.generation);
   // PostgreSQL's planner weighs a scope from its statistics (cms import analyses the tables) and
   // chooses as hitsPlan would; without them it reads the scope first, as before the index.
   if (provider === 'sqlite' && request.order === 'Hits' && channels && tallyWhere) {
