@@ -11,16 +11,9 @@ import { requireChannel, requireSite } from '../records.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
 import { reviewerOf } from './check.ts';
 import { type ContentFormA, toContentFormA } from './forms.ts';
+import { postgresParams, rowsUnlessRefused, unlessRefused } from './postgresWrites.ts';
 import { reviewStateOfLevel } from './review.ts';
-import {
-  CONTENT_BY_ID,
-  CONTENT_COLUMNS,
-  contentChanges,
-  postgresParams,
-  rowsUnlessRefused,
-  SITE_ATTRIBUTES,
-  unlessRefused,
-} from './update.ts';
+import { CONTENT_BY_ID, CONTENT_COLUMNS, contentChanges, SITE_ATTRIBUTES } from './update.ts';
 
 export type CreateContentRequest = components['schemas']['CreateContentRequest'];
 
@@ -213,11 +206,10 @@ async function createInOneStatement(
   if (plan === undefined) return undefined;
   const addUserName = plan.changes.addUserName ?? (adminId === 0 ? '' : String(site.userName ?? ''));
   const planned = newContentRow(plan, target, adminId, addUserName);
-  const row: Record<string, unknown> = planned;
   const { params, bind } = postgresParams();
   // The names are the model's columns (contentChanges sets no other): never client text.
-  const columns = Object.keys(row);
-  const values = columns.map((column) => bind(row[column]));
+  const columns = Object.keys(planned) as (keyof typeof planned)[];
+  const values = columns.map((column) => bind(planned[column]));
   const highest = highestTaxis(plan.top, bind(target.siteId), bind(target.channelId), 'NOT "recycled"');
   // The event's resource is the row inserted: its id comes from the statement's own RETURNING.
   const event = eventInsertFrom('"created"', createdEvent({ ...planned, id: 0 }), bind, '"created"."id"');

@@ -5,7 +5,7 @@ import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { resolveAlias } from '../aliases.ts';
 import { parseDateTime } from '../dates.ts';
-import { assertNoProblems, DomainError, type FieldProblem, notFound } from '../errors.ts';
+import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
 import { eventInsertFrom, placeOf, recordEvent, recordEventIn } from '../events/record.ts';
 import { joinList } from '../lists.ts';
 import { requireSite } from '../records.ts';
@@ -13,6 +13,7 @@ import { urlProblem } from '../safeText.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
 import { type Precondition, refuseUnlessMissing, versionFilter } from '../versions.ts';
 import { type ContentFormA, toContentFormA } from './forms.ts';
+import { postgresParams, rowsUnlessRefused, unlessRefused } from './postgresWrites.ts';
 import { requestedReviewState } from './review.ts';
 
 export type UpdateContentRequest = components['schemas']['UpdateContentRequest'];
@@ -228,51 +229,6 @@ function updateNow(
   recordEventIn(tx, updatedEvent(target, changes));
   const row = tx.all(CONTENT_BY_ID, [target.id])[0] as Content;
   return { content: toContentFormA(row), version: row.version };
-}
-
-/**
- * The parameters of one PostgreSQL statement: `bind` adds a value and answers its placeholder
- * (`$n`); a date is bound as UTC text (the columns are TIMESTAMP(3), in UTC).
- */
-export function postgresParams() {
-  const params: unknown[] = [];
-  const bind = (value: unknown) => {
-    params.push(value instanceof Date ? value.toISOString().replace('T', ' ').replace('Z', '') : value);
-    return `$${params.length}`;
-  };
-  return { params, bind };
-}
-
-/**
- * Runs a statement of a write's PostgreSQL path: its rows, or undefined when PostgreSQL refused it
- * (the error has a SQLSTATE): nothing was written and the ordinary path gives its answer. Any other
- * failure (a connection lost) may come after the commit, so it is thrown, not tried again.
- */
-export async function rowsUnlessRefused(
-  statement: NonNullable<PointWrites['statement']>,
-  sqlText: string,
-  params: readonly unknown[],
-): Promise<Record<string, unknown>[] | undefined> {
-  try {
-    return await statement(sqlText, params);
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return undefined;
-    throw error;
-  }
-}
-
-/**
- * What `read` answers (a body's changes), or undefined when it refuses the body: a write's fast path
- * then leaves the answer to the ordinary path, in its order (an unknown site before a bad body).
- */
-export function unlessRefused<T>(read: () => T): T | undefined {
-  try {
-    return read();
-  } catch (error) {
-    if (error instanceof DomainError) return undefined;
-    throw error;
-  }
 }
 
 /**
