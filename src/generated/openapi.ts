@@ -1671,7 +1671,8 @@ export interface paths {
          *     - `contentCounts`: the stored totals and page marks of costly content-list filters
          *       (rebuilt by the next list that needs them).
          *     - `contentPages`: the ids and totals of content-list pages, and the channel lists, each
-         *       node keeps under its site's content generation: every site's generation is advanced,
+         *       node keeps under its site's content generation: every site's generation leaps ahead
+         *       (by 2^32, past any value a node has kept anything under, a restored backup's included),
          *       so every node's stop being used at once (each is picked again by the next request).
          *
          *     Nothing else is touched: the per-channel tallies and labels are exact data kept by the

@@ -8,6 +8,13 @@ import { recordEvent } from '../events/record.ts';
  * data the database's triggers keep, and rebuilding them would mean counting every content again.
  */
 
+/**
+ * How far clearCache moves every site's generation. After a restored backup a site's generation is
+ * behind what the nodes kept pages under, and its next writes would bring it back to those values;
+ * a leap past every value a node can have seen since keeps a kept page from ever matching again.
+ */
+export const GENERATION_LEAP = 2n ** 32n;
+
 /** A cache's name, as the clearCache operation answers it. */
 export type CacheName = 'credentials' | 'contentCounts' | 'contentPages';
 
@@ -26,7 +33,7 @@ export async function clearCaches(db: Db, credentialsCached: boolean): Promise<C
   ];
   await writeTransaction(db, async (tx) => {
     const counts = await tx.contentCount.deleteMany({});
-    await tx.contentGeneration.updateMany({ data: { generation: { increment: 1 } } });
+    await tx.contentGeneration.updateMany({ data: { generation: { increment: GENERATION_LEAP } } });
     await recordEvent(tx, {
       type: 'system.cacheCleared',
       payload: { cleared: cleared.join(','), contentCounts: counts.count },
