@@ -17,9 +17,10 @@ const columnsOf = (fields: readonly string[]): Sql => joinSql(fields.map((field)
 const SITE_COLUMNS = sql`${columnsOf(MODEL_FIELDS.Site)},
   COALESCE((SELECT g."generation" FROM "ContentGeneration" g WHERE g."siteId" = "Site"."id"), 0) AS "generation"`;
 
+const CHANNEL_COLUMNS = columnsOf(MODEL_FIELDS.Channel);
+
 /** The chosen site, with its content generation as it was when the site was read. */
 export type ChosenSite = Site & { generation: number | bigint | string };
-const CHANNEL_COLUMNS = columnsOf(MODEL_FIELDS.Channel);
 
 export interface SiteChoice {
   siteId?: number | undefined;
@@ -34,6 +35,7 @@ export interface ChannelChoice {
 
 const BY_TAXIS = sql`ORDER BY "taxis", "id"`;
 
+/** `a\b/`, `/a//b` and `a/b` name the same nested directory. */
 export function normalizeSiteDir(dir: string): string {
   return dir
     .trim()
@@ -44,10 +46,10 @@ export function normalizeSiteDir(dir: string): string {
     .toLowerCase();
 }
 
-/** `siteId`, else `siteDir` (nested directories allowed), else the root site, else the first site. */
 const sitesWhere = (reads: Reads, where: Sql) =>
   reads.rows<ChosenSite>(sql`SELECT ${SITE_COLUMNS} FROM "Site" ${where} ${BY_TAXIS}`);
 
+/** `siteId`, else `siteDir` (nested directories allowed), else the root site, else the first site. */
 export async function chooseSite(reads: Reads, choice: SiteChoice): Promise<ChosenSite> {
   if (choice.siteId !== undefined) {
     const [site] = await sitesWhere(reads, sql`WHERE "id" = ${choice.siteId}`);
