@@ -1,4 +1,4 @@
-import { createServer, request } from 'node:http';
+import { Agent, createServer, request } from 'node:http';
 import { afterEach, describe, expect, test } from '@jest/globals';
 import { METRIC_NAMES } from '../../src/http/metrics.ts';
 import { freePort, type Service, startService, stopService } from '../process/processes.ts';
@@ -6,8 +6,9 @@ import { createEmptyDatabase, type EmptyDatabase, testServerUrl } from '../suppo
 
 /*
  * Metrics as an operator runs them: `npm start` with METRICS_PORT. Under the supervisor its port
- * answers the sum over the workers (cluster round-robin spreads the requests over both, so a count
- * equal to every request made proves the sum); with WORKERS=0 the process serves its own.
+ * answers the sum over the workers (the client keeps two connections alive, which cluster's
+ * round-robin hands one to each worker, and sends every request over them: a count equal to every
+ * request made proves the sum); with WORKERS=0 the process serves its own.
  */
 
 const provider = testServerUrl() ? 'postgresql' : 'sqlite';
@@ -16,17 +17,26 @@ const TOKEN = 'cluster-metrics-token-0123456789';
 let database: EmptyDatabase | undefined;
 let service: Service | undefined;
 
+/** Keep-alive connections, as real clients hold them: at most two per port. */
+let agent = new Agent({ keepAlive: true, maxSockets: 2 });
+/** The connections the API's answers came on. */
+const sockets = new Set<unknown>();
+
 afterEach(async () => {
+  agent.destroy();
+  agent = new Agent({ keepAlive: true, maxSockets: 2 });
+  sockets.clear();
   await stopService(service);
   service = undefined;
   await database?.drop();
   database = undefined;
 });
 
-/** One GET on a connection of its own, so that the supervisor hands each to the next worker. */
+/** One GET on the client's kept-alive connections. */
 function get(port: number, path: string, headers: Record<string, string> = {}) {
   return new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, headers, agent: false }, (res) => {
+    const req = request({ host: '127.0.0.1', port, path, headers, agent }, (res) => {
+      sockets.add(res.socket);
       let text = '';
       res.on('data', (chunk: Buffer) => {
         text += chunk.toString();
@@ -78,7 +88,13 @@ describe(`metrics of a running service on ${provider}`, () => {
     expect((await get(metricsPort, '/metrics')).status).toBe(401);
     // The API port has no metrics.
     expect((await get(port, '/metrics')).status).toBe(404);
-    for (let i = 0; i < 10; i++) expect((await get(port, '/api/v1/ping')).status).toBe(200);
+    sockets.clear();
+    // Two rounds of five at once: both connections opened, then kept and used again.
+    for (let round = 0; round < 2; round++) {
+      const answers = await Promise.all(Array.from({ length: 5 }, () => get(port, '/api/v1/ping')));
+      expect(answers.map(({ status }) => status)).toEqual([200, 200, 200, 200, 200]);
+    }
+    expect(sockets.size).toBe(2);
 
     const scraped = await scrapeUntil(metricsPort, 10, auth);
     expect(scraped.status).toBe(200);
@@ -95,7 +111,10 @@ describe(`metrics of a running service on ${provider}`, () => {
   test('with WORKERS=0 the process serves its own metrics', async () => {
     const { port, metricsPort, service: running } = await start({ WORKERS: '0' });
     await running.waitFor(/"msg":"listening"/, 60_000);
+    sockets.clear();
     for (let i = 0; i < 3; i++) expect((await get(port, '/api/v1/ping')).status).toBe(200);
+    // One after another: one connection, kept alive.
+    expect(sockets.size).toBe(1);
     const scraped = await scrapeUntil(metricsPort, 3, {});
     expect(scraped.status).toBe(200);
     expect(sample(scraped.text, PINGS)).toBe(3);
