@@ -23,19 +23,24 @@ interface CountKey {
   key: string;
 }
 
-/** A filter's key: the hash of its SQL text and parameters (typed, so 1 and '1' differ). */
-export function countKey(provider: string, matchWhere: Sql): CountKey {
-  const values = matchWhere.values.map((value: unknown) =>
+/** A statement's parameters with their types, for a key: 1 and '1' differ, a date is its instant. */
+export function typedValues(statement: Sql): unknown[] {
+  return statement.values.map((value: unknown) =>
     value instanceof Date ? ['date', value.toISOString()] : [typeof value, value],
   );
+}
+
+/** A filter's key: the hash of its SQL text and parameters (typed, so 1 and '1' differ). */
+export function countKey(provider: string, matchWhere: Sql): CountKey {
   const digest = createHash('sha256')
-    .update(JSON.stringify([provider, matchWhere.sql, values]))
+    .update(JSON.stringify([provider, matchWhere.sql, typedValues(matchWhere)]))
     .digest();
   return { slot: digest.readUInt32BE(0) % COUNT_SLOTS, key: digest.toString('hex') };
 }
 
-export const currentGeneration = (siteId: number) =>
-  sql`COALESCE((SELECT "generation" FROM "ContentGeneration" WHERE "siteId" = ${siteId}), 0)`;
+/** A site's content generation (0 before its first write); `siteId` a number or a column. */
+export const currentGeneration = (siteId: number | Sql) =>
+  sql`COALESCE((SELECT g."generation" FROM "ContentGeneration" g WHERE g."siteId" = ${siteId}), 0)`;
 
 /** The count of `SELECT COUNT(*) FROM "Content" <where>`, counted now and not stored. */
 export async function countMatches(costly: CostlyReads, where: Sql): Promise<number> {

@@ -1,4 +1,5 @@
 import type { Sql } from '../../db/sql.ts';
+import { typedValues } from './counts.ts';
 
 /*
  * A list page's ids and total (and other answers made only of the site's contents and channels,
@@ -30,11 +31,6 @@ interface KeptPick {
 
 const keptPicks = new WeakMap<object, Map<string, KeptPick>>();
 
-const typed = (statement: Sql) =>
-  statement.values.map((value: unknown) =>
-    value instanceof Date ? ['date', value.toISOString()] : [typeof value, value],
-  );
-
 /**
  * What a pick is kept under: what it is (`kind`), and the texts and typed values (1 and '1' differ)
  * of its statements' parts, with any other number that decides it (a window).
@@ -44,7 +40,7 @@ export function pickKey(
   parts: readonly Sql[],
   numbers: readonly number[] = [],
 ): string | undefined {
-  const key = JSON.stringify([kind, ...parts.map((part) => [part.sql, typed(part)]), numbers]);
+  const key = JSON.stringify([kind, ...parts.map((part) => [part.sql, typedValues(part)]), numbers]);
   return key.length <= KEY_CHARACTERS ? key : undefined;
 }
 

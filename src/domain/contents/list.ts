@@ -363,7 +363,7 @@ export async function listContents(
   const { db, provider, costly, reads } = database;
   // The site's data generation with its attributes, read before the pick (keptPicks.ts).
   const [site] = await reads.rows<Pick<Site, 'attributes'> & { generation: number | bigint | string }>(
-    sql`SELECT "attributes", ${currentGeneration(request.siteId)} AS "generation" FROM "Site" WHERE "id" = ${request.siteId}`,
+    sql`SELECT "attributes", ${currentGeneration(sql`"Site"."id"`)} AS "generation" FROM "Site" WHERE "id" = ${request.siteId}`,
   );
   if (site === undefined) throw notFound(`Site ${request.siteId} does not exist`);
   const { where, orderBy, tallyWhere, matchWhere, orderKeys, readsHitCounters, matchesTexts } =

@@ -1,6 +1,7 @@
 import type { DbHandle } from '../../db/client.ts';
 import { type Channel, MODEL_FIELDS, type Site } from '../../db/models.ts';
 import { identifier, joinSql, type Sql, sql } from '../../db/sql.ts';
+import { currentGeneration } from '../contents/counts.ts';
 import { notFound } from '../errors.ts';
 
 /*
@@ -14,8 +15,7 @@ type Reads = DbHandle['reads'];
 
 const columnsOf = (fields: readonly string[]): Sql => joinSql(fields.map((field) => identifier(field)));
 /** A site's row, with its content generation (0 before its first write: counts.ts) read with it. */
-const SITE_COLUMNS = sql`${columnsOf(MODEL_FIELDS.Site)},
-  COALESCE((SELECT g."generation" FROM "ContentGeneration" g WHERE g."siteId" = "Site"."id"), 0) AS "generation"`;
+const SITE_COLUMNS = sql`${columnsOf(MODEL_FIELDS.Site)}, ${currentGeneration(sql`"Site"."id"`)} AS "generation"`;
 
 const CHANNEL_COLUMNS = columnsOf(MODEL_FIELDS.Channel);
 
