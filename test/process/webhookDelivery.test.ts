@@ -15,7 +15,8 @@ import { bootstrapKeyOf, freePort, post, type Service, startService, stopService
  *   once (counted by `webhook-id`), and the events of one content in the order they were written;
  * - a node killed with SIGKILL in the middle of writes and deliveries, then started again: every
  *   committed event (every acknowledged write's among them) arrives at least once, and an event
- *   arrives twice only across the crash (once before it, once after), with the same `webhook-id`.
+ *   arrives again only across the crash (once before it, once after) or after an attempt recorded as
+ *   failed (a timeout on a loaded machine), with the same `webhook-id`.
  * No assertion on durations: every wait polls the database or the receiver until a generous deadline.
  */
 
@@ -240,7 +241,7 @@ const bothNodes = provider === 'postgresql' && redisUrl !== undefined;
 );
 
 describe(`a node killed with SIGKILL mid-stream on ${provider}`, () => {
-  test('after its restart every committed event arrives; twice only across the crash', async () => {
+  test('after its restart every committed event arrives; again only across the crash or after a failed attempt', async () => {
     database = await createEmptyDatabase();
     // A slow receiver: writes outpace deliveries, some of which are in flight when the node dies.
     receiver = await startReceiver(200);
@@ -312,11 +313,26 @@ describe(`a node killed with SIGKILL mid-stream on ${provider}`, () => {
     const delivered = new Set(messages.map((message) => `${message.resourceId}:${message.title}`));
     const missing = acknowledged.filter((write) => !delivered.has(`${write.id}:${write.title}`));
     expect(missing).toEqual([]);
-    // An event arrives more than once only across the crash: once before it, once after.
-    for (const copies of countsById(messages).values()) {
-      if (copies.length === 1) continue;
-      expect(copies.map((message) => message.phase)).toEqual(['before', 'after']);
+    // An event arrives more than once only where its sender could not know it had arrived: across
+    // the crash (once before it, once after), or after an attempt recorded as failed (on a loaded
+    // machine the receiver's answer can come after the 500 ms timeout: the delivery is then retried).
+    const deliveries = await handle.db.webhookDelivery.findMany({ select: { id: true, eventId: true } });
+    const attempts = await handle.db.webhookAttempt.findMany({
+      select: { deliveryId: true, statusCode: true },
+    });
+    const failedByEvent = new Map<string, number>();
+    const eventOf = new Map(deliveries.map((row) => [row.id, `evt_${row.eventId}`]));
+    for (const attempt of attempts) {
+      if (attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300) continue;
+      const id = eventOf.get(attempt.deliveryId) ?? '';
+      failedByEvent.set(id, (failedByEvent.get(id) ?? 0) + 1);
     }
+    const unexplained = [...countsById(messages)].filter(([id, copies]) => {
+      const before = copies.filter((message) => message.phase === 'before').length;
+      const crossed = before > 0 && before < copies.length ? 1 : 0;
+      return copies.length > 1 + crossed + (failedByEvent.get(id) ?? 0);
+    });
+    expect(unexplained).toEqual([]);
     // Nothing arrives that was not committed.
     const committed = new Set(events.map((event) => `evt_${event.id}`));
     expect(messages.filter((message) => !committed.has(message.id))).toEqual([]);
