@@ -4,7 +4,7 @@ import type { components } from '../../generated/openapi.ts';
 import { storedChannelFields } from '../channels/forms.ts';
 import { readJsonObject } from '../jsonObject.ts';
 import { splitList } from '../lists.ts';
-import { type ChannelChoice, chooseChannel, chooseSite, type SiteChoice } from './choose.ts';
+import { type ChannelChoice, chooseSiteAndChannel, type SiteChoice } from './choose.ts';
 
 /*
  * Channel form B (the contract's ChannelFormB): the original system's view of a channel. Lists are comma-joined
@@ -125,8 +125,7 @@ export async function getStlChannel(
   { db, reads }: Pick<DbHandle, 'db' | 'reads'>,
   choice: SiteChoice & ChannelChoice,
 ): Promise<ChannelFormB> {
-  const site = await chooseSite(reads, choice);
-  const channel = await chooseChannel(reads, site, choice);
+  const { site, channel } = await chooseSiteAndChannel(reads, choice);
   const [laterSibling, contentNum] = await Promise.all([
     db.channel.findFirst({
       where: {

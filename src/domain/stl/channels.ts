@@ -3,7 +3,7 @@ import type { Channel } from '../../db/models.ts';
 import { invalidFields } from '../errors.ts';
 import { normalizeList, splitList } from '../lists.ts';
 import { type ChannelFormB, toChannelFormB } from './channel.ts';
-import { type ChannelChoice, chooseChannel, chooseSite, type SiteChoice } from './choose.ts';
+import { type ChannelChoice, chooseSiteAndChannel, type SiteChoice } from './choose.ts';
 
 /*
  * The template tag's channel list (`stl:channels`): channels around one channel, in form B. The
@@ -117,8 +117,7 @@ export async function listStlChannels(
   maxTotal: number,
 ): Promise<ChannelFormB[]> {
   const { start, end } = windowOf(request, maxTotal);
-  const site = await chooseSite(reads, request);
-  const around = await chooseChannel(reads, site, request);
+  const { site, channel: around } = await chooseSiteAndChannel(reads, request);
   // The channels and the tallies in one snapshot, as the flat channel list reads them.
   const [channels, tallies] = await db.$transaction([
     db.channel.findMany({ where: { siteId: site.id } }),

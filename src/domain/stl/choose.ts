@@ -49,26 +49,33 @@ export function normalizeSiteDir(dir: string): string {
 const sitesWhere = (reads: Reads, where: Sql) =>
   reads.rows<ChosenSite>(sql`SELECT ${SITE_COLUMNS} FROM "Site" ${where} ${BY_TAXIS}`);
 
+/** The root site, else the first site: a condition on `"Site"."id"`. */
+const ROOT_SITE = sql`"Site"."id" = (SELECT "id" FROM "Site" ORDER BY CASE WHEN "isRoot" THEN 0 ELSE 1 END, "taxis", "id" LIMIT 1)`;
+
+/**
+ * The condition on `"Site"` that names the chosen site, and the 404's sentence when no row meets it;
+ * undefined for `siteDir`, which is compared in the process (see chooseSite).
+ */
+function siteCondition(choice: SiteChoice): [Sql, string] | undefined {
+  if (choice.siteId !== undefined)
+    return [sql`"Site"."id" = ${choice.siteId}`, `Site ${choice.siteId} does not exist`];
+  if (choice.siteDir !== undefined) return undefined;
+  return [ROOT_SITE, 'No site exists'];
+}
+
 /** `siteId`, else `siteDir` (nested directories allowed), else the root site, else the first site. */
 export async function chooseSite(reads: Reads, choice: SiteChoice): Promise<ChosenSite> {
-  if (choice.siteId !== undefined) {
-    const [site] = await sitesWhere(reads, sql`WHERE "id" = ${choice.siteId}`);
-    if (!site) throw notFound(`Site ${choice.siteId} does not exist`);
+  const condition = siteCondition(choice);
+  if (condition !== undefined) {
+    const [site] = await sitesWhere(reads, sql`WHERE ${condition[0]}`);
+    if (!site) throw notFound(condition[1]);
     return site;
   }
-  if (choice.siteDir !== undefined) {
-    const wanted = normalizeSiteDir(choice.siteDir);
-    // Sites are few; comparing normalized directories finds a site however its path was written.
-    const sites = await sitesWhere(reads, sql``);
-    const site = sites.find((candidate) => normalizeSiteDir(candidate.siteDir) === wanted);
-    if (!site) throw notFound(`No site has the directory '${choice.siteDir}'`);
-    return site;
-  }
-  // The root site, else the first site.
-  const [site] = await reads.rows<ChosenSite>(
-    sql`SELECT ${SITE_COLUMNS} FROM "Site" ORDER BY CASE WHEN "isRoot" THEN 0 ELSE 1 END, "taxis", "id" LIMIT 1`,
-  );
-  if (!site) throw notFound('No site exists');
+  const wanted = normalizeSiteDir(choice.siteDir ?? '');
+  // Sites are few; comparing normalized directories finds a site however its path was written.
+  const sites = await sitesWhere(reads, sql``);
+  const site = sites.find((candidate) => normalizeSiteDir(candidate.siteDir) === wanted);
+  if (!site) throw notFound(`No site has the directory '${choice.siteDir}'`);
   return site;
 }
 
@@ -78,22 +85,67 @@ export function hasChannelChoice(choice: ChannelChoice): boolean {
   );
 }
 
+/** The condition on `"Channel"` that names the chosen channel, and the start of the 404's sentence. */
+function channelCondition(choice: ChannelChoice): [Sql, string] {
+  if (choice.channelId !== undefined) return [sql`"id" = ${choice.channelId}`, `Channel ${choice.channelId}`];
+  if (choice.channelIndex !== undefined)
+    return [sql`"indexName" = ${choice.channelIndex}`, `No channel with index '${choice.channelIndex}'`];
+  if (choice.channelName !== undefined)
+    return [sql`"channelName" = ${choice.channelName}`, `No channel named '${choice.channelName}'`];
+  return [sql`"parentId" = ${0}`, 'No root channel'];
+}
+
+function channelNotFound(choice: ChannelChoice, described: string, siteId: number) {
+  const suffix = choice.channelId !== undefined ? ' does not exist in site' : ' exists in site';
+  return notFound(`${described}${suffix} ${siteId}`);
+}
+
 /** `channelId`, else `channelIndex`, else `channelName` (the first so named), else the root channel. */
-export async function chooseChannel(reads: Reads, site: Site, choice: ChannelChoice): Promise<Channel> {
-  const [where, described] =
-    choice.channelId !== undefined
-      ? [sql`"id" = ${choice.channelId}`, `Channel ${choice.channelId}`]
-      : choice.channelIndex !== undefined
-        ? [sql`"indexName" = ${choice.channelIndex}`, `No channel with index '${choice.channelIndex}'`]
-        : choice.channelName !== undefined
-          ? [sql`"channelName" = ${choice.channelName}`, `No channel named '${choice.channelName}'`]
-          : [sql`"parentId" = ${0}`, 'No root channel'];
+async function chooseChannel(reads: Reads, site: Site, choice: ChannelChoice): Promise<Channel> {
+  const [where, described] = channelCondition(choice);
   const [channel] = await reads.rows<Channel>(
     sql`SELECT ${CHANNEL_COLUMNS} FROM "Channel" WHERE "siteId" = ${site.id} AND ${where} ${BY_TAXIS} LIMIT 1`,
   );
-  if (!channel) {
-    const suffix = choice.channelId !== undefined ? ' does not exist in site' : ' exists in site';
-    throw notFound(`${described}${suffix} ${site.id}`);
-  }
+  if (!channel) throw channelNotFound(choice, described, site.id);
   return channel;
+}
+
+/** Channel columns beside the site's in one row: named `channel_<field>`. */
+const CHANNEL_PREFIX = 'channel_';
+const SITE_AND_CHANNEL_COLUMNS = sql`${joinSql(
+  MODEL_FIELDS.Site.map((field) => sql`"Site".${identifier(field)}`),
+)}, ${currentGeneration(sql`"Site"."id"`)} AS "generation", ${joinSql(
+  MODEL_FIELDS.Channel.map(
+    (field) => sql`"c".${identifier(field)} AS ${identifier(`${CHANNEL_PREFIX}${field}`)}`,
+  ),
+)}`;
+
+/**
+ * The site and the channel of a read, in one statement where the site is named by id or is the
+ * root (the channel joined through the subquery chooseChannel would send), else as two reads:
+ * every template-tag read of a channel starts here, and on PostgreSQL a statement is a round trip.
+ */
+export async function chooseSiteAndChannel(
+  reads: Reads,
+  choice: SiteChoice & ChannelChoice,
+): Promise<{ site: ChosenSite; channel: Channel }> {
+  const condition = siteCondition(choice);
+  if (condition === undefined) {
+    const site = await chooseSite(reads, choice);
+    return { site, channel: await chooseChannel(reads, site, choice) };
+  }
+  const [where, described] = channelCondition(choice);
+  const [row] = await reads.rows<Record<string, unknown>>(
+    sql`SELECT ${SITE_AND_CHANNEL_COLUMNS} FROM "Site" LEFT JOIN "Channel" AS "c" ON "c"."id" = (
+      SELECT "id" FROM "Channel" WHERE "siteId" = "Site"."id" AND ${where} ${BY_TAXIS} LIMIT 1)
+    WHERE ${condition[0]}`,
+  );
+  if (!row) throw notFound(condition[1]);
+  const site = {} as Record<string, unknown>;
+  const channel = {} as Record<string, unknown>;
+  for (const field of MODEL_FIELDS.Site) site[field] = row[field];
+  site.generation = row.generation;
+  for (const field of MODEL_FIELDS.Channel) channel[field] = row[`${CHANNEL_PREFIX}${field}`];
+  if (channel.id === null) throw channelNotFound(choice, described, Number(site.id));
+  return { site: site as ChosenSite, channel: channel as unknown as Channel };
 }

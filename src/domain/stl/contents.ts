@@ -11,8 +11,8 @@ import { assertNoProblems, type FieldProblem, invalidFields, notFound } from '..
 import { normalizeList } from '../lists.ts';
 import {
   type ChannelChoice,
-  chooseChannel,
   chooseSite,
+  chooseSiteAndChannel,
   hasChannelChoice,
   type SiteChoice,
 } from './choose.ts';
@@ -177,8 +177,7 @@ export async function listStlContents(
 ): Promise<(ContentFormB | Partial<ContentFormB>)[]> {
   const { limit, offset } = windowOf(request, maxTotal);
   const selection = formBSelection(request.fields);
-  const site = await chooseSite(reads, request);
-  const channel = await chooseChannel(reads, site, request);
+  const { site, channel } = await chooseSiteAndChannel(reads, request);
   const scope = request.scope ?? 'Self';
   const channels = scope === 'All' ? undefined : { channelId: channel.id, scope };
   const filter = filterOf(request, site.id, channels, now);
@@ -255,8 +254,9 @@ export async function getStlContent(
   request: StlContentRequest,
 ): Promise<ContentFormB | Partial<ContentFormB>> {
   const selection = formBSelection(request.fields);
-  const site = await chooseSite(reads, request);
-  const channel = hasChannelChoice(request) ? await chooseChannel(reads, site, request) : undefined;
+  const { site, channel } = hasChannelChoice(request)
+    ? await chooseSiteAndChannel(reads, request)
+    : { site: await chooseSite(reads, request), channel: undefined };
   const content = await db.content.findFirst({
     where: {
       id: request.contentId,
