@@ -5,6 +5,7 @@ import type { CostlyReads } from './costlyReads.ts';
 import type { PostgresServesSqliteCalls, Same } from './models.ts';
 import type { PointReads } from './pointReads.ts';
 import type { PointWrites } from './pointWrites.ts';
+import { COMPILER_READ_AS_TEXT } from './queryCompilerWasm.ts';
 
 /**
  * The database client as the service uses it, whichever the provider: the model's delegates, raw
@@ -227,7 +228,11 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
       },
       () => costlyReads.close(),
     );
-    const client: Db = new SqliteClient({ adapter: takingTurns(adapter, turns), log });
+    const client: Db = new SqliteClient({
+      adapter: takingTurns(adapter, turns),
+      log,
+      ...COMPILER_READ_AS_TEXT,
+    });
     refuseClientInsideTransactions(client, turns);
     db = client;
     costly = costlyReads;
@@ -262,7 +267,7 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
     const adapter = new PrismaPg(pool as unknown as ConstructorParameters<typeof PrismaPg>[0], {
       disposeExternalPool: true,
     });
-    db = postgresAsDb(new PostgresClient({ adapter, log }));
+    db = postgresAsDb(new PostgresClient({ adapter, log, ...COMPILER_READ_AS_TEXT }));
     // The adapter ends the pool on $disconnect only if the client has connected: a point read before
     // any Prisma query connects it first, so that $disconnect ends every connection the reads opened.
     let connected: Promise<void> | undefined;
