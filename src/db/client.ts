@@ -284,7 +284,7 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
     // No transaction of point writes on PostgreSQL; a write that fits one statement sends just that.
     const statement = pointReads.postgresStatement(connectedPool, pg.types, options.onQuery);
     writes = { ...NO_POINT_WRITES, statement };
-    costly = new PooledCostlyReads(db, connectedPool);
+    costly = new PooledCostlyReads(reads.rows, connectedPool);
   }
   const onQuery = options.onQuery;
   if (onQuery) (db as unknown as QueryEvents).$on('query', (event) => onQuery(event.query, event.duration));

@@ -3,7 +3,6 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type pg from 'pg';
-import type { Db } from './client.ts';
 import { type Sql, sqliteBindable } from './sql.ts';
 
 /*
@@ -235,18 +234,22 @@ class Turns {
   }
 }
 
-/** PostgreSQL's costly reads: ordinary queries of the client, at most COSTLY_READS_AT_ONCE at a time. */
+/**
+ * PostgreSQL's costly reads: ordinary queries on the client's pool, at most COSTLY_READS_AT_ONCE at
+ * a time, sent through the driver as the point reads' `rows` are (not through Prisma's client,
+ * whose raw queries cost a page's pick more than its statement did: bench/README.md).
+ */
 export class PooledCostlyReads implements CostlyReads {
   private readonly turns = new Turns(COSTLY_READS_AT_ONCE);
   private readonly textTurns = new Turns(1);
 
   constructor(
-    private readonly db: Db,
+    private readonly rows: <T>(statement: Sql) => Promise<T[]>,
     private readonly pool: () => Promise<pg.Pool>,
   ) {}
 
   all<T>(statement: Sql): Promise<T[]> {
-    return this.turns.run(() => this.db.$queryRaw<T[]>(statement));
+    return this.turns.run(() => this.rows<T>(statement));
   }
 
   /** The work, in this process's turn and then the database's (see TEXT_MATCHING_WAIT_MS). */
