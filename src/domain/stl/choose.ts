@@ -13,11 +13,15 @@ import { notFound } from '../errors.ts';
 
 type Reads = DbHandle['reads'];
 
-const columnsOf = (fields: readonly string[]): Sql => joinSql(fields.map((field) => identifier(field)));
-/** A site's row, with its content generation (0 before its first write: counts.ts) read with it. */
-const SITE_COLUMNS = sql`${columnsOf(MODEL_FIELDS.Site)}, ${currentGeneration(sql`"Site"."id"`)} AS "generation"`;
+/**
+ * A site's row, with its content generation (0 before its first write: counts.ts) read with it;
+ * qualified, as the read of a site and its channel joins them.
+ */
+const SITE_COLUMNS = sql`${joinSql(
+  MODEL_FIELDS.Site.map((field) => sql`"Site".${identifier(field)}`),
+)}, ${currentGeneration(sql`"Site"."id"`)} AS "generation"`;
 
-const CHANNEL_COLUMNS = columnsOf(MODEL_FIELDS.Channel);
+const CHANNEL_COLUMNS = joinSql(MODEL_FIELDS.Channel.map((field) => identifier(field)));
 
 /** The chosen site, with its content generation as it was when the site was read. */
 export type ChosenSite = Site & { generation: number | bigint | string };
@@ -112,9 +116,7 @@ async function chooseChannel(reads: Reads, site: Site, choice: ChannelChoice): P
 
 /** Channel columns beside the site's in one row: named `channel_<field>`. */
 const CHANNEL_PREFIX = 'channel_';
-const SITE_AND_CHANNEL_COLUMNS = sql`${joinSql(
-  MODEL_FIELDS.Site.map((field) => sql`"Site".${identifier(field)}`),
-)}, ${currentGeneration(sql`"Site"."id"`)} AS "generation", ${joinSql(
+const SITE_AND_CHANNEL_COLUMNS = sql`${SITE_COLUMNS}, ${joinSql(
   MODEL_FIELDS.Channel.map(
     (field) => sql`"c".${identifier(field)} AS ${identifier(`${CHANNEL_PREFIX}${field}`)}`,
   ),
