@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { RecentlyUsed } from '../recentlyUsed.ts';
 
 /*
  * Prisma's SQLite adapter prepares every statement it runs, every time (`prepare(sql).bind(args)`),
@@ -35,16 +36,13 @@ function reusable(statement: Statement) {
  * go): for statements prepared once per text, here, in the point reads and in the costly-reads thread.
  */
 export function keptByText<T>(make: (text: string) => T, bound: number): (text: string) => T {
-  const kept = new Map<string, T>();
+  const kept = new RecentlyUsed<string, T>(bound);
   return (text) => {
     let found = kept.get(text);
-    // The most recently used last: the first is the one to let go.
-    if (found !== undefined) kept.delete(text);
-    else {
+    if (found === undefined) {
       found = make(text);
-      if (kept.size >= bound) kept.delete(kept.keys().next().value as string);
+      kept.set(text, found);
     }
-    kept.set(text, found);
     return found;
   };
 }

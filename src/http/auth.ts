@@ -6,6 +6,7 @@ import { assertMayCall } from '../domain/access.ts';
 import { principalOfAccessToken } from '../domain/accessTokens.ts';
 import { DomainError, unauthenticated } from '../domain/errors.ts';
 import type { Principal, Scope } from '../domain/principal.ts';
+import { RecentlyUsed } from '../recentlyUsed.ts';
 import type { ApiKeyAuthenticator } from './apiKeys.ts';
 import type { CachedCredential, CredentialCache } from './credentialCache.ts';
 
@@ -86,20 +87,17 @@ export interface CredentialBudget {
  * loses its budget on the first request a node refuses). Bounded, so a flood cannot grow it.
  */
 export class KnownCredentials {
-  private readonly seen = new Map<string, { until: number; budget: CredentialBudget }>();
+  private readonly seen: RecentlyUsed<string, { until: number; budget: CredentialBudget }>;
 
   constructor(
-    private readonly capacity = 10_000,
+    capacity = 10_000,
     private readonly ttlMs = 10 * 60_000,
-  ) {}
+  ) {
+    this.seen = new RecentlyUsed(capacity);
+  }
 
   add(fingerprint: string, budget: CredentialBudget, now = Date.now()): void {
-    this.seen.delete(fingerprint);
     this.seen.set(fingerprint, { until: now + this.ttlMs, budget });
-    if (this.seen.size > this.capacity) {
-      const oldest = this.seen.keys().next().value;
-      if (oldest !== undefined) this.seen.delete(oldest);
-    }
   }
 
   forget(fingerprint: string): void {

@@ -1,4 +1,5 @@
 import type { Principal } from '../domain/principal.ts';
+import { RecentlyUsed } from '../recentlyUsed.ts';
 import {
   advanceCredentialsGeneration,
   GENERATION_KEY,
@@ -50,10 +51,10 @@ export interface CachedCredential {
 }
 
 export class CredentialCache {
-  private readonly entries = new Map<
+  private readonly entries: RecentlyUsed<
     string,
     { generation: Generation; until: number; value: CachedCredential }
-  >();
+  >;
 
   /** A change whose advance of the generation the store did not take: advanced once it answers again. */
   private advanceOwed = false;
@@ -61,8 +62,9 @@ export class CredentialCache {
   constructor(
     private readonly state: SharedState,
     private readonly ttlMs: number,
-    private readonly capacity = 10_000,
+    capacity = 10_000,
   ) {
+    this.entries = new RecentlyUsed(capacity);
     // A change made on another node while this one's connection was down may have advanced
     // nothing this node can see: drop everything when the connection goes. And a change made here
     // meanwhile is told to the others as soon as it is back, without waiting for a request.
@@ -128,12 +130,7 @@ export class CredentialCache {
   }
 
   set(fingerprint: string, generation: Generation, value: CachedCredential, now = Date.now()): void {
-    this.entries.delete(fingerprint);
     this.entries.set(fingerprint, { generation, until: now + this.ttlMs, value });
-    if (this.entries.size > this.capacity) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
   }
 
   forget(fingerprint: string): void {

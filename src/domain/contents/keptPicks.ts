@@ -1,4 +1,5 @@
 import type { Sql } from '../../db/sql.ts';
+import { RecentlyUsed } from '../../recentlyUsed.ts';
 import { typedValues } from './counts.ts';
 
 /*
@@ -29,7 +30,7 @@ interface KeptPick {
   picked: unknown;
 }
 
-const keptPicks = new WeakMap<object, Map<string, KeptPick>>();
+const keptPicks = new WeakMap<object, RecentlyUsed<string, KeptPick>>();
 
 /**
  * What a pick is kept under: what it is (`kind`), and the texts and typed values (1 and '1' differ)
@@ -57,18 +58,12 @@ export async function keptPick<T>(
   if (key === undefined) return pick();
   let kept = keptPicks.get(owner);
   if (kept === undefined) {
-    kept = new Map();
+    kept = new RecentlyUsed(KEPT_PICKS);
     keptPicks.set(owner, kept);
   }
   const found = kept.get(key);
-  // The most recently used last: the first is the one to let go.
-  if (found !== undefined) kept.delete(key);
-  if (found?.generation === generation) {
-    kept.set(key, found);
-    return found.picked as T;
-  }
+  if (found?.generation === generation) return found.picked as T;
   const picked = await pick();
-  if (kept.size >= KEPT_PICKS) kept.delete(kept.keys().next().value as string);
   kept.set(key, { generation, picked });
   return picked;
 }

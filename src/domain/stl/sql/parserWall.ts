@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type sqliteBuild from 'node-sql-parser/build/sqlite.js';
 import { ALLOWED_RELATIONS, PUBLIC_VIEWS } from '../../../db/sandbox/catalog.ts';
 import type { SqlDialect } from '../../../db/sandbox/executor.ts';
+import { RecentlyUsed } from '../../../recentlyUsed.ts';
 import {
   checkFunctionArguments,
   isAllowedCastType,
@@ -179,20 +180,14 @@ export const VERDICTS_KEPT = 256;
 
 // Not shared state: a memo of a pure function of its key (the dialect and the text), bounded; at
 // most VERDICTS_KEPT texts of at most MAX_QUERY_LENGTH characters.
-const verdicts = new Map<string, string | undefined>();
+const verdicts = new RecentlyUsed<string, string | undefined>(VERDICTS_KEPT);
 
 export function checkWithParser(text: string, dialect: SqlDialect): string | undefined {
   const key = `${dialect}:${text}`;
-  if (verdicts.has(key)) {
-    const kept = verdicts.get(key);
-    // Asked again: now the most recent.
-    verdicts.delete(key);
-    verdicts.set(key, kept);
-    return kept;
-  }
+  // A text asked again is now the most recent.
+  if (verdicts.has(key)) return verdicts.get(key);
   const verdict = scanText(text) ?? checkTree(text, dialect);
   verdicts.set(key, verdict);
-  if (verdicts.size > VERDICTS_KEPT) verdicts.delete(verdicts.keys().next().value as string);
   return verdict;
 }
 

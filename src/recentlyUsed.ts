@@ -1,0 +1,46 @@
+/**
+ * A map of at most `capacity` entries that lets go of the least recently used first: what the
+ * service keeps in a process (prepared statements by text, kept picks, the SQL parser's verdicts,
+ * credentials seen lately) is bounded this way, so that no caller can grow it. A Map iterates in
+ * insertion order, so an entry read or written is moved to the end and the first is the oldest.
+ */
+export class RecentlyUsed<K, V> {
+  private readonly entries = new Map<K, V>();
+
+  constructor(readonly capacity: number) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  has(key: K): boolean {
+    return this.entries.has(key);
+  }
+
+  /** The value under `key`, now the most recently used; undefined when there is none. */
+  get(key: K): V | undefined {
+    if (!this.entries.has(key)) return undefined;
+    const value = this.entries.get(key) as V;
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    return value;
+  }
+
+  /** Keeps `value` under `key` as the most recently used, letting go of the oldest past capacity. */
+  set(key: K, value: V): void {
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    if (this.entries.size > this.capacity) {
+      const [oldest] = this.entries.keys();
+      this.entries.delete(oldest as K);
+    }
+  }
+
+  delete(key: K): void {
+    this.entries.delete(key);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
