@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { Db } from '../../src/db/client.ts';
+import { MODEL_FIELDS } from '../../src/db/models.ts';
+import { type Sql, sql } from '../../src/db/sql.ts';
 import {
   contentsInOrder,
+  contentsPicked,
   TEXT_PIECE_CHARACTERS,
   WHOLE_ROW_TEXT_BYTES,
 } from '../../src/domain/contents/list.ts';
@@ -171,6 +174,69 @@ describe('pages of large records', () => {
       ]);
       expect(short.map(({ id }) => id)).toEqual([first.id, third.id]);
       expect(statements).toHaveLength(1);
+    } finally {
+      for (const { id, body, summary } of before)
+        await fixture.db.content.update({ where: { id }, data: { body, summary } });
+    }
+  });
+
+  test('a pick not kept is read with its rows: in its order, a long row in pieces in its place (PostgreSQL: one statement for the short ones)', async () => {
+    const [first, second, third] = contentIds as [
+      { id: number; channelId: number },
+      { id: number; channelId: number },
+      { id: number; channelId: number },
+    ];
+    const before = await fixture.db.content.findMany({
+      where: { id: { in: [first.id, second.id, third.id] } },
+    });
+    const half = 'é'.repeat(Math.ceil(WHOLE_ROW_TEXT_BYTES / 4) + 1);
+    await fixture.db.content.update({ where: { id: second.id }, data: { body: half, summary: `${half}s` } });
+    await fixture.db.content.update({ where: { id: first.id }, data: { body: 'first €', summary: '' } });
+    await fixture.db.content.update({ where: { id: third.id }, data: { body: 'third 😀', summary: '' } });
+    const { reads, costly, provider } = fixture.services;
+    const statements: string[] = [];
+    const observe = (statement: Sql) => {
+      statements.push(statement.sql);
+      return statement;
+    };
+    const observed = {
+      ...fixture.services,
+      reads: { ...reads, rows: <T>(statement: Sql) => reads.rows<T>(observe(statement)) },
+      costly: {
+        all: <T>(statement: Sql) => costly.all<T>(observe(statement)),
+        matchingTexts: <T>(work: () => Promise<T>) => costly.matchingTexts(work),
+      },
+    };
+    // The three by id descending, then from the second on: windows of the same order.
+    const pickOf = (offset: number) =>
+      sql`SELECT "id" FROM "Content" WHERE "id" IN (${first.id}, ${second.id}, ${third.id}) ORDER BY "id" DESC LIMIT ${3} OFFSET ${offset}`;
+    const descending = [first.id, second.id, third.id].sort((a, b) => b - a);
+    try {
+      const rows = await contentsPicked(observed, pickOf(0));
+      expect(rows.map(({ id }) => id)).toEqual(descending);
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      expect(byId.get(second.id)?.body).toBe(half);
+      expect(byId.get(second.id)?.summary).toBe(`${half}s`);
+      expect(byId.get(first.id)?.body).toBe('first €');
+      expect(byId.get(third.id)?.body).toBe('third 😀');
+      // Every field as contentsInOrder reads it (dates, booleans, numbers).
+      const inOrder = await contentsInOrder(fixture.services, descending);
+      for (const [index, row] of rows.entries())
+        for (const field of MODEL_FIELDS.Content)
+          expect([field, row[field]]).toEqual([field, inOrder[index]?.[field]]);
+      // PostgreSQL: the pick and the short rows in one statement, then the long row in pieces;
+      // SQLite: the pick, the short rows by id, the long row in pieces.
+      expect(statements).toHaveLength(provider === 'postgresql' ? 2 : 3);
+      expect(statements.at(-1)).toContain('AS "body__length"');
+
+      statements.length = 0;
+      const window = await contentsPicked(observed, pickOf(1));
+      expect(window.map(({ id }) => id)).toEqual(descending.slice(1));
+      await fixture.db.content.update({ where: { id: second.id }, data: { body: 'short', summary: '' } });
+      statements.length = 0;
+      const short = await contentsPicked(observed, pickOf(0));
+      expect(short.map(({ id }) => id)).toEqual(descending);
+      expect(statements).toHaveLength(provider === 'postgresql' ? 1 : 2);
     } finally {
       for (const { id, body, summary } of before)
         await fixture.db.content.update({ where: { id }, data: { body, summary } });

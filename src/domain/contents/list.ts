@@ -332,6 +332,42 @@ export async function contentsInOrder(
 }
 
 /**
+ * The rows a pick names (`pick`: a statement of one column, `"id"`, ordered and windowed), in its
+ * order, for a pick that is not kept (keptPicks.ts). On PostgreSQL in one costly read: the ids picked
+ * as an array inside the statement, each short row joined to its place, so that the page costs one
+ * round trip, not two; a place whose row is long (or gone) comes without it and is read as
+ * contentsInOrder reads it, in pieces. On SQLite the pick runs in the costly-reads thread and the
+ * rows are read by id on the client's connection, as before: the thread hands back ids only.
+ */
+export async function contentsPicked(
+  database: TextReader & Pick<DbHandle, 'costly'>,
+  pick: Sql,
+  columns: RowColumns = ALL_COLUMNS,
+): Promise<Content[]> {
+  if (database.provider === 'sqlite') {
+    const picked = await database.costly.all<{ id: number | bigint }>(pick);
+    return contentsInOrder(
+      database,
+      picked.map((row) => Number(row.id)),
+      columns,
+    );
+  }
+  // ARRAY(subquery) keeps the subquery's order; WITH ORDINALITY numbers it. The picked id has a
+  // name of its own, so that the row's columns are the Content's alone, unqualified.
+  const placed = await database.costly.all<Content & { pickedId: number }>(
+    sql`SELECT "p"."pickedId", ${columns.whole}
+      FROM unnest(ARRAY(${pick})) WITH ORDINALITY AS "p"("pickedId", "place")
+      LEFT JOIN "Content" ON "Content"."id" = "p"."pickedId" AND ${columns.short}
+      ORDER BY "p"."place"`,
+  );
+  const rest = placed.filter((row) => row.id === null).map((row) => row.pickedId);
+  // (The rows carry pickedId beside their fields: the forms copy the fields they answer.)
+  if (rest.length === 0) return placed;
+  const long = await rowsInPieces(database, rest, columns);
+  return placed.flatMap((row) => (row.id === null ? (long.get(row.pickedId) ?? []) : row));
+}
+
+/**
  * A page's ids, picked from index entries (see listContents): the costly part, which runs as a
  * costly read (src/db/costlyReads.ts). The rows are read by id after.
  */
