@@ -61,6 +61,15 @@ export interface PointReads {
    * statement kept per text (SQLite) and the columns converted as theirs are.
    */
   rows<T>(statement: Sql): Promise<T[]>;
+  /**
+   * As `rows`, for a statement whose text is one of a few the code writes (the template-tag reads'
+   * choice of site and channel) and whose best plan does not depend on its values (keys): on
+   * PostgreSQL it is prepared once per connection (named), so that it is neither parsed nor
+   * planned again on each request, which cost the database more than running it did; on SQLite it
+   * is `rows`, whose statements are kept per text already. Not for a text that varies with the
+   * request: each text stays prepared on every connection of the pool.
+   */
+  prepared<T>(statement: Sql): Promise<T[]>;
 }
 
 /** One channel of siteChannelStates. */
@@ -118,15 +127,23 @@ function statements(dialect: Dialect) {
 /** Texts of `rows` kept per connection (the most recently used), prepared once each. */
 const KEPT_TEXTS = 256;
 
+/** Texts of `prepared`: the few the code writes, with room to spare. */
+const PREPARED_TEXTS = 64;
+
 function pointReads(reader: (sqlText: string) => Reader, dialect: Dialect, adHoc = reader): PointReads {
   const sqlText = statements(dialect);
   const readerOf = keptByText(adHoc, KEPT_TEXTS);
+  const preparedOf = dialect === 'sqlite' ? readerOf : keptByText(reader, PREPARED_TEXTS);
   const content = reader(sqlText.content);
   const apiKey = reader(sqlText.apiKey);
   const siteChannels = reader(sqlText.siteChannels);
   const siteChannelStates = reader(sqlText.siteChannelStates);
   const siteChannelsAmong = reader(sqlText.siteChannelsAmong);
   const siteGeneration = reader(sqlText.siteGeneration);
+  const run = (readerOfText: (text: string) => Reader, statement: Sql) =>
+    dialect === 'sqlite'
+      ? readerOfText(statement.sql)(statement.values.map(sqliteBindable))
+      : readerOfText(statement.text)(statement.values);
   return {
     async content(id, siteId, channelId) {
       return ((await content([id, siteId, channelId]))[0] as Content | undefined) ?? null;
@@ -149,9 +166,10 @@ function pointReads(reader: (sqlText: string) => Reader, dialect: Dialect, adHoc
       return String((await siteGeneration([siteId]))[0]?.generation ?? 0);
     },
     async rows<T>(statement: Sql) {
-      const text = dialect === 'sqlite' ? statement.sql : statement.text;
-      const values = dialect === 'sqlite' ? statement.values.map(sqliteBindable) : statement.values;
-      return (await readerOf(text)(values)) as T[];
+      return (await run(readerOf, statement)) as T[];
+    },
+    async prepared<T>(statement: Sql) {
+      return (await run(preparedOf, statement)) as T[];
     },
   };
 }

@@ -311,3 +311,28 @@ test('rows(): a statement of varying text reads the model as Prisma does, bound 
   expect(Number(total?.n)).toBe(1);
   expect(await reads().rows(Prisma.sql`SELECT "id" FROM "Content" WHERE "id" = ${-1}`)).toEqual([]);
 });
+
+test('prepared(): rows as rows() reads them; on PostgreSQL the statement is prepared (named) on its connection, once', async () => {
+  const { db, provider } = database.handle;
+  const made = await db.content.create({
+    data: { guid: 'prepared-1', siteId, channelId, title: 'prepared', body: big, checked: true },
+  });
+  const statement = Prisma.sql`SELECT * FROM "Content" WHERE "id" = ${made.id} AND "siteId" = ${siteId}`;
+  const expected = await reads().rows(statement);
+  expect(expected).toHaveLength(1);
+  for (let round = 0; round < 3; round++) expect(await reads().prepared(statement)).toEqual(expected);
+  if (provider !== 'postgresql') return;
+  // Sequential reads take the pool's most recently released connection: the statement prepared there.
+  const preparedHere = await reads().rows<{ name: string; statement: string }>(
+    Prisma.sql`SELECT "name", "statement" FROM pg_prepared_statements`,
+  );
+  const text = (statement as unknown as { text: string }).text;
+  expect(preparedHere.filter((row) => row.statement === text)).toHaveLength(1);
+  // rows() leaves its statements unnamed: a text whose plan depends on its values is planned with them.
+  const adHoc = Prisma.sql`SELECT "id" FROM "Content" WHERE "title" = ${'prepared'}`;
+  await reads().rows(adHoc);
+  const after = await reads().rows<{ statement: string }>(
+    Prisma.sql`SELECT "statement" FROM pg_prepared_statements`,
+  );
+  expect(after.some((row) => row.statement === (adHoc as unknown as { text: string }).text)).toBe(false);
+});

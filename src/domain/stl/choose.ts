@@ -8,7 +8,8 @@ import { notFound } from '../errors.ts';
  * How a template-tag read picks its site and channel (docs/design-decisions.md, "Template-tag
  * reads"): each parameter is a fallback for the one before it, and a name that matches nothing is a
  * 404, never a silent fallback to the next choice. The rows come through the driver's reads (one
- * kept statement each, as the model's rows), not Prisma's client: every template-tag read starts here.
+ * prepared statement each, as the model's rows), not Prisma's client: every template-tag read
+ * starts here.
  */
 
 type Reads = DbHandle['reads'];
@@ -51,7 +52,7 @@ export function normalizeSiteDir(dir: string): string {
 }
 
 const sitesWhere = (reads: Reads, where: Sql) =>
-  reads.rows<ChosenSite>(sql`SELECT ${SITE_COLUMNS} FROM "Site" ${where} ${BY_TAXIS}`);
+  reads.prepared<ChosenSite>(sql`SELECT ${SITE_COLUMNS} FROM "Site" ${where} ${BY_TAXIS}`);
 
 /** The root site, else the first site: a condition on `"Site"."id"`. */
 const ROOT_SITE = sql`"Site"."id" = (SELECT "id" FROM "Site" ORDER BY CASE WHEN "isRoot" THEN 0 ELSE 1 END, "taxis", "id" LIMIT 1)`;
@@ -107,7 +108,7 @@ function channelNotFound(choice: ChannelChoice, described: string, siteId: numbe
 /** `channelId`, else `channelIndex`, else `channelName` (the first so named), else the root channel. */
 async function chooseChannel(reads: Reads, site: Site, choice: ChannelChoice): Promise<Channel> {
   const [where, described] = channelCondition(choice);
-  const [channel] = await reads.rows<Channel>(
+  const [channel] = await reads.prepared<Channel>(
     sql`SELECT ${CHANNEL_COLUMNS} FROM "Channel" WHERE "siteId" = ${site.id} AND ${where} ${BY_TAXIS} LIMIT 1`,
   );
   if (!channel) throw channelNotFound(choice, described, site.id);
@@ -137,7 +138,7 @@ export async function chooseSiteAndChannel(
     return { site, channel: await chooseChannel(reads, site, choice) };
   }
   const [where, described] = channelCondition(choice);
-  const [row] = await reads.rows<Record<string, unknown>>(
+  const [row] = await reads.prepared<Record<string, unknown>>(
     sql`SELECT ${SITE_AND_CHANNEL_COLUMNS} FROM "Site" LEFT JOIN "Channel" AS "c" ON "c"."id" = (
       SELECT "id" FROM "Channel" WHERE "siteId" = "Site"."id" AND ${where} ${BY_TAXIS} LIMIT 1)
     WHERE ${condition[0]}`,
