@@ -5,6 +5,7 @@ import { type Sql, sql } from '../../src/db/sql.ts';
 import {
   contentsInOrder,
   contentsPicked,
+  rowColumns,
   TEXT_PIECE_CHARACTERS,
   WHOLE_ROW_TEXT_BYTES,
 } from '../../src/domain/contents/list.ts';
@@ -145,11 +146,17 @@ describe('pages of large records', () => {
     await fixture.db.content.update({ where: { id: third.id }, data: { body: 'third 😀', summary: '' } });
     const { reads } = fixture.services;
     const statements: string[] = [];
+    const prepared: string[] = [];
     const observedReads: typeof reads = {
       ...reads,
       rows: async (statement) => {
         statements.push(statement.sql);
         return reads.rows(statement);
+      },
+      prepared: async (statement) => {
+        statements.push(statement.sql);
+        prepared.push(statement.sql);
+        return reads.prepared(statement);
       },
     };
     try {
@@ -166,6 +173,18 @@ describe('pages of large records', () => {
       expect(statements[0]).toContain('octet_length');
       expect(statements[0]).not.toContain('AS "body__length"');
       expect(statements[1]).toContain('AS "body__length"');
+      // The whole columns are a list the code names: their read of short rows is prepared once.
+      expect(prepared).toEqual([statements[0]]);
+      // A list a request chose is not: each would stay prepared on every connection.
+      statements.length = 0;
+      prepared.length = 0;
+      await contentsInOrder(
+        { ...fixture.services, reads: observedReads },
+        [first.id],
+        rowColumns(['id', 'title', 'version']),
+      );
+      expect(statements).toHaveLength(1);
+      expect(prepared).toEqual([]);
 
       statements.length = 0;
       const short = await contentsInOrder({ ...fixture.services, reads: observedReads }, [
@@ -201,7 +220,11 @@ describe('pages of large records', () => {
     };
     const observed = {
       ...fixture.services,
-      reads: { ...reads, rows: <T>(statement: Sql) => reads.rows<T>(observe(statement)) },
+      reads: {
+        ...reads,
+        rows: <T>(statement: Sql) => reads.rows<T>(observe(statement)),
+        prepared: <T>(statement: Sql) => reads.prepared<T>(observe(statement)),
+      },
       costly: {
         all: <T>(statement: Sql) => costly.all<T>(observe(statement)),
         matchingTexts: <T>(work: () => Promise<T>) => costly.matchingTexts(work),

@@ -126,11 +126,21 @@ export interface RowColumns {
   short: Sql;
   /** The text fields among them, in TEXT_FIELDS' order. */
   texts: readonly TextField[];
+  /**
+   * A list the code names (a form's whole columns), not one a request chose: its read of short rows
+   * by id is one of a few texts, prepared once per connection (`reads.prepared`).
+   */
+  prepared?: true;
 }
 
 /** The columns of a read of these fields, made once per list of fields (the most recent kept). */
 export function rowColumns(fields: readonly (keyof Content)[]): RowColumns {
   return columnsOfFields(fields.join(','));
+}
+
+/** The columns of a form's whole list of fields, made once by the code that names it. */
+export function formColumns(fields: readonly (keyof Content)[]): RowColumns {
+  return { ...columnsOf(fields), prepared: true };
 }
 
 /** Selections are the contract's field names in any combination: the most recently asked are kept. */
@@ -168,7 +178,7 @@ function textBytesAtMost(texts: readonly TextField[], bytes: number): Sql {
 }
 
 /** Every column of the model: the rows of whole records. */
-const ALL_COLUMNS = rowColumns(MODEL_FIELDS.Content);
+const ALL_COLUMNS = formColumns(MODEL_FIELDS.Content);
 
 /**
  * What reading rows with long texts needs: the client, which database it is (how texts are cut),
@@ -303,9 +313,10 @@ async function rowsWhole(
 ): Promise<Map<number, Content>> {
   const byId = new Map<number, Content>();
   if (ids.length === 0) return byId;
-  const short = await database.reads.rows<Content>(
-    sql`SELECT ${columns.whole} FROM "Content" WHERE ${idAmong(database.provider, ids)} AND ${columns.short}`,
-  );
+  const statement = sql`SELECT ${columns.whole} FROM "Content" WHERE ${idAmong(database.provider, ids)} AND ${columns.short}`;
+  const short = await (columns.prepared
+    ? database.reads.prepared<Content>(statement)
+    : database.reads.rows<Content>(statement));
   for (const row of short) byId.set(row.id, row);
   if (byId.size === ids.length) return byId;
   const long = await rowsInPieces(
@@ -398,7 +409,7 @@ export async function listContents(
 ): Promise<ContentPage> {
   const { db, provider, costly, reads } = database;
   // The site's data generation with its attributes, read before the pick (keptPicks.ts).
-  const [site] = await reads.rows<Pick<Site, 'attributes'> & { generation: number | bigint | string }>(
+  const [site] = await reads.prepared<Pick<Site, 'attributes'> & { generation: number | bigint | string }>(
     sql`SELECT "attributes", ${currentGeneration(sql`"Site"."id"`)} AS "generation" FROM "Site" WHERE "id" = ${request.siteId}`,
   );
   if (site === undefined) throw notFound(`Site ${request.siteId} does not exist`);
