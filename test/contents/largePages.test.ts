@@ -130,7 +130,12 @@ describe('pages of large records', () => {
     }
   });
 
-  test('rows whose texts are short together are read whole in one statement; a row whose texts are long together, in pieces', async () => {
+  /**
+   * The first three contents, the second's texts each under the bound of a whole row but together
+   * over it (two-byte characters: the bound counts bytes), the others short; `restore` puts back
+   * what they held.
+   */
+  async function oneLongAmongThree() {
     const [first, second, third] = contentIds as [
       { id: number; channelId: number },
       { id: number; channelId: number },
@@ -139,11 +144,19 @@ describe('pages of large records', () => {
     const before = await fixture.db.content.findMany({
       where: { id: { in: [first.id, second.id, third.id] } },
     });
-    // Each text under the bound, together over it (two-byte characters: the bound counts bytes).
     const half = 'é'.repeat(Math.ceil(WHOLE_ROW_TEXT_BYTES / 4) + 1);
     await fixture.db.content.update({ where: { id: second.id }, data: { body: half, summary: `${half}s` } });
     await fixture.db.content.update({ where: { id: first.id }, data: { body: 'first €', summary: '' } });
     await fixture.db.content.update({ where: { id: third.id }, data: { body: 'third 😀', summary: '' } });
+    const restore = async () => {
+      for (const { id, body, summary } of before)
+        await fixture.db.content.update({ where: { id }, data: { body, summary } });
+    };
+    return { first, second, third, half, restore };
+  }
+
+  test('rows whose texts are short together are read whole in one statement; a row whose texts are long together, in pieces', async () => {
+    const { first, second, third, half, restore } = await oneLongAmongThree();
     const { reads } = fixture.services;
     const statements: string[] = [];
     const prepared: string[] = [];
@@ -194,24 +207,12 @@ describe('pages of large records', () => {
       expect(short.map(({ id }) => id)).toEqual([first.id, third.id]);
       expect(statements).toHaveLength(1);
     } finally {
-      for (const { id, body, summary } of before)
-        await fixture.db.content.update({ where: { id }, data: { body, summary } });
+      await restore();
     }
   });
 
   test('a pick not kept is read with its rows: in its order, a long row in pieces in its place (PostgreSQL: one statement for the short ones)', async () => {
-    const [first, second, third] = contentIds as [
-      { id: number; channelId: number },
-      { id: number; channelId: number },
-      { id: number; channelId: number },
-    ];
-    const before = await fixture.db.content.findMany({
-      where: { id: { in: [first.id, second.id, third.id] } },
-    });
-    const half = 'é'.repeat(Math.ceil(WHOLE_ROW_TEXT_BYTES / 4) + 1);
-    await fixture.db.content.update({ where: { id: second.id }, data: { body: half, summary: `${half}s` } });
-    await fixture.db.content.update({ where: { id: first.id }, data: { body: 'first €', summary: '' } });
-    await fixture.db.content.update({ where: { id: third.id }, data: { body: 'third 😀', summary: '' } });
+    const { first, second, third, half, restore } = await oneLongAmongThree();
     const { reads, costly, provider } = fixture.services;
     const statements: string[] = [];
     const observe = (statement: Sql) => {
@@ -261,8 +262,7 @@ describe('pages of large records', () => {
       expect(short.map(({ id }) => id)).toEqual(descending);
       expect(statements).toHaveLength(provider === 'postgresql' ? 1 : 2);
     } finally {
-      for (const { id, body, summary } of before)
-        await fixture.db.content.update({ where: { id }, data: { body, summary } });
+      await restore();
     }
   });
 
