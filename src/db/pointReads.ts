@@ -63,11 +63,11 @@ export interface PointReads {
   rows<T>(statement: Sql): Promise<T[]>;
   /**
    * As `rows`, for a statement whose text is one of a few the code writes (the template-tag reads'
-   * choice of site and channel) and whose best plan does not depend on its values (keys): on
-   * PostgreSQL it is prepared once per connection (named), so that it is neither parsed nor
-   * planned again on each request, which cost the database more than running it did; on SQLite it
-   * is `rows`, whose statements are kept per text already. Not for a text that varies with the
-   * request: each text stays prepared on every connection of the pool.
+   * choice of site and channel, a list's site, a form's whole rows by id) and whose best plan does
+   * not depend on its values (keys): on PostgreSQL it is prepared once per connection (named), so
+   * that it is neither parsed nor planned again on each request, which cost the database more than
+   * running it did; on SQLite it is `rows`, whose statements are kept per text already. Not for a
+   * text that varies with the request: each text stays prepared on every connection of the pool.
    */
   prepared<T>(statement: Sql): Promise<T[]>;
 }
