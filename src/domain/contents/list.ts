@@ -343,26 +343,20 @@ export async function contentsInOrder(
 }
 
 /**
- * The rows a pick names (`pick`: a statement of one column, `"id"`, ordered and windowed), in its
- * order, for a pick that is not kept (keptPicks.ts). On PostgreSQL in one costly read: the ids picked
- * as an array inside the statement, each short row joined to its place, so that the page costs one
- * round trip, not two; a place whose row is long (or gone) comes without it and is read as
- * contentsInOrder reads it, in pieces. On SQLite the pick runs in the costly-reads thread and the
- * rows are read by id on the client's connection, as before: the thread hands back ids only.
+ * The rows a pick names (`pick`: pickOf's statement), in its order, for a pick that is not kept
+ * (keptPicks.ts). On PostgreSQL in one costly read: the ids picked as an array inside the
+ * statement, each short row joined to its place, so that the page costs one round trip, not two; a
+ * place whose row is long (or gone) comes without it and is read as contentsInOrder reads it, in
+ * pieces. On SQLite the pick runs in the costly-reads thread and the rows are read by id on the
+ * client's connection, as before: the thread hands back ids only.
  */
 export async function contentsPicked(
   database: TextReader & Pick<DbHandle, 'costly'>,
   pick: Sql,
   columns: RowColumns = ALL_COLUMNS,
 ): Promise<Content[]> {
-  if (database.provider === 'sqlite') {
-    const picked = await database.costly.all<{ id: number | bigint }>(pick);
-    return contentsInOrder(
-      database,
-      picked.map((row) => Number(row.id)),
-      columns,
-    );
-  }
+  if (database.provider === 'sqlite')
+    return contentsInOrder(database, await pickedIds(database.costly, pick), columns);
   // ARRAY(subquery) keeps the subquery's order; WITH ORDINALITY numbers it. The picked id has a
   // name of its own, so that the row's columns are the Content's alone, unqualified.
   const placed = await database.costly.all<Content & { pickedId: number }>(
@@ -378,14 +372,17 @@ export async function contentsPicked(
   return placed.flatMap((row) => (row.id === null ? (long.get(row.pickedId) ?? []) : row));
 }
 
+/** The statement of a page's pick: the ids of the matches, in order, in a window. */
+export function pickOf(where: Sql, orderBy: Sql, limit: number, offset: number): Sql {
+  return sql`SELECT "id" FROM "Content" ${where} ${orderBy} LIMIT ${limit} OFFSET ${offset}`;
+}
+
 /**
  * A page's ids, picked from index entries (see listContents): the costly part, which runs as a
  * costly read (src/db/costlyReads.ts). The rows are read by id after.
  */
-async function pageIds(costly: CostlyReads, where: Sql, orderBy: Sql, perPage: number, offset: number) {
-  const picked = await costly.all<{ id: number | bigint }>(
-    sql`SELECT "id" FROM "Content" ${where} ${orderBy} LIMIT ${perPage} OFFSET ${offset}`,
-  );
+export async function pickedIds(costly: CostlyReads, pick: Sql): Promise<number[]> {
+  const picked = await costly.all<{ id: number | bigint }>(pick);
   return picked.map((row) => Number(row.id));
 }
 
@@ -427,19 +424,16 @@ export async function listContents(
       if (!marks || offset >= marks.count) return { totalCount: marks?.count ?? 0, ids: [] };
       const window = markedWindow(orderKeys, marks, request.siteId, offset, perPage);
       if (window) {
-        const ids = await pageIds(
+        const ids = await pickedIds(
           costly,
-          sql`${where} AND ${window.conditions}`,
-          orderBy,
-          perPage,
-          window.offset,
+          pickOf(sql`${where} AND ${window.conditions}`, orderBy, perPage, window.offset),
         );
         // Empty only when the site was written since the marks were made (the page holds a match).
         if (ids.length > 0) return { totalCount: marks.count, ids };
       }
     }
 
-    const ids = await pageIds(costly, where, orderBy, perPage, offset);
+    const ids = await pickedIds(costly, pickOf(where, orderBy, perPage, offset));
     let totalCount = offset + ids.length;
     if (ids.length === perPage || (ids.length === 0 && offset > 0)) {
       if (tallyWhere) {

@@ -4,7 +4,14 @@ import { type Sql, sql } from '../../db/sql.ts';
 import { type FieldSelection, formBSelection, prismaSelect, selectFields } from '../contents/fields.ts';
 import { CONTENT_FORM_B_VALUES, type ContentFormB, toContentFormB } from '../contents/forms.ts';
 import { keptPick, pickKey } from '../contents/keptPicks.ts';
-import { contentsInOrder, contentsPicked, formColumns, rowColumns } from '../contents/list.ts';
+import {
+  contentsInOrder,
+  contentsPicked,
+  formColumns,
+  pickedIds,
+  pickOf,
+  rowColumns,
+} from '../contents/list.ts';
 import { type ContentFilter, compileContentQuery, type OrderRule } from '../contents/query.ts';
 import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, invalidFields, notFound } from '../errors.ts';
@@ -194,7 +201,7 @@ export async function listStlContents(
     ({ where, orderBy, matchWhere } = compileContentQuery({ ...filter, plan }, provider));
   }
   // The ids as a costly read (src/db/costlyReads.ts), then the rows.
-  const pick = sql`SELECT "id" FROM "Content" ${where} ${orderBy} LIMIT ${limit} OFFSET ${offset}`;
+  const pick = pickOf(where, orderBy, limit, offset);
   const columns = selection === undefined ? WHOLE_FORM_B_COLUMNS : rowColumns(selection.columns);
   // Kept while the site's generation stands, unless views move the order, the order is random, or
   // the filter moves with the clock (a `since` period); a pick not kept is read with its rows.
@@ -202,11 +209,8 @@ export async function listStlContents(
   const rows = keep
     ? await contentsInOrder(
         { db, provider, reads },
-        await keptPick(
-          reads,
-          pickKey('stl-page', [matchWhere, orderBy], [limit, offset]),
-          generation,
-          async () => (await costly.all<{ id: number | bigint }>(pick)).map((row) => Number(row.id)),
+        await keptPick(reads, pickKey('stl-page', [matchWhere, orderBy], [limit, offset]), generation, () =>
+          pickedIds(costly, pick),
         ),
         columns,
       )
