@@ -19,10 +19,11 @@ export class RecentlyUsed<K, V> {
 
   /** The value under `key`, now the most recently used; undefined when there is none. */
   get(key: K): V | undefined {
-    if (!this.entries.has(key)) return undefined;
-    const value = this.entries.get(key) as V;
+    const value = this.entries.get(key);
+    // (A value may itself be undefined: only then is the key looked up again.)
+    if (value === undefined && !this.entries.has(key)) return undefined;
     this.entries.delete(key);
-    this.entries.set(key, value);
+    this.entries.set(key, value as V);
     return value;
   }
 

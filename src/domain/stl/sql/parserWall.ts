@@ -184,8 +184,9 @@ const verdicts = new RecentlyUsed<string, string | undefined>(VERDICTS_KEPT);
 
 export function checkWithParser(text: string, dialect: SqlDialect): string | undefined {
   const key = `${dialect}:${text}`;
-  // A text asked again is now the most recent.
-  if (verdicts.has(key)) return verdicts.get(key);
+  // A text asked again is now the most recent (an allowed text's verdict is undefined).
+  const kept = verdicts.get(key);
+  if (kept !== undefined || verdicts.has(key)) return kept;
   const verdict = scanText(text) ?? checkTree(text, dialect);
   verdicts.set(key, verdict);
   return verdict;
