@@ -1,5 +1,5 @@
 import { createServer, IncomingMessage, type Server, ServerResponse, STATUS_CODES } from 'node:http';
-import { Server as NetServer, type Socket } from 'node:net';
+import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import { problem } from './problem.ts';
@@ -64,43 +64,44 @@ function refuse(error: NodeJS.ErrnoException, socket: Duplex): void {
   );
 }
 
-/**
- * node:http's request and response constructors, making objects born with the app's request and
- * response prototypes rather than node's own. express gives every request and response its app's
- * prototype (`Object.setPrototypeOf(req, app.request)`) when it handles them; done to an object node
- * has just built, that change leaves each request and response with a shape of its own in V8, and
- * every later property access on them (express's, the validator's, ours) misses its inline caches:
- * a large share of a get-one's CPU (bench/RUNTIME.md, "Requests born with the app's prototypes"). Built by
- * these, they already have that prototype, and express's change to the same prototype changes
- * nothing. Node's constructors are run on the new object with `call`, with node's own arguments
- * (measured: `Reflect.construct` or a rest-parameter `apply` keep part of the cost). Should a later
- * Node declare them as classes (which cannot be called), node's own constructors are used as they are.
- */
-function constructorsFor(app: Express): {
+interface AppClasses {
   IncomingMessage: typeof IncomingMessage;
   ServerResponse: typeof ServerResponse;
-} {
-  const callable = (base: typeof IncomingMessage | typeof ServerResponse) =>
-    !Function.prototype.toString.call(base).startsWith('class');
-  if (!callable(IncomingMessage) || !callable(ServerResponse)) return { IncomingMessage, ServerResponse };
-  function AppRequest(this: IncomingMessage, socket: Socket): void {
-    IncomingMessage.call(this, socket);
-  }
-  AppRequest.prototype = app.request;
-  // Node passes the server's options (highWaterMark, …) as a second argument @types/node leaves out.
-  const initResponse = ServerResponse as unknown as (
-    this: ServerResponse,
-    req: IncomingMessage,
-    options?: object,
-  ) => void;
-  function AppResponse(this: ServerResponse, req: IncomingMessage, options?: object): void {
-    initResponse.call(this, req, options);
-  }
-  AppResponse.prototype = app.response;
-  return {
-    IncomingMessage: AppRequest as unknown as typeof IncomingMessage,
-    ServerResponse: AppResponse as unknown as typeof ServerResponse,
+}
+
+// Not shared state: each app's classes, collected with the app.
+const classesOfApp = new WeakMap<Express, AppClasses>();
+
+/**
+ * node:http's request and response classes, making objects born with the app's request and response
+ * prototypes rather than node's own. express gives every request and response its app's prototype
+ * (`Object.setPrototypeOf(req, app.request)`) when it handles them; done to an object node has just
+ * built, that change leaves each request and response with a shape of its own in V8, and every later
+ * property access on them (express's, the validator's, ours) misses its inline caches. So each is
+ * built by a subclass of node's own whose prototype, put in front of the app's, becomes the app's
+ * prototype: express's change to the same prototype changes nothing. Subclasses rather than plain
+ * functions that call node's constructors: V8 sizes an object from its constructor's chain, and one
+ * built by a bare function got too little room in the object for node's own fields and was turned
+ * into a slow dictionary of properties — every response, and the request once stages added theirs
+ * (bench/RUNTIME.md, "Requests born with the app's prototypes"). Made once per app.
+ */
+function classesFor(app: Express): AppClasses {
+  const made = classesOfApp.get(app);
+  if (made !== undefined) return made;
+  class AppRequest extends IncomingMessage {}
+  class AppResponse extends ServerResponse {}
+  Object.setPrototypeOf(AppRequest.prototype, app.request);
+  Object.setPrototypeOf(AppResponse.prototype, app.response);
+  // They are the app's prototypes, in front of its own: typed as what they inherit.
+  app.request = AppRequest.prototype as unknown as Express['request'];
+  app.response = AppResponse.prototype as unknown as Express['response'];
+  const classes: AppClasses = {
+    IncomingMessage: AppRequest,
+    // @types/node declares ServerResponse generic over its request; node passes the request it built.
+    ServerResponse: AppResponse as typeof ServerResponse,
   };
+  classesOfApp.set(app, classes);
+  return classes;
 }
 
 /** Servers drainServer has been called on. */
@@ -110,7 +111,7 @@ const draining = new WeakSet<Server>();
 export function createHttpServer(app: Express, limits: ServerLimits = DEFAULT_SERVER_LIMITS): Server {
   const server = createServer(
     {
-      ...constructorsFor(app),
+      ...classesFor(app),
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
       connectionsCheckingInterval: limits.checkIntervalMs,
