@@ -159,6 +159,26 @@ describe(`metrics on ${provider}`, () => {
     ).toBe(1);
   });
 
+  test('a request refused before the dispatcher (429) is still counted under its operation', async () => {
+    // Its own app: a limit of one request a minute per client, charged before any operation's route.
+    const limited = new ServiceMetrics();
+    const app = await startTestApp({ metrics: limited, config: { rateLimitPerMinute: 1 } });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++)
+        statuses.push((await app.request.post('/api/v1/contents').send({ siteId: 1 })).status);
+      expect(statuses).toEqual([401, 429, 429]);
+      const unknown = await app.request.get('/no/such/path/4711');
+      expect(unknown.status).toBe(429);
+      const text = await limited.registry.metrics();
+      expect(sampleOf(text, METRIC_NAMES.requests, { operation: 'listContents', status: '401' })).toBe(1);
+      expect(sampleOf(text, METRIC_NAMES.requests, { operation: 'listContents', status: '429' })).toBe(2);
+      expect(sampleOf(text, METRIC_NAMES.requests, { operation: 'unmatched', status: '429' })).toBe(1);
+    } finally {
+      await app.close();
+    }
+  });
+
   test('request latency is a histogram per operation, with cumulative buckets', async () => {
     expect((await listContents(allKey)).status).toBe(200);
     const { text } = await scrape();
