@@ -61,13 +61,13 @@ function thread(): Transport {
 }
 
 function child(file: string, serialization: 'advanced' | 'json'): Transport {
-  const process: ChildProcess = fork(file, [], { serialization });
+  const forked: ChildProcess = fork(file, [], { serialization });
   return {
     name: `child, ${serialization}`,
-    send: (message) => process.send(message),
-    on: (listener) => process.on('message', listener),
-    off: (listener) => process.off('message', listener),
-    close: async () => process.kill(),
+    send: (message) => forked.send(message),
+    on: (listener) => forked.on('message', listener),
+    off: (listener) => forked.off('message', listener),
+    close: async () => forked.kill(),
   };
 }
 
