@@ -19,6 +19,10 @@ export interface CounterState {
    * count (the fail policy let the request through): treat it as under every limit.
    */
   count: number;
+  /**
+   * The instant the window ends, in the store's clock: every read of one window answers the same
+   * instant (to the millisecond), however late its reply is handled, so windows compare in order.
+   */
   resetAt: Date;
 }
 

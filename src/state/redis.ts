@@ -9,6 +9,12 @@ import type { CounterState, SharedState, SignalListener, Unsubscribe } from './p
  * opened on the first subscription; ioredis subscribes again by itself after a reconnect.
  */
 
+/*
+ * A counter's window end is Redis's own instant (TIME plus PTTL, read in the same script), never this
+ * node's clock at the reply plus the PTTL: that moved with every reply's delay, so two counters set
+ * in order could read as the other way round (a lock set just after an unlock seemed lifted by it).
+ */
+
 /** INCR, and start the window on the first hit (or on a counter that somehow lost its expiry). */
 const INCREMENT = `
 local count = redis.call('INCR', KEYS[1])
@@ -17,7 +23,20 @@ if count == 1 or ttl < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
   ttl = tonumber(ARGV[1])
 end
-return {count, ttl}`;
+local now = redis.call('TIME')
+return {count, ttl, now[1], now[2]}`;
+
+/** GET a live counter with its window end as INCREMENT answers it; nothing for an absent one. */
+const GET = `
+local value = redis.call('GET', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if not value or ttl < 0 then return false end
+local now = redis.call('TIME')
+return {value, ttl, now[1], now[2]}`;
+
+/** TIME (seconds, microseconds) plus a PTTL: the instant a window ends, in Redis's clock. */
+const windowEnd = (ttl: number, seconds: string, micros: string) =>
+  new Date(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) + ttl);
 
 /** DECR an existing counter, never below 0 and never creating one without an expiry. */
 const DECREMENT = `
@@ -56,15 +75,20 @@ export class RedisSharedState implements SharedState {
   }
 
   async increment(key: string, windowMs: number): Promise<CounterState> {
-    const [count, ttl] = (await this.redis.eval(INCREMENT, 1, this.key(key), windowMs)) as [number, number];
-    return { count, resetAt: new Date(Date.now() + ttl) };
+    const [count, ttl, seconds, micros] = (await this.redis.eval(INCREMENT, 1, this.key(key), windowMs)) as [
+      number,
+      number,
+      string,
+      string,
+    ];
+    return { count, resetAt: windowEnd(ttl, seconds, micros) };
   }
 
   async get(key: string): Promise<CounterState | undefined> {
-    const [[, value], [, ttl]] = ((await this.redis.multi().get(this.key(key)).pttl(this.key(key)).exec()) ??
-      []) as [[Error | null, string | null], [Error | null, number]];
-    if (value === null || ttl < 0) return undefined;
-    return { count: Number(value), resetAt: new Date(Date.now() + ttl) };
+    const reply = (await this.redis.eval(GET, 1, this.key(key))) as [string, number, string, string] | null;
+    if (reply === null) return undefined;
+    const [value, ttl, seconds, micros] = reply;
+    return { count: Number(value), resetAt: windowEnd(ttl, seconds, micros) };
   }
 
   async decrement(key: string): Promise<void> {

@@ -119,6 +119,22 @@ describe.each(stores)('the %s store', (kind, makeNodes) => {
       expect((await a.increment(key('count'), WINDOW_MS)).count).toBe(1);
     });
 
+    test('every read of a window answers the same end, however late its reply is handled', async () => {
+      const counter = key('end');
+      const first = await a.increment(counter, WINDOW_MS);
+      // The reply waits while this node is busy (the command is already on its way): a window end
+      // taken from this node's clock at the reply would move by the wait.
+      const pending = [b.get(counter), a.increment(counter, WINDOW_MS)] as const;
+      const busyUntil = Date.now() + 60;
+      while (Date.now() < busyUntil);
+      const [read, second] = await Promise.all(pending);
+      expect(read?.count).toBeGreaterThanOrEqual(1);
+      expect(second.count).toBe(2);
+      for (const state of [read, second, await b.get(counter)]) {
+        expect(Math.abs((state?.resetAt.getTime() ?? 0) - first.resetAt.getTime())).toBeLessThanOrEqual(2);
+      }
+    });
+
     test('once the window has ended, the counter starts again at 1', async () => {
       const counter = key('expiry');
       expect((await a.increment(counter, 200)).count).toBe(1);
