@@ -23,17 +23,17 @@ import type { CredentialBudget } from './auth.ts';
  */
 
 /**
- * The counter's value and the end of its window. The store reports the window's end from its
- * remaining time, so two reads of one window may differ by a few milliseconds; a counter started
- * again (its window ended, or the store was emptied) ends its window at another time, so the same
- * count in it is another generation.
+ * The counter's value and the end of its window. Every read of one window answers the same end (to
+ * the millisecond: see CounterState); a counter started again (its window ended, or the store was
+ * emptied) ends its window at another time, so the same count in it is another generation.
  */
 export interface Generation {
   count: number;
   resetAt: number;
 }
 
-const WINDOW_END_TOLERANCE_MS = 1000;
+/** Redis's TIME and the PTTL added to it may round a millisecond apart between two reads. */
+const WINDOW_END_TOLERANCE_MS = 2;
 
 /** How often, and how far apart, an owed advance is tried once the connection is back. */
 const OWED_ADVANCE_RETRIES = 10;
