@@ -34,9 +34,14 @@ if not value or ttl < 0 then return false end
 local now = redis.call('TIME')
 return {value, ttl, now[1], now[2]}`;
 
-/** TIME (seconds, microseconds) plus a PTTL: the instant a window ends, in Redis's clock. */
-const windowEnd = (ttl: number, seconds: string, micros: string) =>
-  new Date(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) + ttl);
+/** What INCREMENT and GET answer: the count (a number, or GET's string), the PTTL and TIME's two parts. */
+type CounterReply = [count: number | string, ttl: number, seconds: string, micros: string];
+
+/** The counter's state, its window end TIME (seconds, microseconds) plus the PTTL, in Redis's clock. */
+const counterState = ([count, ttl, seconds, micros]: CounterReply): CounterState => ({
+  count: Number(count),
+  resetAt: new Date(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) + ttl),
+});
 
 /** DECR an existing counter, never below 0 and never creating one without an expiry. */
 const DECREMENT = `
@@ -75,20 +80,12 @@ export class RedisSharedState implements SharedState {
   }
 
   async increment(key: string, windowMs: number): Promise<CounterState> {
-    const [count, ttl, seconds, micros] = (await this.redis.eval(INCREMENT, 1, this.key(key), windowMs)) as [
-      number,
-      number,
-      string,
-      string,
-    ];
-    return { count, resetAt: windowEnd(ttl, seconds, micros) };
+    return counterState((await this.redis.eval(INCREMENT, 1, this.key(key), windowMs)) as CounterReply);
   }
 
   async get(key: string): Promise<CounterState | undefined> {
-    const reply = (await this.redis.eval(GET, 1, this.key(key))) as [string, number, string, string] | null;
-    if (reply === null) return undefined;
-    const [value, ttl, seconds, micros] = reply;
-    return { count: Number(value), resetAt: windowEnd(ttl, seconds, micros) };
+    const reply = (await this.redis.eval(GET, 1, this.key(key))) as CounterReply | null;
+    return reply === null ? undefined : counterState(reply);
   }
 
   async decrement(key: string): Promise<void> {
