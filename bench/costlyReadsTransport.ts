@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
+import { median } from './stats.ts';
 
 const { values } = parseArgs({
   options: { calls: { type: 'string', default: '4000' }, rounds: { type: 'string', default: '5' } },
@@ -91,8 +92,6 @@ async function measure(transport: Transport): Promise<{ cpuUs: number; wallUs: n
   const used = process.cpuUsage(cpu);
   return { cpuUs: (used.user + used.system) / calls, wallUs: ((performance.now() - started) * 1000) / calls };
 }
-
-const median = (numbers: number[]) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)] ?? 0;
 
 const directory = mkdtempSync(join(tmpdir(), 'cms-transport-'));
 const file = join(directory, 'echo.cjs');

@@ -31,6 +31,7 @@ import { beginImmediateForWrites, writeTransaction } from '../src/db/transaction
 import { issueApiKey } from '../src/domain/apiKeys/issueApiKey.ts';
 import { digestApiKey } from '../src/domain/crypto/apiKeys.ts';
 import { PrismaClient as SqliteClient } from '../src/generated/prisma/sqlite/client.ts';
+import { median } from './stats.ts';
 
 const { values } = parseArgs({
   options: { calls: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '10' } },
@@ -107,7 +108,6 @@ try {
         times[side].push(((performance.now() - began) * 1000) / count);
       }
     }
-    const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)] ?? 0;
     const [a, b] = [median(times.without), median(times.with)];
     console.log(
       `${name.padEnd(30)}${a.toFixed(1).padStart(10)}${b.toFixed(1).padStart(9)}${(b / a).toFixed(3).padStart(14)}`,
