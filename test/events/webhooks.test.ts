@@ -2,7 +2,12 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
-import { DeliveryWorker, MAX_ATTEMPTS, type WorkerOptions } from '../../src/domain/events/delivery.ts';
+import {
+  claimDeliveries,
+  DeliveryWorker,
+  MAX_ATTEMPTS,
+  type WorkerOptions,
+} from '../../src/domain/events/delivery.ts';
 import { OutboundPolicy } from '../../src/domain/events/outbound.ts';
 import type { TestApp } from '../support/app.ts';
 import { startFixtureApp } from '../support/fixtures.ts';
@@ -345,6 +350,34 @@ describe('delivery', () => {
     expect(String(message.headers['webhook-signature']).split(' ')).toHaveLength(2);
     expect(verified(next, message).type).toBe('webhook.test');
     expect(verified(secret, message).type).toBe('webhook.test');
+  });
+
+  test("a resource's later event is not sent while an earlier one is still to be dispatched", async () => {
+    const { webhook } = await subscribe();
+    await updateContent(1, 'first');
+    await updateContent(1, 'second');
+    const [earlier, later] = await app.db.event.findMany({
+      where: { dispatched: false, resourceId: 1 },
+      orderBy: { id: 'asc' },
+    });
+    if (earlier === undefined || later === undefined) throw new Error('two events were expected');
+    // As when two nodes dispatch at once: the later event's batch committed while the earlier one's
+    // (locked, so skipped by the other node) is still open.
+    await app.db.event.update({ where: { id: later.id }, data: { dispatched: true } });
+    const now = new Date();
+    await app.db.webhookDelivery.create({
+      data: {
+        subscriptionId: webhook.id,
+        eventId: later.id,
+        orderKey: `${later.resourceType}:${later.resourceId}`,
+        nextAttemptAt: now,
+        createdAt: now,
+      },
+    });
+    expect(await claimDeliveries(app.db, app.provider, 'a', 60_000)).toEqual([]);
+    await drain(worker('a'));
+    const titles = received.map((m) => (JSON.parse(m.body) as { data: { payload: { title: string } } }).data);
+    expect(titles.map((data) => data.payload.title)).toEqual(['first', 'second']);
   });
 
   test('two workers on one queue send each event once, each resource in order', async () => {

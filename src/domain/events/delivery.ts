@@ -21,7 +21,8 @@ import { typeMatches } from './types.ts';
  * - dispatch turns undispatched events into deliveries, claiming the events with one UPDATE
  *   (SKIP LOCKED on PostgreSQL; SQLite has one writer) in the transaction that inserts them;
  * - claim leases due deliveries the same way, only the earliest pending one of each subscription and
- *   resource, so a resource's events arrive in order; a node that dies mid-send loses its lease and
+ *   resource, and none while an earlier event of the resource awaits dispatch (on another node's
+ *   batch, say), so a resource's events arrive in order; a node that dies mid-send loses its lease and
  *   another sends again (at least once; the same `webhook-id` lets receivers drop the duplicate).
  */
 
@@ -296,7 +297,10 @@ interface Claimed {
   attempts: number;
 }
 
-/** Leases due deliveries: of each subscription and resource, only the earliest pending one. */
+/**
+ * Leases due deliveries: of each subscription and resource, only the earliest pending one, and none
+ * while an earlier event of the resource is still to be dispatched.
+ */
 export async function claimDeliveries(
   db: Db,
   provider: DbProvider,
@@ -322,6 +326,12 @@ export async function claimDeliveries(
           SELECT 1 FROM "WebhookDelivery" e
           WHERE e."subscriptionId" = d."subscriptionId" AND e."orderKey" = d."orderKey"
             AND e."status" = 'pending' AND e."eventId" < d."eventId")
+        -- Nor while an earlier event of the resource has no deliveries yet: another node may be
+        -- dispatching it right now (its batch locked, so this node's dispatch took the later one).
+        AND NOT EXISTS (
+          SELECT 1 FROM "Event" v
+          WHERE v."dispatched" = false AND v."id" < d."eventId"
+            AND v."resourceType" || ':' || v."resourceId" = d."orderKey")
       ORDER BY d."nextAttemptAt", d."id" LIMIT ${limit} ${skipLocked}
     )
     -- Checked again on the row as it is when updated: on PostgreSQL, a row another node claimed
