@@ -1,13 +1,18 @@
 /**
- * A map of at most `capacity` entries that lets go of the least recently used first: what the
- * service keeps in a process (prepared statements by text, kept picks, the SQL parser's verdicts,
- * credentials seen lately) is bounded this way, so that no caller can grow it. A Map iterates in
- * insertion order, so an entry read or written is moved to the end and the first is the oldest.
+ * A map of at most `capacity` entries (or entries weighing at most that together, by `weigh`) that
+ * lets go of the least recently used first: what the service keeps in a process (prepared
+ * statements by text, kept picks, the SQL parser's verdicts, credentials seen lately, records'
+ * texts) is bounded this way, so that no caller can grow it. A Map iterates in insertion order, so
+ * an entry read or written is moved to the end and the first is the oldest.
  */
 export class RecentlyUsed<K, V> {
   private readonly entries = new Map<K, V>();
+  private weight = 0;
 
-  constructor(readonly capacity: number) {}
+  constructor(
+    readonly capacity: number,
+    private readonly weigh: (value: V) => number = () => 1,
+  ) {}
 
   get size(): number {
     return this.entries.size;
@@ -29,19 +34,24 @@ export class RecentlyUsed<K, V> {
 
   /** Keeps `value` under `key` as the most recently used, letting go of the oldest past capacity. */
   set(key: K, value: V): void {
-    this.entries.delete(key);
+    this.delete(key);
     this.entries.set(key, value);
-    if (this.entries.size > this.capacity) {
-      const [oldest] = this.entries.keys();
-      this.entries.delete(oldest as K);
+    this.weight += this.weigh(value);
+    for (const [oldest, held] of this.entries) {
+      if (this.weight <= this.capacity) break;
+      this.entries.delete(oldest);
+      this.weight -= this.weigh(held);
     }
   }
 
   delete(key: K): void {
+    if (!this.entries.has(key)) return;
+    this.weight -= this.weigh(this.entries.get(key) as V);
     this.entries.delete(key);
   }
 
   clear(): void {
     this.entries.clear();
+    this.weight = 0;
   }
 }

@@ -30,3 +30,9 @@ export function nextStep(): Promise<void> {
     schedule();
   });
 }
+
+/**
+ * Serialised record bytes (UTF-16 units, which is cheap to count) past which a page answer is
+ * streamed record by record (src/http/pages.ts), not sent as one text.
+ */
+export const STREAM_AFTER_BYTES = 1 << 20;

@@ -3,7 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { Response } from 'express';
 import type { Contract, ContractOperation } from '../contract.ts';
-import { nextStep } from '../domain/longWork.ts';
+import { nextStep, STREAM_AFTER_BYTES } from '../domain/longWork.ts';
 import { compileSerializer, responseSchemaOf, type Serialize } from './serializers.ts';
 
 /*
@@ -18,9 +18,6 @@ import { compileSerializer, responseSchemaOf, type Serialize } from './serialize
  * slice by slice, so that not even one record of megabytes holds the loop for long
  * (docs/security/time-limits.md, "The size of an answer").
  */
-
-/** Serialised record bytes (UTF-16 units, which is cheap to count) past which a page is streamed. */
-export const STREAM_AFTER_BYTES = 1 << 20;
 
 const identity: Serialize = (value) => JSON.stringify(value);
 

@@ -56,4 +56,27 @@ describe('RecentlyUsed', () => {
     expect(map.size).toBe(0);
     expect(map.get(2)).toBeUndefined();
   });
+
+  test('by weight: the entries weigh at most the capacity together, the oldest let go first', () => {
+    const map = new RecentlyUsed<string, string>(10, (text) => text.length);
+    map.set('a', 'xxxx');
+    map.set('b', 'yyyy');
+    map.set('c', 'zz');
+    expect(keys(map, ['a', 'b', 'c'])).toEqual(['a', 'b', 'c']);
+    // 4 + 4 + 2 + 3 = 13: a goes, 9 stay.
+    map.set('d', 'www');
+    expect(keys(map, ['a', 'b', 'c', 'd'])).toEqual(['b', 'c', 'd']);
+    // b written again, lighter: its old weight is given back, nothing else goes (1 + 2 + 3).
+    map.set('b', 'y');
+    map.set('e', 'vvvv');
+    expect(keys(map, ['b', 'c', 'd', 'e'])).toEqual(['b', 'c', 'd', 'e']);
+    map.delete('c');
+    map.set('f', 'uu');
+    expect(keys(map, ['b', 'd', 'e', 'f'])).toEqual(['b', 'd', 'e', 'f']);
+    // One heavier than the whole capacity is not kept, and takes nothing with it but the rest.
+    map.set('g', 'x'.repeat(11));
+    expect(map.size).toBe(0);
+    map.set('h', 'x'.repeat(10));
+    expect(keys(map, ['h'])).toEqual(['h']);
+  });
 });

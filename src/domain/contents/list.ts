@@ -306,7 +306,7 @@ async function rowsInPieces(
  * makes them; the others (and ids deleted since they were picked, which that read skips too) in
  * pieces.
  */
-async function rowsWhole(
+export async function rowsWhole(
   database: TextReader,
   ids: readonly number[],
   columns: RowColumns,
@@ -343,33 +343,49 @@ export async function contentsInOrder(
 }
 
 /**
- * The rows a pick names (`pick`: pickOf's statement), in its order, for a pick that is not kept
- * (keptPicks.ts). On PostgreSQL in one costly read: the ids picked as an array inside the
- * statement, each short row joined to its place, so that the page costs one round trip, not two; a
- * place whose row is long (or gone) comes without it and is read as contentsInOrder reads it, in
- * pieces. On SQLite the pick runs in the costly-reads thread and the rows are read by id on the
- * client's connection, as before: the thread hands back ids only.
+ * A picked content as it stands now: what tells whether a record's kept text still shows it
+ * (recordTexts.ts) — its version, and its hits, which a write of the counters alone may change
+ * without either the version or, on SQLite, the site's generation.
  */
-export async function contentsPicked(
+export interface Placed {
+  id: number;
+  version: number;
+  hits: number;
+}
+
+const placedOf = (row: { id: number | bigint; version: number | bigint; hits: number | bigint }): Placed => ({
+  id: Number(row.id),
+  version: Number(row.version),
+  hits: Number(row.hits),
+});
+
+/** These contents as they stand, in this order (ids of contents deleted since are left out). */
+export async function placedInOrder(database: TextReader, ids: readonly number[]): Promise<Placed[]> {
+  if (ids.length === 0) return [];
+  const rows = await database.reads.prepared<Placed>(
+    sql`SELECT "id", "version", "hits" FROM "Content" WHERE ${idAmong(database.provider, ids)}`,
+  );
+  const byId = new Map(rows.map((row) => [Number(row.id), placedOf(row)]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
+/**
+ * The contents a pick names, as they stand, in its order, for a pick that is not kept: on SQLite
+ * the ids from the costly-reads thread, then read on the client's connection; on PostgreSQL in the
+ * pick's own statement (one round trip).
+ */
+export async function placedPicked(
   database: TextReader & Pick<DbHandle, 'costly'>,
   pick: Sql,
-  columns: RowColumns = ALL_COLUMNS,
-): Promise<Content[]> {
-  if (database.provider === 'sqlite')
-    return contentsInOrder(database, await pickedIds(database.costly, pick), columns);
-  // ARRAY(subquery) keeps the subquery's order; WITH ORDINALITY numbers it. The picked id has a
-  // name of its own, so that the row's columns are the Content's alone, unqualified.
-  const placed = await database.costly.all<Content & { pickedId: number }>(
-    sql`SELECT "p"."pickedId", ${columns.whole}
+): Promise<Placed[]> {
+  if (database.provider === 'sqlite') return placedInOrder(database, await pickedIds(database.costly, pick));
+  const rows = await database.costly.all<Placed>(
+    sql`SELECT c."id", c."version", c."hits"
       FROM unnest(ARRAY(${pick})) WITH ORDINALITY AS "p"("pickedId", "place")
-      LEFT JOIN "Content" ON "Content"."id" = "p"."pickedId" AND ${columns.short}
+      JOIN "Content" c ON c."id" = "p"."pickedId"
       ORDER BY "p"."place"`,
   );
-  const rest = placed.filter((row) => row.id === null).map((row) => row.pickedId);
-  // (The rows carry pickedId beside their fields: the forms copy the fields they answer.)
-  if (rest.length === 0) return placed;
-  const long = await rowsInPieces(database, rest, columns);
-  return placed.flatMap((row) => (row.id === null ? (long.get(row.pickedId) ?? []) : row));
+  return rows.map(placedOf);
 }
 
 /** The statement of a page's pick: the ids of the matches, in order, in a window. */

@@ -1,20 +1,16 @@
 import type { DbHandle } from '../../db/client.ts';
 import type { Content } from '../../db/models.ts';
 import { type Sql, sql } from '../../db/sql.ts';
+import type { components } from '../../generated/openapi.ts';
 import { type FieldSelection, formBSelection, prismaSelect, selectFields } from '../contents/fields.ts';
 import { CONTENT_FORM_B_VALUES, type ContentFormB, toContentFormB } from '../contents/forms.ts';
 import { keptPick, pickKey } from '../contents/keptPicks.ts';
-import {
-  contentsInOrder,
-  contentsPicked,
-  formColumns,
-  pickedIds,
-  pickOf,
-  rowColumns,
-} from '../contents/list.ts';
+import { formColumns, pickedIds, pickOf, placedInOrder, placedPicked, rowColumns } from '../contents/list.ts';
 import { type ContentFilter, compileContentQuery, type OrderRule } from '../contents/query.ts';
+import { pageRecords } from '../contents/recordTexts.ts';
 import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, invalidFields, notFound } from '../errors.ts';
+import { JsonText } from '../jsonText.ts';
 import { normalizeList } from '../lists.ts';
 import {
   type ChannelChoice,
@@ -176,12 +172,18 @@ function windowOf(request: StlContentsRequest, maxTotal: number): { limit: numbe
 const WHOLE_FORM_B = formBSelection(Object.keys(CONTENT_FORM_B_VALUES).join(','))!;
 const WHOLE_FORM_B_COLUMNS = formColumns(WHOLE_FORM_B.columns);
 
+type StlListContentsResponse = components['schemas']['StlListContentsResponse'];
+
+/**
+ * The page: its text, made of the records' kept texts where they still stand (recordTexts.ts), or
+ * its records when it is large enough to be streamed.
+ */
 export async function listStlContents(
   { db, provider, costly, reads }: Pick<DbHandle, 'db' | 'provider' | 'costly' | 'reads'>,
   request: StlContentsRequest,
   maxTotal: number,
   now: Date = new Date(),
-): Promise<(ContentFormB | Partial<ContentFormB>)[]> {
+): Promise<JsonText<StlListContentsResponse> | StlListContentsResponse> {
   const { limit, offset } = windowOf(request, maxTotal);
   const selection = formBSelection(request.fields);
   const { site, channel } = await chooseSiteAndChannel(reads, request);
@@ -189,7 +191,7 @@ export async function listStlContents(
   const channels = scope === 'All' ? undefined : { channelId: channel.id, scope };
   const filter = filterOf(request, site.id, channels, now);
   let { where, orderBy, tallyWhere, matchWhere, readsHitCounters } = compileContentQuery(filter, provider);
-  // Read with the site, before anything kept under it is picked (keptPicks.ts).
+  // Read with the site, before anything kept under it is picked (keptPicks.ts, recordTexts.ts).
   const generation = String(site.generation);
   // PostgreSQL's planner weighs a scope from its statistics (cms import analyses the tables) and
   // chooses as hitsPlan would; without them it reads the scope first, as before the index.
@@ -202,20 +204,32 @@ export async function listStlContents(
   }
   // The ids as a costly read (src/db/costlyReads.ts), then the rows.
   const pick = pickOf(where, orderBy, limit, offset);
-  const columns = selection === undefined ? WHOLE_FORM_B_COLUMNS : rowColumns(selection.columns);
+  const database = { db, provider, reads };
   // Kept while the site's generation stands, unless views move the order, the order is random, or
-  // the filter moves with the clock (a `since` period); a pick not kept is read with its rows.
+  // the filter moves with the clock (a `since` period); a pick not kept is read with its contents'
+  // versions.
   const keep = !readsHitCounters && filter.orders !== 'random' && !PERIOD.test(request.since ?? '');
-  const rows = keep
-    ? await contentsInOrder(
-        { db, provider, reads },
+  const placed = keep
+    ? await placedInOrder(
+        database,
         await keptPick(reads, pickKey('stl-page', [matchWhere, orderBy], [limit, offset]), generation, () =>
           pickedIds(costly, pick),
         ),
-        columns,
       )
-    : await contentsPicked({ db, provider, reads, costly }, pick, columns);
-  return rows.map(formBOf(selection));
+    : await placedPicked({ ...database, costly }, pick);
+  const page =
+    selection === undefined
+      ? await pageRecords(database, placed, generation, 'B', WHOLE_FORM_B_COLUMNS, toContentFormB)
+      : await pageRecords(
+          database,
+          placed,
+          generation,
+          `B-${selection.key}`,
+          rowColumns(selection.columns),
+          (row) => selectFields(row, selection),
+        );
+  if ('records' in page) return { value: page.records };
+  return new JsonText(Buffer.from(`{"value":[${page.texts.join(',')}]}`));
 }
 
 /**

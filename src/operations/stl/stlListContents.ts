@@ -1,6 +1,11 @@
+import { JsonText } from '../../domain/jsonText.ts';
 import { listStlContents } from '../../domain/stl/contents.ts';
 import type { Handler } from '../types.ts';
 
-export const stlListContents: Handler<'stlListContents'> = async ({ query }, services) => ({
-  value: await listStlContents(services, query, services.config.maxPerPage),
-});
+/** The page as text (its records' kept texts, src/domain/contents/recordTexts.ts), or as records when large. */
+export const stlListContents: Handler<'stlListContents'> = async ({ query }, services) => {
+  const page = await listStlContents(services, query, services.config.maxPerPage);
+  return page instanceof JsonText
+    ? services.reply({ status: 200, mediaType: 'application/json', body: page })
+    : page;
+};
