@@ -202,7 +202,8 @@ export async function listStlContents(
     );
     ({ where, orderBy, matchWhere } = compileContentQuery({ ...filter, plan }, provider));
   }
-  // The ids as a costly read (src/db/costlyReads.ts), then the rows.
+  // The ids as a costly read (src/db/costlyReads.ts), then the contents' versions, then the rows of
+  // the records whose kept text does not stand (recordTexts.ts).
   const pick = pickOf(where, orderBy, limit, offset);
   const database = { db, provider, reads };
   // Kept while the site's generation stands, unless views move the order, the order is random, or
@@ -217,17 +218,14 @@ export async function listStlContents(
         ),
       )
     : await placedPicked({ ...database, costly }, pick);
-  const page =
-    selection === undefined
-      ? await pageRecords(database, placed, generation, 'B', WHOLE_FORM_B_COLUMNS, toContentFormB)
-      : await pageRecords(
-          database,
-          placed,
-          generation,
-          `B-${selection.key}`,
-          rowColumns(selection.columns),
-          (row) => selectFields(row, selection),
-        );
+  const page = await pageRecords(
+    database,
+    placed,
+    generation,
+    selection === undefined ? 'B' : `B-${selection.key}`,
+    selection === undefined ? WHOLE_FORM_B_COLUMNS : rowColumns(selection.columns),
+    formBOf(selection),
+  );
   if ('records' in page) return { value: page.records };
   return new JsonText(Buffer.from(`{"value":[${page.texts.join(',')}]}`));
 }
