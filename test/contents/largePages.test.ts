@@ -235,14 +235,18 @@ describe('pages of large records', () => {
       },
     };
     // The three by id descending, then from the second on: windows of the same order.
-    const pickOf = (offset: number) =>
-      sql`SELECT "id" FROM "Content" WHERE "id" IN (${first.id}, ${second.id}, ${third.id}) ORDER BY "id" DESC LIMIT ${3} OFFSET ${offset}`;
+    const windowOf = (offset: number) => ({
+      where: sql`WHERE "id" IN (${first.id}, ${second.id}, ${third.id})`,
+      orderBy: sql`ORDER BY "id" DESC`,
+      limit: 3,
+      offset,
+    });
     const descending = [first.id, second.id, third.id].sort((a, b) => b - a);
     const columns = rowColumns(MODEL_FIELDS.Content);
     // A kind of record of its own each time: no text kept by an earlier read answers.
     let kinds = 0;
-    const rowsOf = async (offset: number): Promise<Content[]> => {
-      const placed = await placedPicked(observed, pickOf(offset));
+    const rowsOf = async (offset: number, readsRows = false): Promise<Content[]> => {
+      const placed = await placedPicked(observed, windowOf(offset), readsRows);
       const page = await pageRecords(observed, placed, 'test', `rows-${kinds++}`, columns, (row) => row);
       return 'records' in page ? page.records : page.texts.map((text) => JSON.parse(text) as Content);
     };
@@ -276,6 +280,11 @@ describe('pages of large records', () => {
         descending.map((id) => (byId.get(id)?.body === half ? 'short' : byId.get(id)?.body)),
       );
       expect(statements).toHaveLength(provider === 'postgresql' ? 2 : 3);
+      // A pick that reads its matches' rows anyway reads their versions itself: one statement on both.
+      statements.length = 0;
+      expect((await rowsOf(1, true)).map(({ id }) => id)).toEqual(descending.slice(1));
+      expect(statements).toHaveLength(2);
+      expect(statements[0]).toMatch(/^SELECT "id", "version", "hits" FROM "Content" WHERE "id" IN/);
     } finally {
       await restore();
     }

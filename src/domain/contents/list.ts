@@ -370,22 +370,42 @@ export async function placedInOrder(database: TextReader, ids: readonly number[]
 }
 
 /**
- * The contents a pick names, as they stand, in its order, for a pick that is not kept: on SQLite
- * the ids from the costly-reads thread, then read on the client's connection; on PostgreSQL in the
- * pick's own statement (one round trip).
+ * The contents a pick names, as they stand, in its order, for a pick that is not kept. A pick that
+ * reads its matches' rows anyway (`readsRows`: one ordered by the hit counters, which no narrow
+ * index holds) reads their id, version and hits itself: one statement, in the costly read. Any
+ * other picks its ids from index entries (pickOf), and the versions are read for those alone: on
+ * PostgreSQL in the pick's statement (the ids an array inside it, each joined to its place), on
+ * SQLite by id on the client's connection, after the costly-reads thread hands back the ids.
  */
 export async function placedPicked(
   database: TextReader & Pick<DbHandle, 'costly'>,
-  pick: Sql,
+  { where, orderBy, limit, offset }: PickWindow,
+  readsRows: boolean,
 ): Promise<Placed[]> {
-  if (database.provider === 'sqlite') return placedInOrder(database, await pickedIds(database.costly, pick));
-  const rows = await database.costly.all<Placed>(
+  const { costly, provider } = database;
+  if (readsRows)
+    return (
+      await costly.all<Placed>(
+        sql`SELECT "id", "version", "hits" FROM "Content" ${where} ${orderBy} LIMIT ${limit} OFFSET ${offset}`,
+      )
+    ).map(placedOf);
+  const pick = pickOf(where, orderBy, limit, offset);
+  if (provider === 'sqlite') return placedInOrder(database, await pickedIds(costly, pick));
+  const rows = await costly.all<Placed>(
     sql`SELECT c."id", c."version", c."hits"
       FROM unnest(ARRAY(${pick})) WITH ORDINALITY AS "p"("pickedId", "place")
       JOIN "Content" c ON c."id" = "p"."pickedId"
       ORDER BY "p"."place"`,
   );
   return rows.map(placedOf);
+}
+
+/** Which matches a page picks: the filter, the order and the window. */
+export interface PickWindow {
+  where: Sql;
+  orderBy: Sql;
+  limit: number;
+  offset: number;
 }
 
 /** The statement of a page's pick: the ids of the matches, in order, in a window. */

@@ -204,7 +204,6 @@ export async function listStlContents(
   }
   // The ids as a costly read (src/db/costlyReads.ts), then the contents' versions, then the rows of
   // the records whose kept text does not stand (recordTexts.ts).
-  const pick = pickOf(where, orderBy, limit, offset);
   const database = { db, provider, reads };
   // Kept while the site's generation stands, unless views move the order, the order is random, or
   // the filter moves with the clock (a `since` period); a pick not kept is read with its contents'
@@ -214,10 +213,11 @@ export async function listStlContents(
     ? await placedInOrder(
         database,
         await keptPick(reads, pickKey('stl-page', [matchWhere, orderBy], [limit, offset]), generation, () =>
-          pickedIds(costly, pick),
+          pickedIds(costly, pickOf(where, orderBy, limit, offset)),
         ),
       )
-    : await placedPicked({ ...database, costly }, pick);
+    : // A Hits walk reads each match's row (its channel, its hits): it reads the versions too.
+      await placedPicked({ ...database, costly }, { where, orderBy, limit, offset }, readsHitCounters);
   const page = await pageRecords(
     database,
     placed,
