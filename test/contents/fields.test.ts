@@ -293,7 +293,8 @@ describe('template-tag content reads', () => {
     const byId = queries.filter((text) => /WHERE\s+"id"\s+(IN\b|=\s*ANY)/i.test(text));
     expect(byId.filter((text) => names(text, 'title'))).toHaveLength(1);
     for (const text of byId)
-      for (const column of ['summary', 'settings', 'subTitle', 'body']) expect(names(text, column)).toBe(false);
+      for (const column of ['summary', 'settings', 'subTitle', 'body'])
+        expect(names(text, column)).toBe(false);
 
     queries.length = 0;
     await getStlContent(observed, { siteId: 1, contentId: 2, fields: 'settingsXml' });
