@@ -1,11 +1,17 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createDb, type DbHandle } from '../../src/db/client.ts';
-import { type ChannelChoice, chooseSiteAndChannel, type SiteChoice } from '../../src/domain/stl/choose.ts';
+import {
+  type ChannelChoice,
+  chooseSiteAndChannel,
+  chooseSiteAndChannelIds,
+  type SiteChoice,
+} from '../../src/domain/stl/choose.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { loadStlFixture } from './fixture.ts';
 
 /*
- * chooseSiteAndChannel, on the database the run selects, with test/stl/fixture.ts's catalogue: where
+ * chooseSiteAndChannel (and chooseSiteAndChannelIds, the same choice reading the ids alone), on the
+ * database the run selects, with test/stl/fixture.ts's catalogue: where
  * the site is named by id or is the root, the site and the channel come from one statement (the
  * channel's columns joined beside the site's); every choice gives the rows Prisma's client reads
  * for it, field by field (dates, booleans and all), the site's content generation as it stands, and
@@ -54,67 +60,94 @@ async function expected(choice: Choice) {
   return { site, channel, generation: String(stored?.generation ?? 0) };
 }
 
-async function chosen(choice: Choice) {
-  queries.length = 0;
-  try {
-    const { site, channel } = await chooseSiteAndChannel(observed.reads, choice);
-    const { generation, ...row } = site;
-    return { site: row, channel, generation: String(generation), statements: queries.length };
-  } catch (error) {
-    return { error: (error as Error).message, statements: queries.length };
+type Expected = NonNullable<Awaited<ReturnType<typeof expected>>>;
+
+/** Each way of choosing, and what it answers of the expected rows. */
+const WAYS = [
+  ['every column', chooseSiteAndChannel, (want: Expected) => want],
+  [
+    'the ids alone',
+    chooseSiteAndChannelIds,
+    (want: Expected) => ({
+      ...want,
+      site: { id: want.site.id, siteDir: want.site.siteDir },
+      channel: want.channel && { id: want.channel.id },
+    }),
+  ],
+] as const;
+
+describe.each(WAYS)('%s', (way, choose, answered) => {
+  async function chosen(choice: Choice) {
+    queries.length = 0;
+    try {
+      const { site, channel } = await choose(observed.reads, choice);
+      const { generation, ...row } = site;
+      return { site: row, channel, generation: String(generation), statements: queries.length };
+    } catch (error) {
+      return { error: (error as Error).message, statements: queries.length };
+    }
   }
-}
-
-describe('one statement for a site named by id, or the root', () => {
-  const found: Choice[] = [
-    {},
-    { siteId: 1 },
-    { siteId: 1, channelId: 13 },
-    { channelIndex: 'news' },
-    { siteId: 1, channelName: 'News' },
-    { siteId: 1, channelName: 'Tech' },
-    { siteId: 2 },
-    { siteId: 2, channelName: 'News' },
-    { siteId: 3 },
-  ];
-  test.each(found)('%j: the rows Prisma reads, and the generation', async (choice) => {
-    const want = await expected(choice);
-    expect(want?.channel).toBeTruthy();
-    expect(await chosen(choice)).toEqual({ ...want, statements: 1 });
-  });
-
-  test('site 1 has a generation other than 0 (the case above proves it is read)', async () => {
-    expect((await expected({ siteId: 1 }))?.generation).not.toBe('0');
-  });
-
-  const missing: [Choice, string][] = [
-    [{ siteId: 99 }, 'Site 99 does not exist'],
-    [{ siteId: 99, channelId: 1 }, 'Site 99 does not exist'],
-    [{ siteId: 1, channelId: 21 }, 'Channel 21 does not exist in site 1'],
-    [{ channelId: 999 }, 'Channel 999 does not exist in site 1'],
-    [{ siteId: 3, channelIndex: 'news' }, "No channel with index 'news' exists in site 3"],
-    [{ siteId: 1, channelName: 'Nope' }, "No channel named 'Nope' exists in site 1"],
-  ];
-  test.each(missing)('%j: 404 "%s"', async (choice, message) => {
-    expect(await chosen(choice)).toEqual({ error: message, statements: 1 });
-  });
-});
-
-describe('a site named by its directory: the site read, then the channel', () => {
-  test('the same rows as by id', async () => {
-    const byDir = await chosen({ siteDir: 'EN\\news/', channelName: 'News' });
-    const want = await expected({ siteId: 2, channelName: 'News' });
-    expect(byDir).toEqual({ ...want, statements: 2 });
-  });
-
-  test('an unknown directory, and an unknown channel in a known one', async () => {
-    expect(await chosen({ siteDir: 'nowhere' })).toEqual({
-      error: "No site has the directory 'nowhere'",
-      statements: 1,
+  const want = async (choice: Choice) => {
+    const rows = await expected(choice);
+    expect(rows?.channel).toBeTruthy();
+    return answered(rows as Expected);
+  };
+  describe('one statement for a site named by id, or the root', () => {
+    const found: Choice[] = [
+      {},
+      { siteId: 1 },
+      { siteId: 1, channelId: 13 },
+      { channelIndex: 'news' },
+      { siteId: 1, channelName: 'News' },
+      { siteId: 1, channelName: 'Tech' },
+      { siteId: 2 },
+      { siteId: 2, channelName: 'News' },
+      { siteId: 3 },
+    ];
+    test.each(found)('%j: the rows Prisma reads, and the generation', async (choice) => {
+      expect(await chosen(choice)).toEqual({ ...(await want(choice)), statements: 1 });
     });
-    expect(await chosen({ siteDir: 'archive', channelId: 1 })).toEqual({
-      error: 'Channel 1 does not exist in site 3',
-      statements: 2,
+
+    test('site 1 has a generation other than 0 (the case above proves it is read)', async () => {
+      expect((await expected({ siteId: 1 }))?.generation).not.toBe('0');
+    });
+
+    const missing: [Choice, string][] = [
+      [{ siteId: 99 }, 'Site 99 does not exist'],
+      [{ siteId: 99, channelId: 1 }, 'Site 99 does not exist'],
+      [{ siteId: 1, channelId: 21 }, 'Channel 21 does not exist in site 1'],
+      [{ channelId: 999 }, 'Channel 999 does not exist in site 1'],
+      [{ siteId: 3, channelIndex: 'news' }, "No channel with index 'news' exists in site 3"],
+      [{ siteId: 1, channelName: 'Nope' }, "No channel named 'Nope' exists in site 1"],
+    ];
+    test.each(missing)('%j: 404 "%s"', async (choice, message) => {
+      expect(await chosen(choice)).toEqual({ error: message, statements: 1 });
     });
   });
+
+  describe('a site named by its directory: the site read, then the channel', () => {
+    test('the same rows as by id', async () => {
+      const byDir = await chosen({ siteDir: 'EN\\news/', channelName: 'News' });
+      expect(byDir).toEqual({ ...(await want({ siteId: 2, channelName: 'News' })), statements: 2 });
+    });
+
+    test('an unknown directory, and an unknown channel in a known one', async () => {
+      expect(await chosen({ siteDir: 'nowhere' })).toEqual({
+        error: "No site has the directory 'nowhere'",
+        statements: 1,
+      });
+      expect(await chosen({ siteDir: 'archive', channelId: 1 })).toEqual({
+        error: 'Channel 1 does not exist in site 3',
+        statements: 2,
+      });
+    });
+  });
+
+  if (way === 'the ids alone')
+    test('no other column is read', async () => {
+      await chosen({ siteId: 1, channelId: 13 });
+      expect(queries).toHaveLength(1);
+      for (const column of ['attributes', 'siteName', 'channelName', 'parentsPath', 'extras'])
+        expect(queries[0]).not.toContain(`"${column}"`);
+    });
 });

@@ -15,17 +15,51 @@ import { notFound } from '../errors.ts';
 type Reads = DbHandle['reads'];
 
 /**
- * A site's row, with its content generation (0 before its first write: counts.ts) read with it;
- * qualified, as the read of a site and its channel joins them.
+ * What a choice reads of the site and of its channel: every column (the reads that answer them), or
+ * the ids alone (stl/contents and stl/content, which need nothing else) — a PostgreSQL row of every
+ * Site and Channel column costs the driver and the database several times the ids' row.
  */
-const SITE_COLUMNS = sql`${joinSql(
-  MODEL_FIELDS.Site.map((field) => sql`"Site".${identifier(field)}`),
-)}, ${currentGeneration(sql`"Site"."id"`)} AS "generation"`;
+interface ChoiceColumns {
+  siteFields: readonly string[];
+  channelFields: readonly string[];
+  /** The site's columns, qualified (a read of a site and its channel joins them), and its generation. */
+  site: Sql;
+  channel: Sql;
+  /** The channel's columns beside the site's in one row: named `channel_<field>`. */
+  siteAndChannel: Sql;
+}
 
-const CHANNEL_COLUMNS = joinSql(MODEL_FIELDS.Channel.map((field) => identifier(field)));
+/** Channel columns beside the site's in one row are named with this prefix. */
+const CHANNEL_PREFIX = 'channel_';
+
+function choiceColumns(siteFields: readonly string[], channelFields: readonly string[]): ChoiceColumns {
+  // The site's content generation (0 before its first write: counts.ts) is read with it.
+  const site = sql`${joinSql(siteFields.map((field) => sql`"Site".${identifier(field)}`))}, ${currentGeneration(sql`"Site"."id"`)} AS "generation"`;
+  return {
+    siteFields,
+    channelFields,
+    site,
+    channel: joinSql(channelFields.map((field) => identifier(field))),
+    siteAndChannel: sql`${site}, ${joinSql(
+      channelFields.map(
+        (field) => sql`"c".${identifier(field)} AS ${identifier(`${CHANNEL_PREFIX}${field}`)}`,
+      ),
+    )}`,
+  };
+}
+
+const ROWS = choiceColumns(MODEL_FIELDS.Site, MODEL_FIELDS.Channel);
+/** The site's directory too: a `siteDir` choice is compared in the process. */
+const IDS = choiceColumns(['id', 'siteDir'], ['id']);
 
 /** The chosen site, with its content generation as it was when the site was read. */
 export type ChosenSite = Site & { generation: number | bigint | string };
+
+/** The ids of a chosen site and channel, with the site's content generation read with them. */
+export interface ChosenIds {
+  site: Pick<ChosenSite, 'id' | 'siteDir' | 'generation'>;
+  channel: Pick<Channel, 'id'>;
+}
 
 export interface SiteChoice {
   siteId?: number | undefined;
@@ -51,8 +85,8 @@ export function normalizeSiteDir(dir: string): string {
     .toLowerCase();
 }
 
-const sitesWhere = (reads: Reads, where: Sql) =>
-  reads.prepared<ChosenSite>(sql`SELECT ${SITE_COLUMNS} FROM "Site" ${where} ${BY_TAXIS}`);
+const sitesWhere = (reads: Reads, where: Sql, columns: ChoiceColumns) =>
+  reads.prepared<ChosenSite>(sql`SELECT ${columns.site} FROM "Site" ${where} ${BY_TAXIS}`);
 
 /** The root site, else the first site: a condition on `"Site"."id"`. */
 const ROOT_SITE = sql`"Site"."id" = (SELECT "id" FROM "Site" ORDER BY CASE WHEN "isRoot" THEN 0 ELSE 1 END, "taxis", "id" LIMIT 1)`;
@@ -69,16 +103,16 @@ function siteCondition(choice: SiteChoice): [Sql, string] | undefined {
 }
 
 /** `siteId`, else `siteDir` (nested directories allowed), else the root site, else the first site. */
-export async function chooseSite(reads: Reads, choice: SiteChoice): Promise<ChosenSite> {
+export async function chooseSite(reads: Reads, choice: SiteChoice, columns = ROWS): Promise<ChosenSite> {
   const condition = siteCondition(choice);
   if (condition !== undefined) {
-    const [site] = await sitesWhere(reads, sql`WHERE ${condition[0]}`);
+    const [site] = await sitesWhere(reads, sql`WHERE ${condition[0]}`, columns);
     if (!site) throw notFound(condition[1]);
     return site;
   }
   const wanted = normalizeSiteDir(choice.siteDir ?? '');
   // Sites are few; comparing normalized directories finds a site however its path was written.
-  const sites = await sitesWhere(reads, sql``);
+  const sites = await sitesWhere(reads, sql``, columns);
   const site = sites.find((candidate) => normalizeSiteDir(candidate.siteDir) === wanted);
   if (!site) throw notFound(`No site has the directory '${choice.siteDir}'`);
   return site;
@@ -106,22 +140,19 @@ function channelNotFound(choice: ChannelChoice, described: string, siteId: numbe
 }
 
 /** `channelId`, else `channelIndex`, else `channelName` (the first so named), else the root channel. */
-async function chooseChannel(reads: Reads, site: Site, choice: ChannelChoice): Promise<Channel> {
+async function chooseChannel(
+  reads: Reads,
+  site: Pick<Site, 'id'>,
+  choice: ChannelChoice,
+  columns: ChoiceColumns,
+): Promise<Channel> {
   const [where, described] = channelCondition(choice);
   const [channel] = await reads.prepared<Channel>(
-    sql`SELECT ${CHANNEL_COLUMNS} FROM "Channel" WHERE "siteId" = ${site.id} AND ${where} ${BY_TAXIS} LIMIT 1`,
+    sql`SELECT ${columns.channel} FROM "Channel" WHERE "siteId" = ${site.id} AND ${where} ${BY_TAXIS} LIMIT 1`,
   );
   if (!channel) throw channelNotFound(choice, described, site.id);
   return channel;
 }
-
-/** Channel columns beside the site's in one row: named `channel_<field>`. */
-const CHANNEL_PREFIX = 'channel_';
-const SITE_AND_CHANNEL_COLUMNS = sql`${SITE_COLUMNS}, ${joinSql(
-  MODEL_FIELDS.Channel.map(
-    (field) => sql`"c".${identifier(field)} AS ${identifier(`${CHANNEL_PREFIX}${field}`)}`,
-  ),
-)}`;
 
 /**
  * The site and the channel of a read, in one statement where the site is named by id or is the
@@ -132,23 +163,39 @@ export async function chooseSiteAndChannel(
   reads: Reads,
   choice: SiteChoice & ChannelChoice,
 ): Promise<{ site: ChosenSite; channel: Channel }> {
+  return chooseBoth(reads, choice, ROWS);
+}
+
+/** As chooseSiteAndChannel, reading only the ids (and the site's generation and directory). */
+export function chooseSiteAndChannelIds(
+  reads: Reads,
+  choice: SiteChoice & ChannelChoice,
+): Promise<ChosenIds> {
+  return chooseBoth(reads, choice, IDS);
+}
+
+async function chooseBoth(
+  reads: Reads,
+  choice: SiteChoice & ChannelChoice,
+  columns: ChoiceColumns,
+): Promise<{ site: ChosenSite; channel: Channel }> {
   const condition = siteCondition(choice);
   if (condition === undefined) {
-    const site = await chooseSite(reads, choice);
-    return { site, channel: await chooseChannel(reads, site, choice) };
+    const site = await chooseSite(reads, choice, columns);
+    return { site, channel: await chooseChannel(reads, site, choice, columns) };
   }
   const [where, described] = channelCondition(choice);
   const [row] = await reads.prepared<Record<string, unknown>>(
-    sql`SELECT ${SITE_AND_CHANNEL_COLUMNS} FROM "Site" LEFT JOIN "Channel" AS "c" ON "c"."id" = (
+    sql`SELECT ${columns.siteAndChannel} FROM "Site" LEFT JOIN "Channel" AS "c" ON "c"."id" = (
       SELECT "id" FROM "Channel" WHERE "siteId" = "Site"."id" AND ${where} ${BY_TAXIS} LIMIT 1)
     WHERE ${condition[0]}`,
   );
   if (!row) throw notFound(condition[1]);
   const site = {} as Record<string, unknown>;
   const channel = {} as Record<string, unknown>;
-  for (const field of MODEL_FIELDS.Site) site[field] = row[field];
+  for (const field of columns.siteFields) site[field] = row[field];
   site.generation = row.generation;
-  for (const field of MODEL_FIELDS.Channel) channel[field] = row[`${CHANNEL_PREFIX}${field}`];
+  for (const field of columns.channelFields) channel[field] = row[`${CHANNEL_PREFIX}${field}`];
   if (channel.id === null) throw channelNotFound(choice, described, Number(site.id));
   return { site: site as ChosenSite, channel: channel as unknown as Channel };
 }

@@ -15,7 +15,7 @@ import { normalizeList } from '../lists.ts';
 import {
   type ChannelChoice,
   chooseSite,
-  chooseSiteAndChannel,
+  chooseSiteAndChannelIds,
   hasChannelChoice,
   type SiteChoice,
 } from './choose.ts';
@@ -186,7 +186,7 @@ export async function listStlContents(
 ): Promise<JsonText<StlListContentsResponse> | StlListContentsResponse> {
   const { limit, offset } = windowOf(request, maxTotal);
   const selection = formBSelection(request.fields);
-  const { site, channel } = await chooseSiteAndChannel(reads, request);
+  const { site, channel } = await chooseSiteAndChannelIds(reads, request);
   const scope = request.scope ?? 'Self';
   const channels = scope === 'All' ? undefined : { channelId: channel.id, scope };
   const filter = filterOf(request, site.id, channels, now);
@@ -274,7 +274,7 @@ export async function getStlContent(
 ): Promise<ContentFormB | Partial<ContentFormB>> {
   const selection = formBSelection(request.fields);
   const { site, channel } = hasChannelChoice(request)
-    ? await chooseSiteAndChannel(reads, request)
+    ? await chooseSiteAndChannelIds(reads, request)
     : { site: await chooseSite(reads, request), channel: undefined };
   const content = await db.content.findFirst({
     where: {
