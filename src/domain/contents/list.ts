@@ -353,6 +353,9 @@ export interface Placed {
   hits: number;
 }
 
+/** What a read of placed contents selects. */
+const PLACED = sql`"id", "version", "hits"`;
+
 const placedOf = (row: { id: number | bigint; version: number | bigint; hits: number | bigint }): Placed => ({
   id: Number(row.id),
   version: Number(row.version),
@@ -363,7 +366,7 @@ const placedOf = (row: { id: number | bigint; version: number | bigint; hits: nu
 export async function placedInOrder(database: TextReader, ids: readonly number[]): Promise<Placed[]> {
   if (ids.length === 0) return [];
   const rows = await database.reads.prepared<Placed>(
-    sql`SELECT "id", "version", "hits" FROM "Content" WHERE ${idAmong(database.provider, ids)}`,
+    sql`SELECT ${PLACED} FROM "Content" WHERE ${idAmong(database.provider, ids)}`,
   );
   const byId = new Map(rows.map((row) => [Number(row.id), placedOf(row)]));
   return ids.flatMap((id) => byId.get(id) ?? []);
@@ -384,13 +387,10 @@ export async function placedPicked(
 ): Promise<Placed[]> {
   const { costly, provider } = database;
   if (readsRows)
-    return (
-      await costly.all<Placed>(
-        sql`SELECT "id", "version", "hits" FROM "Content" ${where} ${orderBy} LIMIT ${limit} OFFSET ${offset}`,
-      )
-    ).map(placedOf);
+    return (await costly.all<Placed>(pickOf(where, orderBy, limit, offset, PLACED))).map(placedOf);
   const pick = pickOf(where, orderBy, limit, offset);
   if (provider === 'sqlite') return placedInOrder(database, await pickedIds(costly, pick));
+  // ARRAY(subquery) keeps the subquery's order; WITH ORDINALITY numbers it.
   const rows = await costly.all<Placed>(
     sql`SELECT c."id", c."version", c."hits"
       FROM unnest(ARRAY(${pick})) WITH ORDINALITY AS "p"("pickedId", "place")
@@ -408,9 +408,9 @@ export interface PickWindow {
   offset: number;
 }
 
-/** The statement of a page's pick: the ids of the matches, in order, in a window. */
-export function pickOf(where: Sql, orderBy: Sql, limit: number, offset: number): Sql {
-  return sql`SELECT "id" FROM "Content" ${where} ${orderBy} LIMIT ${limit} OFFSET ${offset}`;
+/** The statement of a page's pick: the ids (or `columns`) of the matches, in order, in a window. */
+export function pickOf(where: Sql, orderBy: Sql, limit: number, offset: number, columns = sql`"id"`): Sql {
+  return sql`SELECT ${columns} FROM "Content" ${where} ${orderBy} LIMIT ${limit} OFFSET ${offset}`;
 }
 
 /**
