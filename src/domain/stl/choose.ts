@@ -19,9 +19,9 @@ type Reads = DbHandle['reads'];
  * the ids alone (stl/contents and stl/content, which need nothing else) — a PostgreSQL row of every
  * Site and Channel column costs the driver and the database several times the ids' row.
  */
-interface ChoiceColumns {
-  siteFields: readonly string[];
-  channelFields: readonly string[];
+interface ChoiceColumns<S, C> {
+  siteFields: readonly (keyof S & string)[];
+  channelFields: readonly (keyof C & string)[];
   /** The site's columns, qualified (a read of a site and its channel joins them), and its generation. */
   site: Sql;
   channel: Sql;
@@ -32,7 +32,14 @@ interface ChoiceColumns {
 /** Channel columns beside the site's in one row are named with this prefix. */
 const CHANNEL_PREFIX = 'channel_';
 
-function choiceColumns(siteFields: readonly string[], channelFields: readonly string[]): ChoiceColumns {
+/** The least a choice reads: the site's id and directory (a `siteDir` is compared in the process), the channel's id. */
+type SiteRead = Pick<Site, 'id' | 'siteDir'>;
+type ChannelRead = Pick<Channel, 'id'>;
+
+function choiceColumns<S extends SiteRead, C extends ChannelRead>(
+  siteFields: readonly (keyof S & string)[],
+  channelFields: readonly (keyof C & string)[],
+): ChoiceColumns<S, C> {
   // The site's content generation (0 before its first write: counts.ts) is read with it.
   const site = sql`${joinSql(siteFields.map((field) => sql`"Site".${identifier(field)}`))}, ${currentGeneration(sql`"Site"."id"`)} AS "generation"`;
   return {
@@ -48,17 +55,19 @@ function choiceColumns(siteFields: readonly string[], channelFields: readonly st
   };
 }
 
-const ROWS = choiceColumns(MODEL_FIELDS.Site, MODEL_FIELDS.Channel);
-/** The site's directory too: a `siteDir` choice is compared in the process. */
-const IDS = choiceColumns(['id', 'siteDir'], ['id']);
+const ROWS = choiceColumns<Site, Channel>(MODEL_FIELDS.Site, MODEL_FIELDS.Channel);
+const IDS = choiceColumns<SiteRead, ChannelRead>(['id', 'siteDir'], ['id']);
 
-/** The chosen site, with its content generation as it was when the site was read. */
-export type ChosenSite = Site & { generation: number | bigint | string };
+/** A site as read, with its content generation as it was when the site was read. */
+type WithGeneration<S> = S & { generation: number | bigint | string };
 
-/** The ids of a chosen site and channel, with the site's content generation read with them. */
+/** The chosen site, every column. */
+export type ChosenSite = WithGeneration<Site>;
+
+/** The ids of a chosen site and channel, with the site's content generation (and directory) read with them. */
 export interface ChosenIds {
-  site: Pick<ChosenSite, 'id' | 'siteDir' | 'generation'>;
-  channel: Pick<Channel, 'id'>;
+  site: WithGeneration<SiteRead>;
+  channel: ChannelRead;
 }
 
 export interface SiteChoice {
@@ -85,8 +94,8 @@ export function normalizeSiteDir(dir: string): string {
     .toLowerCase();
 }
 
-const sitesWhere = (reads: Reads, where: Sql, columns: ChoiceColumns) =>
-  reads.prepared<ChosenSite>(sql`SELECT ${columns.site} FROM "Site" ${where} ${BY_TAXIS}`);
+const sitesWhere = <S, C>(reads: Reads, where: Sql, columns: ChoiceColumns<S, C>) =>
+  reads.prepared<WithGeneration<S>>(sql`SELECT ${columns.site} FROM "Site" ${where} ${BY_TAXIS}`);
 
 /** The root site, else the first site: a condition on `"Site"."id"`. */
 const ROOT_SITE = sql`"Site"."id" = (SELECT "id" FROM "Site" ORDER BY CASE WHEN "isRoot" THEN 0 ELSE 1 END, "taxis", "id" LIMIT 1)`;
@@ -103,7 +112,15 @@ function siteCondition(choice: SiteChoice): [Sql, string] | undefined {
 }
 
 /** `siteId`, else `siteDir` (nested directories allowed), else the root site, else the first site. */
-export async function chooseSite(reads: Reads, choice: SiteChoice, columns = ROWS): Promise<ChosenSite> {
+export function chooseSite(reads: Reads, choice: SiteChoice): Promise<ChosenSite> {
+  return siteOf(reads, choice, ROWS);
+}
+
+async function siteOf<S extends SiteRead, C>(
+  reads: Reads,
+  choice: SiteChoice,
+  columns: ChoiceColumns<S, C>,
+): Promise<WithGeneration<S>> {
   const condition = siteCondition(choice);
   if (condition !== undefined) {
     const [site] = await sitesWhere(reads, sql`WHERE ${condition[0]}`, columns);
@@ -140,14 +157,14 @@ function channelNotFound(choice: ChannelChoice, described: string, siteId: numbe
 }
 
 /** `channelId`, else `channelIndex`, else `channelName` (the first so named), else the root channel. */
-async function chooseChannel(
+async function chooseChannel<S, C>(
   reads: Reads,
-  site: Pick<Site, 'id'>,
+  site: SiteRead,
   choice: ChannelChoice,
-  columns: ChoiceColumns,
-): Promise<Channel> {
+  columns: ChoiceColumns<S, C>,
+): Promise<C> {
   const [where, described] = channelCondition(choice);
-  const [channel] = await reads.prepared<Channel>(
+  const [channel] = await reads.prepared<C>(
     sql`SELECT ${columns.channel} FROM "Channel" WHERE "siteId" = ${site.id} AND ${where} ${BY_TAXIS} LIMIT 1`,
   );
   if (!channel) throw channelNotFound(choice, described, site.id);
@@ -174,14 +191,14 @@ export function chooseSiteAndChannelIds(
   return chooseBoth(reads, choice, IDS);
 }
 
-async function chooseBoth(
+async function chooseBoth<S extends SiteRead, C extends ChannelRead>(
   reads: Reads,
   choice: SiteChoice & ChannelChoice,
-  columns: ChoiceColumns,
-): Promise<{ site: ChosenSite; channel: Channel }> {
+  columns: ChoiceColumns<S, C>,
+): Promise<{ site: WithGeneration<S>; channel: C }> {
   const condition = siteCondition(choice);
   if (condition === undefined) {
-    const site = await chooseSite(reads, choice, columns);
+    const site = await siteOf(reads, choice, columns);
     return { site, channel: await chooseChannel(reads, site, choice, columns) };
   }
   const [where, described] = channelCondition(choice);
@@ -197,5 +214,5 @@ async function chooseBoth(
   site.generation = row.generation;
   for (const field of columns.channelFields) channel[field] = row[`${CHANNEL_PREFIX}${field}`];
   if (channel.id === null) throw channelNotFound(choice, described, Number(site.id));
-  return { site: site as ChosenSite, channel: channel as unknown as Channel };
+  return { site: site as WithGeneration<S>, channel: channel as C };
 }
