@@ -32,7 +32,9 @@ COPY . .
 RUN npm run prepare && npm prune --omit=dev
 
 FROM ${NODE_IMAGE} AS runtime
-ENV NODE_ENV=production
+# glibc's malloc settings the supervisor gives its workers (workerEnvironment, src/supervisor.ts),
+# here for every process of the image: a WORKERS=0 service and the CLI too.
+ENV NODE_ENV=production MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=65536
 WORKDIR /app
 # Read at run time from the project root: package.json (marks the root), the contract, the
 # migrations, the docs page; dist/ is the service and the compiled CLI (`node dist/src/cli/main.js`,

@@ -4,6 +4,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
+import { WORKER_MALLOC_ENVIRONMENT } from '../src/supervisor.ts';
 import { NEWS_CHANNEL_ID, SITE_ID, writeImportFile } from './generate.ts';
 import { drain, runLoad, type Target } from './load.ts';
 import {
@@ -25,7 +26,8 @@ import type { ScenarioParams } from './sql.ts';
  * docs/operating/build-and-start.md, no npm in front) with WORKERS=0, 1 and 2 (the default) and loaded, 10
  * connections (one for the sandbox, a caller's share), MEMORY_SECONDS (default 5) per request kind: get-by-id, the list's first page, a
  * filtered deep page, template-tag contents, stl/sqlContents (each worker then starts its SQL
- * sandbox process), updates and a 200-record page. The peak RSS of every process of the tree
+ * sandbox process), updates and a 200-record page (MEMORY_MODES=0,1 runs only those modes and no
+ * export). The peak RSS of every process of the tree
  * (supervisor, workers, sandbox children), sampled every 100 ms, goes to the table. Figures:
  * bench/MEMORY.md.
  */
@@ -33,6 +35,8 @@ import type { ScenarioParams } from './sql.ts';
 const ROOT = process.cwd();
 const CONTENTS = Number(process.env.MEMORY_CONTENTS ?? 20000);
 const SECONDS = Number(process.env.MEMORY_SECONDS ?? 5);
+/** MEMORY_MODES=0 (a comma-separated list of WORKERS values): only those services, and no export. */
+const MODES = (process.env.MEMORY_MODES ?? '0,1,2').split(',').map(Number);
 const work = join(ROOT, '.tmp', `memory-${process.pid}`);
 const apiKey = randomBytes(24).toString('hex');
 const MiB = 1024 * 1024;
@@ -58,7 +62,8 @@ async function cli(args: string[], url: string): Promise<MemoryPeak> {
   const started = startProcess(
     process.execPath,
     ['dist/src/cli/main.js', ...args],
-    { ...process.env, DATABASE_URL: url, NODE_ENV: 'production' },
+    // As the container image runs it: with the workers' malloc settings (Dockerfile).
+    { ...WORKER_MALLOC_ENVIRONMENT, ...process.env, DATABASE_URL: url, NODE_ENV: 'production' },
     ROOT,
   );
   const memory = sampleMemory(started.child.pid as number, 100);
@@ -134,8 +139,9 @@ async function serve(
     process.execPath,
     [...flags, 'dist/src/main.js'],
     {
+      // With WORKERS=0 the documented command's malloc settings; the supervisor gives its workers the same.
+      ...(mode === 0 && WORKER_MALLOC_ENVIRONMENT),
       ...process.env,
-      ...(mode === 0 && { MALLOC_ARENA_MAX: '2' }),
       PORT: String(port),
       DATABASE_URL: url,
       WORKERS: String(mode),
@@ -186,10 +192,11 @@ async function main() {
     writeFileSync(dbFile, '');
     figures.push({ mode: `cms import (${CONTENTS} contents)`, peak: await cli(['import', file], url) });
     const params = paramsOf(url);
-    for (const mode of [0, 1, 2]) {
+    for (const mode of MODES) {
       figures.push({ mode: `service, WORKERS=${mode}`, ...(await serve(mode, url, params)) });
     }
-    figures.push({ mode: 'cms export', peak: await cli(['export', join(work, 'export.json')], url) });
+    if (process.env.MEMORY_MODES === undefined)
+      figures.push({ mode: 'cms export', peak: await cli(['export', join(work, 'export.json')], url) });
     console.log(
       `### ${CONTENTS} contents, SQLite, ${SECONDS} s per request kind; load average ${loadavg()
         .map((value) => value.toFixed(2))

@@ -132,14 +132,23 @@ export interface SupervisorOptions {
 }
 
 /**
- * Environment of every worker, over the supervisor's own. glibc's malloc gives each thread that
- * allocates an arena of its own (up to 8 per core) and keeps their freed memory: two arenas cut a
- * worker's resident memory (bench/RUNTIME.md, "Memory: Prisma's small query compiler"). Read by
- * glibc when the process starts, hence set for the fork; a value the operator sets is kept; other C
- * libraries ignore it.
+ * glibc's malloc settings of every worker, over the supervisor's own; read when a process starts,
+ * hence set for the fork; a value the operator sets is kept; other C libraries ignore them.
+ * - MALLOC_ARENA_MAX: glibc gives each thread that allocates an arena of its own (up to 8 per core)
+ *   and keeps their freed memory; two arenas cut a worker's resident memory (bench/RUNTIME.md,
+ *   "Memory: Prisma's small query compiler").
+ * - MALLOC_MMAP_THRESHOLD_: a page's answer is one buffer of its size (src/http/pages.ts). glibc
+ *   maps a block that large on its own, but once one is freed it raises the threshold to that size
+ *   and serves the next ones from its heap, which they fragment: freed, the memory stays resident.
+ *   A fixed threshold keeps every block of 64 KiB or more mapped alone and given back when freed
+ *   (bench/MEMORY.md, 2026-11-28).
  */
+export const WORKER_MALLOC_ENVIRONMENT = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '65536' } as const;
+
 export function workerEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  return { MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX ?? '2' };
+  return Object.fromEntries(
+    Object.entries(WORKER_MALLOC_ENVIRONMENT).map(([name, value]) => [name, env[name] ?? value]),
+  );
 }
 
 /**

@@ -167,13 +167,15 @@ function traffic(port: number, key: string, loops: number) {
   };
 }
 
-/** A worker's command line carries the V8 flags, and its environment the malloc setting. */
+/** A worker's command line carries the V8 flags, and its environment the malloc settings. */
 function expectMemorySettings(pids: number[]): void {
   expect(WORKER_V8_FLAGS).toContain('--heap-growing-percent=30');
   for (const pid of pids) {
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
     expect(argv).toEqual(expect.arrayContaining(WORKER_V8_FLAGS));
-    expect(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
+    expect(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')).toEqual(
+      expect.arrayContaining(['MALLOC_ARENA_MAX=2', 'MALLOC_MMAP_THRESHOLD_=65536']),
+    );
   }
 }
 
