@@ -2,8 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createDb, type DbHandle } from '../../src/db/client.ts';
 import {
   type ChannelChoice,
+  chooseSite,
   chooseSiteAndChannel,
   chooseSiteAndChannelIds,
+  chooseSiteIds,
   type SiteChoice,
 } from '../../src/domain/stl/choose.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
@@ -150,4 +152,38 @@ describe.each(WAYS)('%s', (way, choose, answered) => {
       for (const column of ['attributes', 'siteName', 'channelName', 'parentsPath', 'extras'])
         expect(queries[0]).not.toContain(`"${column}"`);
     });
+});
+
+describe('a site alone, reading its id and directory: the site chooseSite gives', () => {
+  /** A choice's answer (or its error) and the statements it sent. */
+  async function outcome<T>(choose: () => Promise<T>) {
+    queries.length = 0;
+    try {
+      return { site: await choose(), statements: [...queries] };
+    } catch (error) {
+      return { error: (error as Error).message, statements: [...queries] };
+    }
+  }
+  const choices: SiteChoice[] = [
+    {},
+    { siteId: 1 },
+    { siteId: 2 },
+    { siteDir: 'EN\\news/' },
+    { siteId: 99 },
+    { siteDir: 'nowhere' },
+  ];
+  test.each(choices)('%j', async (choice) => {
+    const whole = await outcome(() => chooseSite(observed.reads, choice));
+    const ids = await outcome(() => chooseSiteIds(observed.reads, choice));
+    if ('error' in whole) expect(ids).toMatchObject({ error: whole.error });
+    else {
+      const { id, siteDir, generation } = whole.site;
+      expect(ids).toMatchObject({ site: { id, siteDir, generation } });
+      expect(Object.keys((ids as { site: object }).site).sort()).toEqual(['generation', 'id', 'siteDir']);
+    }
+    expect(ids.statements).toHaveLength(whole.statements.length);
+    for (const statement of ids.statements)
+      for (const column of ['attributes', 'siteName', 'tableName'])
+        expect(statement).not.toContain(`"${column}"`);
+  });
 });

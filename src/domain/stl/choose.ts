@@ -116,6 +116,11 @@ export function chooseSite(reads: Reads, choice: SiteChoice): Promise<ChosenSite
   return siteOf(reads, choice, ROWS);
 }
 
+/** As chooseSite, reading only the site's id and directory (and its generation). */
+export function chooseSiteIds(reads: Reads, choice: SiteChoice): Promise<WithGeneration<SiteRead>> {
+  return siteOf(reads, choice, IDS);
+}
+
 async function siteOf<S extends SiteRead, C>(
   reads: Reads,
   choice: SiteChoice,

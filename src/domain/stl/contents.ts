@@ -14,8 +14,8 @@ import { JsonText } from '../jsonText.ts';
 import { normalizeList } from '../lists.ts';
 import {
   type ChannelChoice,
-  chooseSite,
   chooseSiteAndChannelIds,
+  chooseSiteIds,
   hasChannelChoice,
   type SiteChoice,
 } from './choose.ts';
@@ -275,7 +275,7 @@ export async function getStlContent(
   const selection = formBSelection(request.fields);
   const { site, channel } = hasChannelChoice(request)
     ? await chooseSiteAndChannelIds(reads, request)
-    : { site: await chooseSite(reads, request), channel: undefined };
+    : { site: await chooseSiteIds(reads, request), channel: undefined };
   const content = await db.content.findFirst({
     where: {
       id: request.contentId,
