@@ -392,7 +392,8 @@ export async function placedPicked(
   if (provider === 'sqlite') return placedInOrder(database, await pickedIds(costly, pick));
   // ARRAY(subquery) keeps the subquery's order; WITH ORDINALITY numbers it.
   const rows = await costly.all<Placed>(
-    sql`SELECT c."id", c."version", c."hits"
+    // The placed columns are the content's alone: the picked ids are named "pickedId".
+    sql`SELECT ${PLACED}
       FROM unnest(ARRAY(${pick})) WITH ORDINALITY AS "p"("pickedId", "place")
       JOIN "Content" c ON c."id" = "p"."pickedId"
       ORDER BY "p"."place"`,
