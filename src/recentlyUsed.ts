@@ -55,3 +55,25 @@ export class RecentlyUsed<K, V> {
     this.weight = 0;
   }
 }
+
+/**
+ * A RecentlyUsed map for each owner (a database client's reads: what is kept for one database is
+ * never another's answer), made on its first use and let go with its owner.
+ */
+export class KeptPerOwner<K, V> {
+  private readonly maps = new WeakMap<object, RecentlyUsed<K, V>>();
+
+  constructor(
+    private readonly capacity: number,
+    private readonly weigh?: (value: V) => number,
+  ) {}
+
+  of(owner: object): RecentlyUsed<K, V> {
+    let kept = this.maps.get(owner);
+    if (kept === undefined) {
+      kept = new RecentlyUsed(this.capacity, this.weigh);
+      this.maps.set(owner, kept);
+    }
+    return kept;
+  }
+}

@@ -246,7 +246,7 @@ describe('pages of large records', () => {
     // A kind of record of its own each time: no text kept by an earlier read answers.
     let kinds = 0;
     const rowsOf = async (offset: number, readsRows = false): Promise<Content[]> => {
-      const placed = await placedPicked(observed, windowOf(offset), readsRows);
+      const { placed } = await placedPicked(observed, windowOf(offset), readsRows);
       const page = await pageRecords(observed, placed, 'test', `rows-${kinds++}`, columns, (row) => row);
       return 'records' in page ? page.records : page.texts.map((text) => JSON.parse(text) as Content);
     };
@@ -285,6 +285,21 @@ describe('pages of large records', () => {
       expect((await rowsOf(1, true)).map(({ id }) => id)).toEqual(descending.slice(1));
       expect(statements).toHaveLength(2);
       expect(statements[0]).toMatch(/^SELECT "id", "version", "hits" FROM "Content" WHERE "id" IN/);
+
+      // Asked to check a site, each way reads the site's generation in its own statements, beside
+      // the same contents; nothing placed carries none.
+      const { siteId } = await fixture.db.content.findUniqueOrThrow({ where: { id: first.id } });
+      const stored = await fixture.db.contentGeneration.findUnique({ where: { siteId } });
+      const generation = String(stored?.generation ?? 0n);
+      for (const readsRows of [false, true]) {
+        statements.length = 0;
+        const read = await placedPicked(observed, windowOf(1), readsRows, siteId);
+        expect(read.placed.map(({ id }) => id)).toEqual(descending.slice(1));
+        expect(read.generation).toBe(generation);
+        expect(statements).toHaveLength(readsRows || provider === 'postgresql' ? 1 : 2);
+      }
+      const none = await placedPicked(observed, windowOf(3), false, siteId);
+      expect(none).toEqual({ placed: [], generation: undefined });
     } finally {
       await restore();
     }

@@ -1,5 +1,5 @@
 import type { Sql } from '../../db/sql.ts';
-import { RecentlyUsed } from '../../recentlyUsed.ts';
+import { KeptPerOwner } from '../../recentlyUsed.ts';
 import { typedValues } from './counts.ts';
 
 /*
@@ -30,7 +30,7 @@ interface KeptPick {
   picked: unknown;
 }
 
-const keptPicks = new WeakMap<object, RecentlyUsed<string, KeptPick>>();
+const keptPicks = new KeptPerOwner<string, KeptPick>(KEPT_PICKS);
 
 /**
  * What a pick is kept under: what it is (`kind`), and the texts and typed values (1 and '1' differ)
@@ -46,6 +46,16 @@ export function pickKey(
 }
 
 /**
+ * The pick kept under `key` for `generation`, if there is one; nothing is picked or kept. For a
+ * generation the caller has not read but will check afterwards: a pick made under such a
+ * generation could be filed under one older than itself.
+ */
+export function keptPickIfAny<T>(owner: object, key: string | undefined, generation: string): T | undefined {
+  const found = key === undefined ? undefined : keptPicks.of(owner).get(key);
+  return found?.generation === generation ? (found.picked as T) : undefined;
+}
+
+/**
  * The pick kept under `key` while the site is at `generation` (read before the pick, so that a pick
  * kept is never older than its generation), else `pick()` kept under it.
  */
@@ -56,11 +66,7 @@ export async function keptPick<T>(
   pick: () => Promise<T>,
 ): Promise<T> {
   if (key === undefined) return pick();
-  let kept = keptPicks.get(owner);
-  if (kept === undefined) {
-    kept = new RecentlyUsed(KEPT_PICKS);
-    keptPicks.set(owner, kept);
-  }
+  const kept = keptPicks.of(owner);
   const found = kept.get(key);
   if (found?.generation === generation) return found.picked as T;
   const picked = await pick();

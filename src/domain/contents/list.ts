@@ -362,43 +362,80 @@ const placedOf = (row: { id: number | bigint; version: number | bigint; hits: nu
   hits: Number(row.hits),
 });
 
-/** These contents as they stand, in this order (ids of contents deleted since are left out). */
-export async function placedInOrder(database: TextReader, ids: readonly number[]): Promise<Placed[]> {
-  if (ids.length === 0) return [];
-  const rows = await database.reads.prepared<Placed>(
-    sql`SELECT ${PLACED} FROM "Content" WHERE ${idAmong(database.provider, ids)}`,
-  );
-  const byId = new Map(rows.map((row) => [Number(row.id), placedOf(row)]));
-  return ids.flatMap((id) => byId.get(id) ?? []);
+/**
+ * Placed contents and, when the read was asked to check a site (`siteId`), that site's content
+ * generation read in the same statement: undefined when nothing was placed (no row to carry it).
+ */
+export interface PlacedRead {
+  placed: Placed[];
+  generation?: string | undefined;
+}
+
+/** What a read of placed contents selects: with the site's generation beside each row when asked. */
+function placedColumns(siteId: number | undefined): Sql {
+  return siteId === undefined ? PLACED : sql`${PLACED}, ${currentGeneration(siteId)} AS "generation"`;
+}
+
+type PlacedRow = Placed & { generation?: number | bigint | string };
+
+function placedRead(rows: readonly PlacedRow[], siteId: number | undefined): PlacedRead {
+  const first = rows[0];
+  return {
+    placed: rows.map(placedOf),
+    generation: siteId === undefined || first === undefined ? undefined : String(first.generation),
+  };
 }
 
 /**
- * The contents a pick names, as they stand, in its order, for a pick that is not kept. A pick that
- * reads its matches' rows anyway (`readsRows`: one ordered by the hit counters, which no narrow
- * index holds) reads their id, version and hits itself: one statement, in the costly read. Any
- * other picks its ids from index entries (pickOf), and the versions are read for those alone: on
- * PostgreSQL in the pick's statement (the ids an array inside it, each joined to its place), on
- * SQLite by id on the client's connection, after the costly-reads thread hands back the ids.
+ * These contents as they stand, in this order (ids of contents deleted since are left out), with
+ * the generation of site `siteId` when asked.
+ */
+export async function placedInOrder(
+  database: TextReader,
+  ids: readonly number[],
+  siteId?: number,
+): Promise<PlacedRead> {
+  if (ids.length === 0) return { placed: [] };
+  const rows = await database.reads.prepared<PlacedRow>(
+    sql`SELECT ${placedColumns(siteId)} FROM "Content" WHERE ${idAmong(database.provider, ids)}`,
+  );
+  const byId = new Map(rows.map((row) => [Number(row.id), row]));
+  return placedRead(
+    ids.flatMap((id) => byId.get(id) ?? []),
+    siteId,
+  );
+}
+
+/**
+ * The contents a pick names, as they stand, in its order, for a pick that is not kept (with the
+ * generation of site `siteId` when asked). A pick that reads its matches' rows anyway (`readsRows`:
+ * one ordered by the hit counters, which no narrow index holds) reads their id, version and hits
+ * itself: one statement, in the costly read. Any other picks its ids from index entries (pickOf),
+ * and the versions are read for those alone: on PostgreSQL in the pick's statement (the ids an
+ * array inside it, each joined to its place), on SQLite by id on the client's connection, after the
+ * costly-reads thread hands back the ids.
  */
 export async function placedPicked(
   database: TextReader & Pick<DbHandle, 'costly'>,
   { where, orderBy, limit, offset }: PickWindow,
   readsRows: boolean,
-): Promise<Placed[]> {
+  siteId?: number,
+): Promise<PlacedRead> {
   const { costly, provider } = database;
+  const columns = placedColumns(siteId);
   if (readsRows)
-    return (await costly.all<Placed>(pickOf(where, orderBy, limit, offset, PLACED))).map(placedOf);
+    return placedRead(await costly.all<PlacedRow>(pickOf(where, orderBy, limit, offset, columns)), siteId);
   const pick = pickOf(where, orderBy, limit, offset);
-  if (provider === 'sqlite') return placedInOrder(database, await pickedIds(costly, pick));
+  if (provider === 'sqlite') return placedInOrder(database, await pickedIds(costly, pick), siteId);
   // ARRAY(subquery) keeps the subquery's order; WITH ORDINALITY numbers it.
-  const rows = await costly.all<Placed>(
+  const rows = await costly.all<PlacedRow>(
     // The placed columns are the content's alone: the picked ids are named "pickedId".
-    sql`SELECT ${PLACED}
+    sql`SELECT ${columns}
       FROM unnest(ARRAY(${pick})) WITH ORDINALITY AS "p"("pickedId", "place")
       JOIN "Content" c ON c."id" = "p"."pickedId"
       ORDER BY "p"."place"`,
   );
-  return rows.map(placedOf);
+  return placedRead(rows, siteId);
 }
 
 /** Which matches a page picks: the filter, the order and the window. */

@@ -1,5 +1,5 @@
 import type { Content } from '../../db/models.ts';
-import { RecentlyUsed } from '../../recentlyUsed.ts';
+import { KeptPerOwner } from '../../recentlyUsed.ts';
 import { STREAM_AFTER_BYTES } from '../longWork.ts';
 import { type Placed, type RowColumns, rowsWhole, type TextReader } from './list.ts';
 
@@ -34,7 +34,7 @@ interface KeptText {
 /** The text, and what its key and fields hold besides. */
 const weightOf = (kept: KeptText) => kept.text.length + 64;
 
-const keptTexts = new WeakMap<object, RecentlyUsed<string, KeptText>>();
+const keptTexts = new KeptPerOwner<string, KeptText>(KEPT_TEXT_UNITS, weightOf);
 
 /**
  * A page's records: the texts of all of them, or, when one is longer than KEPT_RECORD_UNITS or
@@ -56,11 +56,7 @@ export async function pageRecords<R>(
   columns: RowColumns,
   record: (row: Content) => R,
 ): Promise<PageRecords<R>> {
-  let kept = keptTexts.get(database.reads);
-  if (kept === undefined) {
-    kept = new RecentlyUsed(KEPT_TEXT_UNITS, weightOf);
-    keptTexts.set(database.reads, kept);
-  }
+  const kept = keptTexts.of(database.reads);
   const standing = placed.map(({ id, version, hits }) => {
     const text = kept.get(`${kind}:${id}`);
     return text?.version === version && text.hits === hits && text.generation === generation

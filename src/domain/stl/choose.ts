@@ -1,6 +1,7 @@
 import type { DbHandle } from '../../db/client.ts';
 import { type Channel, MODEL_FIELDS, type Site } from '../../db/models.ts';
 import { identifier, joinSql, type Sql, sql } from '../../db/sql.ts';
+import { KeptPerOwner } from '../../recentlyUsed.ts';
 import { currentGeneration } from '../contents/counts.ts';
 import { notFound } from '../errors.ts';
 
@@ -188,12 +189,56 @@ export async function chooseSiteAndChannel(
   return chooseBoth(reads, choice, ROWS);
 }
 
-/** As chooseSiteAndChannel, reading only the ids (and the site's generation and directory). */
-export function chooseSiteAndChannelIds(
+/**
+ * As chooseSiteAndChannel, reading only the ids (and the site's generation and directory); the
+ * answer is kept for keptChoiceIds.
+ */
+export async function chooseSiteAndChannelIds(
   reads: Reads,
   choice: SiteChoice & ChannelChoice,
 ): Promise<ChosenIds> {
-  return chooseBoth(reads, choice, IDS);
+  const chosen = await chooseBoth(reads, choice, IDS);
+  keepChoiceIds(reads, choice, chosen);
+  return chosen;
+}
+
+/** Choices kept per owner (a database client's reads), the least recently used let go first. */
+const KEPT_CHOICES = 256;
+
+const keptChoices = new KeptPerOwner<string, ChosenIds>(KEPT_CHOICES);
+
+/**
+ * What a choice is kept under: only a choice that names its site by id. Which site is the root (or
+ * has a directory) is the Site table's to say, and a site's writes do not advance its content
+ * generation; which channel a site's choice names is its channels' to say, and they do.
+ */
+function choiceKey(choice: SiteChoice & ChannelChoice): string | undefined {
+  if (choice.siteId === undefined) return undefined;
+  const { siteId, channelId, channelIndex, channelName } = choice;
+  return JSON.stringify([siteId, channelId ?? null, channelIndex ?? null, channelName ?? null]);
+}
+
+/**
+ * The ids this process last chose for the same choice, with the site's generation they were chosen
+ * at: still the answer while that generation is the site's (every write to a site's channels
+ * advances it; contents of a deleted site are deleted with it). Unchecked: the caller reads the
+ * generation with its next statement and, when it moved (or nothing was read), forgets the choice
+ * (forgetChoiceIds) and chooses again (chooseSiteAndChannelIds). This spares a template-tag page
+ * the choice's statement, a round trip on PostgreSQL.
+ */
+export function keptChoiceIds(reads: Reads, choice: SiteChoice & ChannelChoice): ChosenIds | undefined {
+  const key = choiceKey(choice);
+  return key === undefined ? undefined : keptChoices.of(reads).get(key);
+}
+
+export function forgetChoiceIds(reads: Reads, choice: SiteChoice & ChannelChoice): void {
+  const key = choiceKey(choice);
+  if (key !== undefined) keptChoices.of(reads).delete(key);
+}
+
+function keepChoiceIds(reads: Reads, choice: SiteChoice & ChannelChoice, chosen: ChosenIds): void {
+  const key = choiceKey(choice);
+  if (key !== undefined) keptChoices.of(reads).set(key, chosen);
 }
 
 async function chooseBoth<S extends SiteRead, C extends ChannelRead>(

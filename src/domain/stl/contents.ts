@@ -4,8 +4,16 @@ import { type Sql, sql } from '../../db/sql.ts';
 import type { components } from '../../generated/openapi.ts';
 import { type FieldSelection, formBSelection, prismaSelect, selectFields } from '../contents/fields.ts';
 import { CONTENT_FORM_B_VALUES, type ContentFormB, toContentFormB } from '../contents/forms.ts';
-import { keptPick, pickKey } from '../contents/keptPicks.ts';
-import { formColumns, pickedIds, pickOf, placedInOrder, placedPicked, rowColumns } from '../contents/list.ts';
+import { keptPick, keptPickIfAny, pickKey } from '../contents/keptPicks.ts';
+import {
+  formColumns,
+  type PlacedRead,
+  pickedIds,
+  pickOf,
+  placedInOrder,
+  placedPicked,
+  rowColumns,
+} from '../contents/list.ts';
 import { type ContentFilter, compileContentQuery, type OrderRule } from '../contents/query.ts';
 import { pageRecords } from '../contents/recordTexts.ts';
 import { parseDateTime } from '../dates.ts';
@@ -14,9 +22,12 @@ import { JsonText } from '../jsonText.ts';
 import { normalizeList } from '../lists.ts';
 import {
   type ChannelChoice,
+  type ChosenIds,
   chooseSiteAndChannelIds,
   chooseSiteIds,
+  forgetChoiceIds,
   hasChannelChoice,
+  keptChoiceIds,
   type SiteChoice,
 } from './choose.ts';
 
@@ -174,53 +185,97 @@ const WHOLE_FORM_B_COLUMNS = formColumns(WHOLE_FORM_B.columns);
 
 type StlListContentsResponse = components['schemas']['StlListContentsResponse'];
 
+type StlPage = JsonText<StlListContentsResponse> | StlListContentsResponse;
+
+type StlReads = Pick<DbHandle, 'db' | 'provider' | 'costly' | 'reads'>;
+
 /**
  * The page: its text, made of the records' kept texts where they still stand (recordTexts.ts), or
- * its records when it is large enough to be streamed.
+ * its records when it is large enough to be streamed. The site and channel this process chose for
+ * the same choice are used unread when there are (keptChoiceIds), checked against the generation
+ * read with the contents' versions; when it moved, the page is read again from a fresh choice.
  */
 export async function listStlContents(
-  { db, provider, costly, reads }: Pick<DbHandle, 'db' | 'provider' | 'costly' | 'reads'>,
+  database: StlReads,
   request: StlContentsRequest,
   maxTotal: number,
   now: Date = new Date(),
-): Promise<JsonText<StlListContentsResponse> | StlListContentsResponse> {
-  const { limit, offset } = windowOf(request, maxTotal);
+): Promise<StlPage> {
+  const window = windowOf(request, maxTotal);
+  const kept = keptChoiceIds(database.reads, request);
+  if (kept !== undefined) {
+    const page = await stlPage(database, request, window, now, kept, true);
+    if (page !== undefined) return page;
+    forgetChoiceIds(database.reads, request);
+  }
+  const chosen = await chooseSiteAndChannelIds(database.reads, request);
+  return (await stlPage(database, request, window, now, chosen, false)) as StlPage;
+}
+
+/**
+ * The page of these site and channel, read at their generation. `unchecked`: the choice was not
+ * read now, so nothing is picked and kept under its generation (only what is kept for it is used),
+ * and the page is undefined unless the generation read with its contents is still that one.
+ */
+async function stlPage(
+  { db, provider, costly, reads }: StlReads,
+  request: StlContentsRequest,
+  { limit, offset }: { limit: number; offset: number },
+  now: Date,
+  { site, channel }: ChosenIds,
+  unchecked: boolean,
+): Promise<StlPage | undefined> {
   const selection = formBSelection(request.fields);
-  const { site, channel } = await chooseSiteAndChannelIds(reads, request);
   const scope = request.scope ?? 'Self';
   const channels = scope === 'All' ? undefined : { channelId: channel.id, scope };
   const filter = filterOf(request, site.id, channels, now);
   let { where, orderBy, tallyWhere, matchWhere, readsHitCounters } = compileContentQuery(filter, provider);
-  // Read with the site, before anything kept under it is picked (keptPicks.ts, recordTexts.ts).
+  // Read with the site, before anything kept under it is picked (keptPicks.ts, recordTexts.ts);
+  // when the choice was kept, read before only what is kept under it, and checked below.
   const generation = String(site.generation);
+  const kept = <T>(key: string | undefined, pick: () => Promise<T>): Promise<T | undefined> =>
+    unchecked
+      ? Promise.resolve(keptPickIfAny<T>(reads, key, generation))
+      : keptPick(reads, key, generation, pick);
   // PostgreSQL's planner weighs a scope from its statistics (cms import analyses the tables) and
   // chooses as hitsPlan would; without them it reads the scope first, as before the index.
   if (provider === 'sqlite' && request.order === 'Hits' && channels && tallyWhere) {
     const rows = offset + limit;
-    const plan = await keptPick(reads, pickKey('stl-hits-plan', [tallyWhere], [rows]), generation, () =>
+    const plan = await kept(pickKey('stl-hits-plan', [tallyWhere], [rows]), () =>
       hitsPlan(reads, tallyWhere, site.id, rows),
     );
+    if (plan === undefined) return undefined;
     ({ where, orderBy, matchWhere } = compileContentQuery({ ...filter, plan }, provider));
   }
   // The ids as a costly read (src/db/costlyReads.ts), then the contents' versions, then the rows of
   // the records whose kept text does not stand (recordTexts.ts).
   const database = { db, provider, reads };
+  // The generation is read with the versions when the choice was not read now.
+  const checked = unchecked ? site.id : undefined;
   // Kept while the site's generation stands, unless views move the order, the order is random, or
   // the filter moves with the clock (a `since` period); a pick not kept is read with its contents'
   // versions.
   const keep = !readsHitCounters && filter.orders !== 'random' && !PERIOD.test(request.since ?? '');
-  const placed = keep
-    ? await placedInOrder(
-        database,
-        await keptPick(reads, pickKey('stl-page', [matchWhere, orderBy], [limit, offset]), generation, () =>
-          pickedIds(costly, pickOf(where, orderBy, limit, offset)),
-        ),
-      )
-    : // A Hits walk reads each match's row (its channel, its hits): it reads the versions too.
-      await placedPicked({ ...database, costly }, { where, orderBy, limit, offset }, readsHitCounters);
+  let read: PlacedRead;
+  if (keep) {
+    const ids = await kept(pickKey('stl-page', [matchWhere, orderBy], [limit, offset]), () =>
+      pickedIds(costly, pickOf(where, orderBy, limit, offset)),
+    );
+    if (ids === undefined) return undefined;
+    read = await placedInOrder(database, ids, checked);
+  } else {
+    // A Hits walk reads each match's row (its channel, its hits): it reads the versions too.
+    read = await placedPicked(
+      { ...database, costly },
+      { where, orderBy, limit, offset },
+      readsHitCounters,
+      checked,
+    );
+  }
+  if (unchecked && read.generation !== generation) return undefined;
   const page = await pageRecords(
     database,
-    placed,
+    read.placed,
     generation,
     selection === undefined ? 'B' : `B-${selection.key}`,
     selection === undefined ? WHOLE_FORM_B_COLUMNS : rowColumns(selection.columns),
