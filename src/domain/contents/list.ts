@@ -3,6 +3,7 @@ import type { CostlyReads } from '../../db/costlyReads.ts';
 import { keptByText } from '../../db/keptStatements.ts';
 import { type Content, MODEL_FIELDS, type Same, type Site } from '../../db/models.ts';
 import { identifier, joinSql, type Sql, sql } from '../../db/sql.ts';
+import { KeptPerOwner } from '../../recentlyUsed.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
 import { nextStep } from '../longWork.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
@@ -16,7 +17,7 @@ import {
 } from './counts.ts';
 import { type FieldSelection, formASelection, selectFields } from './fields.ts';
 import { type ContentFormA, toContentFormA } from './forms.ts';
-import { keptPick, type Picked, pickKey } from './keptPicks.ts';
+import { keptPick, keptPickIfAny, type Picked, pickKey } from './keptPicks.ts';
 import { type ContentFilter, compileContentQuery, type OrderRule } from './query.ts';
 
 export interface ListContentsRequest
@@ -311,21 +312,38 @@ export async function rowsWhole(
   ids: readonly number[],
   columns: RowColumns,
 ): Promise<Map<number, Content>> {
+  return (await rowsWholeAt(database, ids, columns)).byId;
+}
+
+/**
+ * As rowsWhole, with the generation of site `siteId` read in the statement of the short rows when
+ * asked: undefined when that statement read no row.
+ */
+async function rowsWholeAt(
+  database: TextReader,
+  ids: readonly number[],
+  columns: RowColumns,
+  siteId?: number,
+): Promise<{ byId: Map<number, Content>; generation?: string | undefined }> {
   const byId = new Map<number, Content>();
-  if (ids.length === 0) return byId;
-  const statement = sql`SELECT ${columns.whole} FROM "Content" WHERE ${idAmong(database.provider, ids)} AND ${columns.short}`;
+  if (ids.length === 0) return { byId };
+  const site = siteId === undefined ? sql`` : sql`, ${currentGeneration(siteId)} AS "siteGeneration"`;
+  const statement = sql`SELECT ${columns.whole}${site} FROM "Content" WHERE ${idAmong(database.provider, ids)} AND ${columns.short}`;
+  type Row = Content & { siteGeneration?: number | bigint | string };
   const short = await (columns.prepared
-    ? database.reads.prepared<Content>(statement)
-    : database.reads.rows<Content>(statement));
+    ? database.reads.prepared<Row>(statement)
+    : database.reads.rows<Row>(statement));
   for (const row of short) byId.set(row.id, row);
-  if (byId.size === ids.length) return byId;
+  const generation =
+    siteId === undefined || short[0] === undefined ? undefined : String(short[0].siteGeneration);
+  if (byId.size === ids.length) return { byId, generation };
   const long = await rowsInPieces(
     database,
     ids.filter((id) => !byId.has(id)),
     columns,
   );
   for (const [id, row] of long) byId.set(id, row);
-  return byId;
+  return { byId, generation };
 }
 
 /**
@@ -471,22 +489,85 @@ export async function pickedIds(costly: CostlyReads, pick: Sql): Promise<number[
  * every match; any other filter's count is counted once per write to the site and stored
  * (counts.ts), except a filter or order that reads the hit counters, counted every time (hits.ts).
  * The ids and total of a page are kept in the process while the site's generation stays the one
- * read before they were picked (keptPicks.ts); the rows are read every time.
+ * read before they were picked (keptPicks.ts); the rows are read every time. A page that names its
+ * size needs nothing else of its site and channel than their generation: what this process read of
+ * them for the same place is used unread (keptPlaces below), checked against the generation read
+ * with the rows; when it moved, the page is read again from a fresh read of the place.
  */
 export async function listContents(
   database: Pick<DbHandle, 'db' | 'provider' | 'costly' | 'reads'>,
   request: ListContentsRequest,
   maxPerPage: number,
 ): Promise<ContentPage> {
-  const { db, provider, costly, reads } = database;
+  const key = placeKey(request);
+  const kept = request.perPage ? keptPlaces.of(database.reads).get(key) : undefined;
+  if (kept !== undefined) {
+    const page = await listPage(database, request, maxPerPage, kept, true);
+    if (page !== undefined) return page;
+    keptPlaces.of(database.reads).delete(key);
+  }
+  const place = await placeOf(database, request);
+  keptPlaces.of(database.reads).set(key, place);
+  return (await listPage(database, request, maxPerPage, place, false)) as ContentPage;
+}
+
+/** What a list reads of its site and channel before its pick. */
+interface ListPlace {
+  /** The site's content generation, read before the pick (keptPicks.ts). */
+  generation: string;
+  /** The site's page size (its attributes), for a page that does not name its own. */
+  pageSize: number;
+  channels: ContentFilter['channels'];
+}
+
+/** Places kept per owner (a database client's reads), the least recently used let go first. */
+const KEPT_PLACES = 256;
+
+/**
+ * Places this process read lately, by site and channel named. Only channel writes, which advance
+ * the site's generation, change a place's channel scope; a site's attributes may change without
+ * it, so a kept place serves only a page that names its size.
+ */
+const keptPlaces = new KeptPerOwner<string, ListPlace>(KEPT_PLACES);
+
+function placeKey({ siteId, channelId, index }: ListContentsRequest): string {
+  return JSON.stringify([siteId, channelId ?? null, index ?? null]);
+}
+
+async function placeOf(
+  { db, reads }: Pick<DbHandle, 'db' | 'reads'>,
+  request: ListContentsRequest,
+): Promise<ListPlace> {
   // The site's data generation with its attributes, read before the pick (keptPicks.ts).
   const [site] = await reads.prepared<Pick<Site, 'attributes'> & { generation: number | bigint | string }>(
     sql`SELECT "attributes", ${currentGeneration(sql`"Site"."id"`)} AS "generation" FROM "Site" WHERE "id" = ${request.siteId}`,
   );
   if (site === undefined) throw notFound(`Site ${request.siteId} does not exist`);
+  return {
+    generation: String(site.generation),
+    pageSize: readSiteAttributes(site.attributes).pageSize,
+    channels: await resolveChannelScope(db, request),
+  };
+}
+
+/**
+ * The page at this place. `unchecked`: the place was not read now, so nothing is picked under its
+ * generation (only a pick kept for it is used) and the page is undefined unless the generation
+ * read with its rows is still that one (and it has a row to carry it).
+ */
+async function listPage(
+  database: Pick<DbHandle, 'db' | 'provider' | 'costly' | 'reads'>,
+  request: ListContentsRequest,
+  maxPerPage: number,
+  place: ListPlace,
+  unchecked: boolean,
+): Promise<ContentPage | undefined> {
+  const { provider, costly, reads } = database;
   const { where, orderBy, tallyWhere, matchWhere, orderKeys, readsHitCounters, matchesTexts } =
-    compileContentQuery({ ...request, channels: await resolveChannelScope(db, request) }, provider);
-  const { perPage, offset } = pageWindow(request, readSiteAttributes(site.attributes).pageSize, maxPerPage);
+    compileContentQuery({ ...request, channels: place.channels }, provider);
+  // Views move the hit counters without advancing the generation: such a pick is never kept.
+  if (unchecked && readsHitCounters) return undefined;
+  const { perPage, offset } = pageWindow(request, place.pageSize, maxPerPage);
   const selection = formASelection(request.fields);
   const columns = selection === undefined ? ALL_COLUMNS : rowColumns(selection.columns);
   const answer = formAOf(selection);
@@ -520,18 +601,23 @@ export async function listContents(
     }
     return { totalCount, ids };
   };
-  const read = async (): Promise<ContentPage> => {
-    // Views move the hit counters without advancing the generation: such a pick is never kept.
-    const { ids, totalCount } = readsHitCounters
+  const read = async (): Promise<ContentPage | undefined> => {
+    const key = pickKey('page', [matchWhere, orderBy], [perPage, offset]);
+    const picked = readsHitCounters
       ? await pick()
-      : await keptPick(
-          reads,
-          pickKey('page', [matchWhere, orderBy], [perPage, offset]),
-          String(site.generation),
-          pick,
-        );
-    const rows = await contentsInOrder(database, ids, columns);
-    return { totalCount, contents: rows.map(answer) };
+      : unchecked
+        ? keptPickIfAny<Picked>(reads, key, place.generation)
+        : await keptPick(reads, key, place.generation, pick);
+    if (picked === undefined) return undefined;
+    const { byId, generation } = await rowsWholeAt(
+      database,
+      picked.ids,
+      columns,
+      unchecked ? request.siteId : undefined,
+    );
+    if (unchecked && generation !== place.generation) return undefined;
+    const rows = picked.ids.flatMap((id) => byId.get(id) ?? []);
+    return { totalCount: picked.totalCount, contents: rows.map(answer) };
   };
   // A filter that matches text patterns reads in the database's turn for such reads, its rows too.
   return matchesTexts ? costly.matchingTexts(read) : read();
