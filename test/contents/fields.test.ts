@@ -355,3 +355,21 @@ test('a selected long text is read whole, in pieces', async () => {
   expect(four?.body === body).toBe(true);
   expect(Object.keys(four ?? {})).toEqual(['id', 'body']);
 });
+
+describe('selections are kept by how they were asked', () => {
+  test('the same ask answers the same selection; a list and a text never stand for each other', () => {
+    const listed = formASelection(['title', 'id']);
+    expect(listed?.fields).toEqual(['id', 'title']);
+    expect(formASelection(['title', 'id'])).toBe(listed);
+    expect(formASelection('title,id')).toEqual(listed);
+    // The list's key, asked as a text, is a name Content lacks: a 400, every time.
+    for (let attempt = 0; attempt < 2; attempt++)
+      expect(() => formASelection('["title","id"]')).toThrow(
+        /names '\["title"', which is not a field of Content/,
+      );
+    // And a text's names, asked as one item of a list, are one name: never the text's selection.
+    expect(formASelection('id,title')?.fields).toEqual(['id', 'title']);
+    expect(() => formASelection(['id,title'])).toThrow(/names 'id,title', which is not a field of Content/);
+    expect(formBSelection('id,title')?.form.record).toBe('ContentFormB');
+  });
+});

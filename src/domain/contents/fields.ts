@@ -1,3 +1,4 @@
+import { keptByText } from '../../db/keptStatements.ts';
 import { type Content, MODEL_FIELDS } from '../../db/models.ts';
 import { contractSchema } from '../contractSchemas.ts';
 import { invalidFields } from '../errors.ts';
@@ -107,7 +108,24 @@ function selectionOf<F>(form: Form<F>, asked: readonly string[], where: string):
   };
 }
 
-const namesOf = (asked: readonly string[] | string) => (typeof asked === 'string' ? asked.split(',') : asked);
+/** Selections asked for lately, kept by how they were asked: the same few are asked again and again. */
+const KEPT_SELECTIONS = 256;
+
+/**
+ * The selection of a form that `asked` names, made once per way of asking it (a list's array, or a
+ * query parameter's comma-separated text, each keyed apart) and kept; a list that names no field
+ * of the form throws every time and is never kept.
+ */
+function keptSelections<F>(form: Form<F>): (asked: readonly string[] | string) => FieldSelection<F> {
+  const kept = keptByText((key) => {
+    const names = key.startsWith('text:') ? key.slice(5).split(',') : (JSON.parse(key.slice(5)) as string[]);
+    return selectionOf(form, names, 'fields');
+  }, KEPT_SELECTIONS);
+  return (asked) => kept(typeof asked === 'string' ? `text:${asked}` : `list:${JSON.stringify(asked)}`);
+}
+
+const FORM_A_SELECTION = keptSelections(FORM_A);
+const FORM_B_SELECTION = keptSelections(FORM_B);
 
 /**
  * The form A selection `fields` names: a list's array (whose names the contract has checked), or a
@@ -116,12 +134,12 @@ const namesOf = (asked: readonly string[] | string) => (typeof asked === 'string
 export function formASelection(
   asked: readonly string[] | string | undefined,
 ): FieldSelection<ContentFormA> | undefined {
-  return asked === undefined ? undefined : selectionOf(FORM_A, namesOf(asked), 'fields');
+  return asked === undefined ? undefined : FORM_A_SELECTION(asked);
 }
 
 /** The form B selection a template-tag read's `fields` names; undefined without it. */
 export function formBSelection(asked: string | undefined): FieldSelection<ContentFormB> | undefined {
-  return asked === undefined ? undefined : selectionOf(FORM_B, namesOf(asked), 'fields');
+  return asked === undefined ? undefined : FORM_B_SELECTION(asked);
 }
 
 /** A row's selected fields, made from the selected columns only. */
