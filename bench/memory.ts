@@ -35,8 +35,16 @@ import type { ScenarioParams } from './sql.ts';
 const ROOT = process.cwd();
 const CONTENTS = Number(process.env.MEMORY_CONTENTS ?? 20000);
 const SECONDS = Number(process.env.MEMORY_SECONDS ?? 5);
-/** MEMORY_MODES=0 (a comma-separated list of WORKERS values): only those services, and no export. */
-const MODES = (process.env.MEMORY_MODES ?? '0,1,2').split(',').map(Number);
+/**
+ * MEMORY_MODES=0 (a comma-separated list of WORKERS values): only those services, and no export.
+ * Each value must be a whole number: an empty or mistyped list stops the run, rather than measuring
+ * a mode nobody asked for.
+ */
+const ASKED_MODES = process.env.MEMORY_MODES;
+const MODES = (ASKED_MODES ?? '0,1,2').split(',').map((mode) => {
+  if (!/^\s*\d+\s*$/.test(mode)) throw new Error(`MEMORY_MODES: '${mode}' is not a WORKERS value (0, 1, 2…)`);
+  return Number(mode);
+});
 const work = join(ROOT, '.tmp', `memory-${process.pid}`);
 const apiKey = randomBytes(24).toString('hex');
 const MiB = 1024 * 1024;
@@ -195,7 +203,7 @@ async function main() {
     for (const mode of MODES) {
       figures.push({ mode: `service, WORKERS=${mode}`, ...(await serve(mode, url, params)) });
     }
-    if (process.env.MEMORY_MODES === undefined)
+    if (ASKED_MODES === undefined)
       figures.push({ mode: 'cms export', peak: await cli(['export', join(work, 'export.json')], url) });
     console.log(
       `### ${CONTENTS} contents, SQLite, ${SECONDS} s per request kind; load average ${loadavg()

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from '@jest/globals';
+import { WORKER_MALLOC_ENVIRONMENT } from '../../src/supervisor.ts';
 
 /*
  * The image is not built on the machines this project is developed on (no Docker engine; see
@@ -65,5 +66,17 @@ describe('the Docker image and compose file', () => {
     const images = [...COMPOSE.matchAll(/^\s+image: (\S+)$/gm)].map((match) => match[1]);
     expect(images.length).toBeGreaterThan(0);
     for (const image of images) expect(image).toMatch(/:\d+\.\d+(\.\d+)?(-[a-z0-9]+)?$/);
+  });
+
+  test("every process of the image, and the documented commands, run with the workers' malloc settings", () => {
+    const settings = Object.entries(WORKER_MALLOC_ENVIRONMENT).map(([name, value]) => `${name}=${value}`);
+    const env = stage('runtime').filter((line) => line.startsWith('ENV '));
+    for (const setting of settings) expect(env.join(' ').split(' ')).toContain(setting);
+    // The single-process command and the compiled CLI's page say the same, in the same words.
+    const documented = settings.join(' ');
+    expect(read('docs/operating/build-and-start.md')).toContain(
+      `${documented} node --max-semi-space-size=4 dist/src/main.js`,
+    );
+    expect(read('docs/operating/cli.md')).toContain(documented);
   });
 });
