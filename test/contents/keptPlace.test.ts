@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createDb, type DbHandle } from '../../src/db/client.ts';
+import { describe, expect, test } from '@jest/globals';
+import { createDb } from '../../src/db/client.ts';
 import { type Sql, sql } from '../../src/db/sql.ts';
 import { type ListContentsRequest, listContents } from '../../src/domain/contents/list.ts';
-import { loadStlFixture } from '../stl/fixture.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { observedStlDatabase } from '../stl/fixture.ts';
 
 /*
  * The content list keeps, per process, what it read of a site and channel for a page (its
@@ -15,29 +14,18 @@ import { createTestDatabase, type TestDatabase } from '../support/database.ts';
  * (site 1: 11 News ── 12 Tech (index 'tech') ── 13 Deep, 14 Products, 15 News).
  */
 
-let database: TestDatabase;
-let observed: DbHandle;
-const queries: string[] = [];
+const fixture = observedStlDatabase();
+const { queries } = fixture;
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-  await loadStlFixture(database.handle, new Date());
-  observed = await createDb(database.url, { onQuery: (text) => queries.push(text) });
-});
-afterAll(async () => {
-  await observed.db.$disconnect();
-  await database.drop();
-});
+/** Another process's write: through the test's own client, never the fixture.observed one. */
+const written = (statement: Sql) => fixture.database.handle.db.$executeRaw(statement);
 
-/** Another process's write: through the test's own client, never the observed one. */
-const written = (statement: Sql) => database.handle.db.$executeRaw(statement);
-
-/** The observed client's page, how many statements read the site, and a fresh client's page. */
+/** The fixture.observed client's page, how many statements read the site, and a fresh client's page. */
 async function page(request: ListContentsRequest) {
   queries.length = 0;
-  const answer = await listContents(observed, request, 1000);
+  const answer = await listContents(fixture.observed, request, 1000);
   const siteReads = queries.filter((text) => /FROM "Site"/.test(text)).length;
-  const fresh = await createDb(database.url);
+  const fresh = await createDb(fixture.database.url);
   try {
     expect(answer).toEqual(await listContents(fresh, request, 1000));
   } finally {
@@ -72,7 +60,7 @@ describe('a page that names its size', () => {
 
   test('a site that does not exist is a 404 every time', async () => {
     for (let attempt = 0; attempt < 2; attempt++)
-      await expect(listContents(observed, { siteId: 9, perPage: 2 }, 1000)).rejects.toThrow(
+      await expect(listContents(fixture.observed, { siteId: 9, perPage: 2 }, 1000)).rejects.toThrow(
         'Site 9 does not exist',
       );
   });

@@ -1,5 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createDb, type DbHandle } from '../../src/db/client.ts';
+import { describe, expect, test } from '@jest/globals';
 import {
   type ChannelChoice,
   chooseSite,
@@ -8,8 +7,7 @@ import {
   chooseSiteIds,
   type SiteChoice,
 } from '../../src/domain/stl/choose.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { loadStlFixture } from './fixture.ts';
+import { observedStlDatabase } from './fixture.ts';
 
 /*
  * chooseSiteAndChannel (and chooseSiteAndChannelIds, the same choice reading the ids alone), on the
@@ -20,27 +18,17 @@ import { loadStlFixture } from './fixture.ts';
  * the 404 the choice has always had.
  */
 
-let database: TestDatabase;
-let observed: DbHandle;
-const queries: string[] = [];
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  await loadStlFixture(database.handle, new Date());
-  // A write makes site 1's generation other than 0: the joined read must carry the stored one.
-  await database.handle.db.channel.update({ where: { id: 12 }, data: { channelName: 'Tech' } });
-  observed = await createDb(database.url, { onQuery: (text) => queries.push(text) });
-});
-afterAll(async () => {
-  await observed.db.$disconnect();
-  await database.drop();
-});
+// A write makes site 1's generation other than 0: the joined read must carry the stored one.
+const fixture = observedStlDatabase((handle) =>
+  handle.db.channel.update({ where: { id: 12 }, data: { channelName: 'Tech' } }),
+);
+const { queries } = fixture;
 
 type Choice = SiteChoice & ChannelChoice;
 
 /** What the choice names, read through Prisma's client: the expected rows. */
 async function expected(choice: Choice) {
-  const { db } = database.handle;
+  const { db } = fixture.database.handle;
   const site =
     choice.siteId !== undefined
       ? await db.site.findUnique({ where: { id: choice.siteId } })
@@ -82,7 +70,7 @@ describe.each(WAYS)('%s', (way, choose, answered) => {
   async function chosen(choice: Choice) {
     queries.length = 0;
     try {
-      const { site, channel } = await choose(observed.reads, choice);
+      const { site, channel } = await choose(fixture.observed.reads, choice);
       const { generation, ...row } = site;
       return { site: row, channel, generation: String(generation), statements: queries.length };
     } catch (error) {
@@ -173,8 +161,8 @@ describe('a site alone, reading its id and directory: the site chooseSite gives'
     { siteDir: 'nowhere' },
   ];
   test.each(choices)('%j', async (choice) => {
-    const whole = await outcome(() => chooseSite(observed.reads, choice));
-    const ids = await outcome(() => chooseSiteIds(observed.reads, choice));
+    const whole = await outcome(() => chooseSite(fixture.observed.reads, choice));
+    const ids = await outcome(() => chooseSiteIds(fixture.observed.reads, choice));
     if ('error' in whole) expect(ids).toMatchObject({ error: whole.error });
     else {
       const { id, siteDir, generation } = whole.site;

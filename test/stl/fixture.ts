@@ -1,6 +1,8 @@
-import type { DbHandle } from '../../src/db/client.ts';
+import { afterAll, beforeAll } from '@jest/globals';
+import { createDb, type DbHandle } from '../../src/db/client.ts';
 import { formatDateTime } from '../../src/domain/dates.ts';
 import { importDocument } from '../../src/domain/import/index.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 
 /*
  * A catalogue for the template-tag reads, every value chosen so that each tag attribute selects a
@@ -133,4 +135,33 @@ export async function loadStlFixture(database: Pick<DbHandle, 'db' | 'provider'>
   const { db } = database;
   await importDocument(database, stlDocument(now));
   await db.content.update({ where: { id: 107 }, data: { recycled: true, recycledDate: new Date() } });
+}
+
+export interface ObservedStlDatabase {
+  /** The database, with the catalogue, and the test's own client (for the writes of "another process"). */
+  database: TestDatabase;
+  /** A second client on it, whose statements' texts are recorded in `queries`. */
+  observed: DbHandle;
+  queries: string[];
+}
+
+/**
+ * The catalogue on a database of its own for the calling test file, with an observed client beside
+ * it (hooks registered here; `prepare` runs on the test's client before the observed one connects).
+ */
+export function observedStlDatabase(prepare?: (handle: DbHandle) => Promise<unknown>): ObservedStlDatabase {
+  const fixture = { queries: [] as string[] } as ObservedStlDatabase;
+  beforeAll(async () => {
+    fixture.database = await createTestDatabase();
+    await loadStlFixture(fixture.database.handle, new Date());
+    await prepare?.(fixture.database.handle);
+    fixture.observed = await createDb(fixture.database.url, {
+      onQuery: (text) => fixture.queries.push(text),
+    });
+  });
+  afterAll(async () => {
+    await fixture.observed?.db.$disconnect();
+    await fixture.database?.drop();
+  });
+  return fixture;
 }

@@ -1,11 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from '@jest/globals';
-import { createDb, type DbHandle } from '../../src/db/client.ts';
+import { beforeEach, describe, expect, test } from '@jest/globals';
 import { type Sql, sql } from '../../src/db/sql.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import { JsonText } from '../../src/domain/jsonText.ts';
 import { listStlContents, type StlContentsRequest } from '../../src/domain/stl/contents.ts';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
-import { loadStlFixture } from './fixture.ts';
+import { observedStlDatabase } from './fixture.ts';
 
 /*
  * stl/contents keeps, per process, the site and channel it chose for a choice that names its site by
@@ -17,22 +15,11 @@ import { loadStlFixture } from './fixture.ts';
  * Fixture: test/stl/fixture.ts (site 1: 11 News ── 12 Tech (index 'tech') ── 13 Deep, 14 Products).
  */
 
-let database: TestDatabase;
-let observed: DbHandle;
-const queries: string[] = [];
+const fixture = observedStlDatabase();
+const { queries } = fixture;
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-  await loadStlFixture(database.handle, new Date());
-  observed = await createDb(database.url, { onQuery: (text) => queries.push(text) });
-});
-afterAll(async () => {
-  await observed.db.$disconnect();
-  await database.drop();
-});
-
-/** Another process's write: through the test's own client, never the observed one. */
-const written = (statement: Sql) => database.handle.db.$executeRaw(statement);
+/** Another process's write: through the test's own client, never the fixture.observed one. */
+const written = (statement: Sql) => fixture.database.handle.db.$executeRaw(statement);
 
 let indexed = 12;
 /** Gives the index 'tech' to this channel of site 1 (the one that had it is left without one). */
@@ -49,7 +36,7 @@ beforeEach(async () => {
 
 async function page(request: StlContentsRequest) {
   queries.length = 0;
-  const answer = await listStlContents(observed, request, 1000);
+  const answer = await listStlContents(fixture.observed, request, 1000);
   const value =
     answer instanceof JsonText
       ? (JSON.parse(answer.bytes.toString()) as { value: { id: number }[] }).value
