@@ -150,10 +150,13 @@ const alreadyPrepared = async () => undefined;
 
 async function main(): Promise<void> {
   const config = readConfig();
-  // A worker logs every request, asynchronously (pino's default). The supervisor logs little, and
-  // its last lines come right before process.exit: written synchronously, none is lost or
-  // overtaken at the exit.
-  const logger = cluster.isWorker
+  // A process that serves (a worker, or the only process with WORKERS=0) logs every request,
+  // asynchronously (pino's default, whose buffer pino writes out at the process's exit): a line
+  // written synchronously cost a single process a system call of every request. The supervisor
+  // logs little, and its last lines come right before process.exit: written synchronously, none is
+  // lost or overtaken at the exit.
+  const serves = cluster.isWorker || config.workers === 0;
+  const logger = serves
     ? pino({ level: config.logLevel })
     : pino({ level: config.logLevel }, pino.destination({ dest: 1, sync: true }));
   if (cluster.isWorker) {
