@@ -7,7 +7,7 @@ import { observedStlDatabase } from './fixture.ts';
 
 /*
  * stl/contents keeps, per process, the site and channel it chose for a choice that names its site by
- * id (src/domain/stl/choose.ts, keptChoiceIds), and reads its next page of the same choice without
+ * id (src/domain/stl/choose.ts, keptChoicesOf), and reads its next page of the same choice without
  * the choice's statement: the site's generation is read with the contents' versions, and when it
  * moved (a channel written by anyone: renamed, re-indexed, deleted) the page is read again from a
  * fresh choice. Both ways of placing a page (a kept pick, and a Hits walk that is never kept), on

@@ -1,5 +1,5 @@
 import type { Sql } from '../../db/sql.ts';
-import { KeptPerOwner } from '../../recentlyUsed.ts';
+import { KeptPerOwner, type RecentlyUsed } from '../../recentlyUsed.ts';
 import { typedValues } from './counts.ts';
 
 /*
@@ -72,4 +72,29 @@ export async function keptPick<T>(
   const picked = await pick();
   kept.set(key, { generation, picked });
   return picked;
+}
+
+/**
+ * A page read at its place (what it reads of its site and channel before its pick, with the site's
+ * generation): at the place this process kept under `key` when there is one, `page` checking it
+ * against the generation it reads with its rows (`unchecked`, undefined when that moved); else at a
+ * fresh `read()` of the place, kept for the next page. No key: the place is read every time.
+ */
+export async function atKeptPlace<P, R>(
+  kept: RecentlyUsed<string, P>,
+  key: string | undefined,
+  read: () => Promise<P>,
+  page: (place: P, unchecked: boolean) => Promise<R | undefined>,
+): Promise<R> {
+  const known = key === undefined ? undefined : kept.get(key);
+  if (key !== undefined && known !== undefined) {
+    const answer = await page(known, true);
+    if (answer !== undefined) return answer;
+    kept.delete(key);
+  }
+  const place = await read();
+  if (key !== undefined) kept.set(key, place);
+  const answer = await page(place, false);
+  if (answer === undefined) throw new Error('A page read at a place read now gave no answer');
+  return answer;
 }

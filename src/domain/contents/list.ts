@@ -17,7 +17,7 @@ import {
 } from './counts.ts';
 import { type FieldSelection, formASelection, selectFields } from './fields.ts';
 import { type ContentFormA, toContentFormA } from './forms.ts';
-import { keptPick, keptPickIfAny, type Picked, pickKey } from './keptPicks.ts';
+import { atKeptPlace, keptPick, keptPickIfAny, type Picked, pickKey } from './keptPicks.ts';
 import { type ContentFilter, compileContentQuery, type OrderRule } from './query.ts';
 
 export interface ListContentsRequest
@@ -302,6 +302,23 @@ async function rowsInPieces(
   return byId;
 }
 
+/** A row read with its site's content generation beside it (generationColumn). */
+type WithGeneration = { siteGeneration?: number | bigint | string };
+
+/**
+ * The column that reads site `siteId`'s content generation beside each row of a read of Content
+ * (none without a site): a page read at a kept place checks it (atKeptPlace, keptPicks.ts).
+ */
+function generationColumn(siteId: number | undefined): Sql {
+  return siteId === undefined ? sql`` : sql`, ${currentGeneration(siteId)} AS "siteGeneration"`;
+}
+
+/** The generation those rows were read with: undefined when none was asked for, or no row came. */
+function generationOf(rows: readonly WithGeneration[], siteId: number | undefined): string | undefined {
+  const first = rows[0];
+  return siteId === undefined || first === undefined ? undefined : String(first.siteGeneration);
+}
+
 /**
  * These rows, their texts whole: the rows whose texts are short in one statement, as the driver
  * makes them; the others (and ids deleted since they were picked, which that read skips too) in
@@ -327,15 +344,12 @@ async function rowsWholeAt(
 ): Promise<{ byId: Map<number, Content>; generation?: string | undefined }> {
   const byId = new Map<number, Content>();
   if (ids.length === 0) return { byId };
-  const site = siteId === undefined ? sql`` : sql`, ${currentGeneration(siteId)} AS "siteGeneration"`;
-  const statement = sql`SELECT ${columns.whole}${site} FROM "Content" WHERE ${idAmong(database.provider, ids)} AND ${columns.short}`;
-  type Row = Content & { siteGeneration?: number | bigint | string };
+  const statement = sql`SELECT ${columns.whole}${generationColumn(siteId)} FROM "Content" WHERE ${idAmong(database.provider, ids)} AND ${columns.short}`;
   const short = await (columns.prepared
-    ? database.reads.prepared<Row>(statement)
-    : database.reads.rows<Row>(statement));
+    ? database.reads.prepared<Content & WithGeneration>(statement)
+    : database.reads.rows<Content & WithGeneration>(statement));
   for (const row of short) byId.set(row.id, row);
-  const generation =
-    siteId === undefined || short[0] === undefined ? undefined : String(short[0].siteGeneration);
+  const generation = generationOf(short, siteId);
   if (byId.size === ids.length) return { byId, generation };
   const long = await rowsInPieces(
     database,
@@ -390,18 +404,12 @@ export interface PlacedRead {
 }
 
 /** What a read of placed contents selects: with the site's generation beside each row when asked. */
-function placedColumns(siteId: number | undefined): Sql {
-  return siteId === undefined ? PLACED : sql`${PLACED}, ${currentGeneration(siteId)} AS "generation"`;
-}
+const placedColumns = (siteId: number | undefined): Sql => sql`${PLACED}${generationColumn(siteId)}`;
 
-type PlacedRow = Placed & { generation?: number | bigint | string };
+type PlacedRow = Placed & WithGeneration;
 
 function placedRead(rows: readonly PlacedRow[], siteId: number | undefined): PlacedRead {
-  const first = rows[0];
-  return {
-    placed: rows.map(placedOf),
-    generation: siteId === undefined || first === undefined ? undefined : String(first.generation),
-  };
+  return { placed: rows.map(placedOf), generation: generationOf(rows, siteId) };
 }
 
 /**
@@ -499,16 +507,12 @@ export async function listContents(
   request: ListContentsRequest,
   maxPerPage: number,
 ): Promise<ContentPage> {
-  const key = placeKey(request);
-  const kept = request.perPage ? keptPlaces.of(database.reads).get(key) : undefined;
-  if (kept !== undefined) {
-    const page = await listPage(database, request, maxPerPage, kept, true);
-    if (page !== undefined) return page;
-    keptPlaces.of(database.reads).delete(key);
-  }
-  const place = await placeOf(database, request);
-  keptPlaces.of(database.reads).set(key, place);
-  return (await listPage(database, request, maxPerPage, place, false)) as ContentPage;
+  return atKeptPlace(
+    keptPlaces.of(database.reads),
+    request.perPage ? placeKey(request) : undefined,
+    () => placeOf(database, request),
+    (place, unchecked) => listPage(database, request, maxPerPage, place, unchecked),
+  );
 }
 
 /** What a list reads of its site and channel before its pick. */
@@ -524,9 +528,9 @@ interface ListPlace {
 const KEPT_PLACES = 256;
 
 /**
- * Places this process read lately, by site and channel named. Only channel writes, which advance
- * the site's generation, change a place's channel scope; a site's attributes may change without
- * it, so a kept place serves only a page that names its size.
+ * Places this process read lately, by site and channel named (atKeptPlace, keptPicks.ts). Only
+ * channel writes, which advance the site's generation, change a place's channel scope; a site's
+ * attributes may change without it, so a kept place serves only a page that names its size.
  */
 const keptPlaces = new KeptPerOwner<string, ListPlace>(KEPT_PLACES);
 

@@ -189,56 +189,37 @@ export async function chooseSiteAndChannel(
   return chooseBoth(reads, choice, ROWS);
 }
 
-/**
- * As chooseSiteAndChannel, reading only the ids (and the site's generation and directory); the
- * answer is kept for keptChoiceIds.
- */
-export async function chooseSiteAndChannelIds(
+/** As chooseSiteAndChannel, reading only the ids (and the site's generation and directory). */
+export function chooseSiteAndChannelIds(
   reads: Reads,
   choice: SiteChoice & ChannelChoice,
 ): Promise<ChosenIds> {
-  const chosen = await chooseBoth(reads, choice, IDS);
-  keepChoiceIds(reads, choice, chosen);
-  return chosen;
+  return chooseBoth(reads, choice, IDS);
 }
 
 /** Choices kept per owner (a database client's reads), the least recently used let go first. */
 const KEPT_CHOICES = 256;
 
+/**
+ * The ids this process chose lately, with the site's generation they were chosen at: still the
+ * answer while that generation is the site's (every write to a site's channels advances it;
+ * contents of a deleted site are deleted with it), which the page read at them checks
+ * (atKeptPlace, src/domain/contents/keptPicks.ts). This spares a template-tag page the choice's
+ * statement, a round trip on PostgreSQL.
+ */
 const keptChoices = new KeptPerOwner<string, ChosenIds>(KEPT_CHOICES);
+
+export const keptChoicesOf = (reads: Reads) => keptChoices.of(reads);
 
 /**
  * What a choice is kept under: only a choice that names its site by id. Which site is the root (or
  * has a directory) is the Site table's to say, and a site's writes do not advance its content
  * generation; which channel a site's choice names is its channels' to say, and they do.
  */
-function choiceKey(choice: SiteChoice & ChannelChoice): string | undefined {
+export function choiceKey(choice: SiteChoice & ChannelChoice): string | undefined {
   if (choice.siteId === undefined) return undefined;
   const { siteId, channelId, channelIndex, channelName } = choice;
   return JSON.stringify([siteId, channelId ?? null, channelIndex ?? null, channelName ?? null]);
-}
-
-/**
- * The ids this process last chose for the same choice, with the site's generation they were chosen
- * at: still the answer while that generation is the site's (every write to a site's channels
- * advances it; contents of a deleted site are deleted with it). Unchecked: the caller reads the
- * generation with its next statement and, when it moved (or nothing was read), forgets the choice
- * (forgetChoiceIds) and chooses again (chooseSiteAndChannelIds). This spares a template-tag page
- * the choice's statement, a round trip on PostgreSQL.
- */
-export function keptChoiceIds(reads: Reads, choice: SiteChoice & ChannelChoice): ChosenIds | undefined {
-  const key = choiceKey(choice);
-  return key === undefined ? undefined : keptChoices.of(reads).get(key);
-}
-
-export function forgetChoiceIds(reads: Reads, choice: SiteChoice & ChannelChoice): void {
-  const key = choiceKey(choice);
-  if (key !== undefined) keptChoices.of(reads).delete(key);
-}
-
-function keepChoiceIds(reads: Reads, choice: SiteChoice & ChannelChoice, chosen: ChosenIds): void {
-  const key = choiceKey(choice);
-  if (key !== undefined) keptChoices.of(reads).set(key, chosen);
 }
 
 async function chooseBoth<S extends SiteRead, C extends ChannelRead>(

@@ -4,7 +4,7 @@ import { type Sql, sql } from '../../db/sql.ts';
 import type { components } from '../../generated/openapi.ts';
 import { type FieldSelection, formBSelection, prismaSelect, selectFields } from '../contents/fields.ts';
 import { CONTENT_FORM_B_VALUES, type ContentFormB, toContentFormB } from '../contents/forms.ts';
-import { keptPick, keptPickIfAny, pickKey } from '../contents/keptPicks.ts';
+import { atKeptPlace, keptPick, keptPickIfAny, pickKey } from '../contents/keptPicks.ts';
 import {
   formColumns,
   type PlacedRead,
@@ -23,11 +23,11 @@ import { normalizeList } from '../lists.ts';
 import {
   type ChannelChoice,
   type ChosenIds,
+  choiceKey,
   chooseSiteAndChannelIds,
   chooseSiteIds,
-  forgetChoiceIds,
   hasChannelChoice,
-  keptChoiceIds,
+  keptChoicesOf,
   type SiteChoice,
 } from './choose.ts';
 
@@ -192,7 +192,7 @@ type StlReads = Pick<DbHandle, 'db' | 'provider' | 'costly' | 'reads'>;
 /**
  * The page: its text, made of the records' kept texts where they still stand (recordTexts.ts), or
  * its records when it is large enough to be streamed. The site and channel this process chose for
- * the same choice are used unread when there are (keptChoiceIds), checked against the generation
+ * the same choice are used unread when there are (keptChoicesOf), checked against the generation
  * read with the contents' versions; when it moved, the page is read again from a fresh choice.
  */
 export async function listStlContents(
@@ -202,14 +202,12 @@ export async function listStlContents(
   now: Date = new Date(),
 ): Promise<StlPage> {
   const window = windowOf(request, maxTotal);
-  const kept = keptChoiceIds(database.reads, request);
-  if (kept !== undefined) {
-    const page = await stlPage(database, request, window, now, kept, true);
-    if (page !== undefined) return page;
-    forgetChoiceIds(database.reads, request);
-  }
-  const chosen = await chooseSiteAndChannelIds(database.reads, request);
-  return (await stlPage(database, request, window, now, chosen, false)) as StlPage;
+  return atKeptPlace(
+    keptChoicesOf(database.reads),
+    choiceKey(request),
+    () => chooseSiteAndChannelIds(database.reads, request),
+    (chosen, unchecked) => stlPage(database, request, window, now, chosen, unchecked),
+  );
 }
 
 /**
