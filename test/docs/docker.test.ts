@@ -78,5 +78,14 @@ describe('the Docker image and compose file', () => {
       `${documented} node --max-semi-space-size=4 dist/src/main.js`,
     );
     expect(read('docs/operating/cli.md')).toContain(documented);
+    // `npm start` too (a WORKERS=0 process sets neither itself): the same settings unless the
+    // environment gives its own, and node in place of the shell.
+    const manifest = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
+    const defaults = Object.entries(WORKER_MALLOC_ENVIRONMENT)
+      .map(([name, value]) => `${name}=\${${name}:-${value}}`)
+      .join(' ');
+    expect(manifest.scripts.start).toContain(
+      `${defaults} exec node --max-semi-space-size=4 dist/src/main.js`,
+    );
   });
 });

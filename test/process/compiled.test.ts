@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterEach, expect, test } from '@jest/globals';
+import { WORKER_MALLOC_ENVIRONMENT } from '../../src/supervisor.ts';
 import { createEmptyDatabase, type EmptyDatabase } from '../support/database.ts';
 import { COMPILED_ENTRY, freePort, type Service, startService, stopService } from './processes.ts';
 
@@ -22,6 +23,11 @@ afterEach(async () => {
 
 /** Command lines of every process below `pid`. */
 function descendants(pid: number): string[] {
+  return descendantProcesses(pid).map(({ command }) => command);
+}
+
+/** Every process below `pid`: its id, command line and environment. */
+function descendantProcesses(pid: number): { pid: number; command: string; environment: string[] }[] {
   let children: number[] = [];
   try {
     children = execFileSync('pgrep', ['-P', String(pid)])
@@ -34,12 +40,14 @@ function descendants(pid: number): string[] {
   }
   return children.flatMap((child) => {
     let command = '';
+    let environment: string[] = [];
     try {
       command = readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0').join(' ').trim();
+      environment = readFileSync(`/proc/${child}/environ`, 'utf8').split('\0');
     } catch {
       // It ended meanwhile.
     }
-    return [command, ...descendants(child)];
+    return [{ pid: child, command, environment }, ...descendantProcesses(child)];
   });
 }
 
@@ -54,6 +62,16 @@ test('npm start runs the compiled service: it migrates an empty database, serves
   const commands = descendants(service.process.pid ?? 0);
   expect(commands.some((command) => command.endsWith(COMPILED_ENTRY))).toBe(true);
   expect(commands.filter((command) => /tsx|\.ts\b/.test(command))).toEqual([]);
+  // The serving process (WORKERS=0) runs as the production command does: the young generation's
+  // size on node's command line, the workers' malloc settings in its environment (docs/operating/build-and-start.md).
+  const serving = descendantProcesses(service.process.pid ?? 0).filter(({ command }) =>
+    command.endsWith(COMPILED_ENTRY),
+  );
+  expect(serving).toHaveLength(1);
+  expect(serving[0]?.command).toContain('--max-semi-space-size=4');
+  for (const [name, value] of Object.entries(WORKER_MALLOC_ENVIRONMENT)) {
+    expect(serving[0]?.environment).toContain(`${name}=${value}`);
+  }
 
   const ping = await fetch(`http://127.0.0.1:${port}/api/v1/ping`);
   expect(ping.status).toBe(200);
