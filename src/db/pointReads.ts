@@ -70,6 +70,14 @@ export interface PointReads {
    * text that varies with the request: each text stays prepared on every connection of the pool.
    */
   prepared<T>(statement: Sql): Promise<T[]>;
+  /**
+   * As `prepared`, for a text a request chose among a bounded set (a `fields` selection's read of
+   * rows by id, whose plan is keys only like the forms' own): on PostgreSQL the first
+   * CHOSEN_TEXTS such texts of the process are prepared on each connection and stay so, and any
+   * text after them runs as `rows` does, so that no sequence of requests leaves more than that many
+   * statements on a connection. On SQLite it is `rows`.
+   */
+  chosen<T>(statement: Sql): Promise<T[]>;
 }
 
 /** One channel of siteChannelStates. */
@@ -130,10 +138,39 @@ const KEPT_TEXTS = 256;
 /** Texts of `prepared`: the few the code writes, with room to spare. */
 const PREPARED_TEXTS = 64;
 
-function pointReads(reader: (sqlText: string) => Reader, dialect: Dialect, adHoc = reader): PointReads {
+/** Texts of `chosen` prepared per process (and so per connection), the first ones asked for. */
+export const CHOSEN_TEXTS = 32;
+
+/**
+ * `make(text)` for each of the first `bound` texts, kept for good (never let go, so never made
+ * again under another name); every later text is `otherwise(text)`.
+ */
+function firstTexts(
+  make: (text: string) => Reader,
+  bound: number,
+  otherwise: (text: string) => Reader,
+): (text: string) => Reader {
+  const kept = new Map<string, Reader>();
+  return (text) => {
+    const found = kept.get(text);
+    if (found !== undefined) return found;
+    if (kept.size >= bound) return otherwise(text);
+    const made = make(text);
+    kept.set(text, made);
+    return made;
+  };
+}
+
+function pointReads(
+  reader: (sqlText: string) => Reader,
+  dialect: Dialect,
+  adHoc = reader,
+  chosenTexts = CHOSEN_TEXTS,
+): PointReads {
   const sqlText = statements(dialect);
   const readerOf = keptByText(adHoc, KEPT_TEXTS);
   const preparedOf = dialect === 'sqlite' ? readerOf : keptByText(reader, PREPARED_TEXTS);
+  const chosenOf = dialect === 'sqlite' ? readerOf : firstTexts(reader, chosenTexts, readerOf);
   const content = reader(sqlText.content);
   const apiKey = reader(sqlText.apiKey);
   const siteChannels = reader(sqlText.siteChannels);
@@ -170,6 +207,9 @@ function pointReads(reader: (sqlText: string) => Reader, dialect: Dialect, adHoc
     },
     async prepared<T>(statement: Sql) {
       return (await run(preparedOf, statement)) as T[];
+    },
+    async chosen<T>(statement: Sql) {
+      return (await run(chosenOf, statement)) as T[];
     },
   };
 }
@@ -334,6 +374,7 @@ export function postgresPointReads(
   pool: () => Promise<pg.Pool>,
   types: typeof pg.types,
   observe?: QueryObserver,
+  chosenTexts = CHOSEN_TEXTS,
 ): PointReads {
   const POSTGRES_TYPES = utcTypes(types);
   let count = 0;
@@ -356,5 +397,5 @@ export function postgresPointReads(
       };
     };
   // The texts of `rows` are not named: a named statement stays on every connection of the pool.
-  return pointReads(reader(true), 'postgresql', reader(false));
+  return pointReads(reader(true), 'postgresql', reader(false), chosenTexts);
 }

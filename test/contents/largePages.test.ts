@@ -163,6 +163,7 @@ describe('pages of large records', () => {
     const { reads } = fixture.services;
     const statements: string[] = [];
     const prepared: string[] = [];
+    const chosen: string[] = [];
     const observedReads: typeof reads = {
       ...reads,
       rows: async (statement) => {
@@ -173,6 +174,11 @@ describe('pages of large records', () => {
         statements.push(statement.sql);
         prepared.push(statement.sql);
         return reads.prepared(statement);
+      },
+      chosen: async (statement) => {
+        statements.push(statement.sql);
+        chosen.push(statement.sql);
+        return reads.chosen(statement);
       },
     };
     try {
@@ -191,7 +197,7 @@ describe('pages of large records', () => {
       expect(statements[1]).toContain('AS "body__length"');
       // The whole columns are a list the code names: their read of short rows is prepared once.
       expect(prepared).toEqual([statements[0]]);
-      // A list a request chose is not: each would stay prepared on every connection.
+      // A list a request chose is read as a chosen text: prepared only while few are (pointReads.test.ts).
       statements.length = 0;
       prepared.length = 0;
       await contentsInOrder(
@@ -201,6 +207,7 @@ describe('pages of large records', () => {
       );
       expect(statements).toHaveLength(1);
       expect(prepared).toEqual([]);
+      expect(chosen).toEqual(statements);
 
       statements.length = 0;
       const short = await contentsInOrder({ ...fixture.services, reads: observedReads }, [
@@ -228,6 +235,7 @@ describe('pages of large records', () => {
         ...reads,
         rows: <T>(statement: Sql) => reads.rows<T>(observe(statement)),
         prepared: <T>(statement: Sql) => reads.prepared<T>(observe(statement)),
+        chosen: <T>(statement: Sql) => reads.chosen<T>(observe(statement)),
       },
       costly: {
         all: <T>(statement: Sql) => costly.all<T>(observe(statement)),

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import pg from 'pg';
 import { createDb } from '../../src/db/client.ts';
+import { postgresPointReads } from '../../src/db/pointReads.ts';
 import { Prisma } from '../../src/generated/prisma/sqlite/client.ts';
 import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/database.ts';
 
@@ -335,4 +337,43 @@ test('prepared(): rows as rows() reads them; on PostgreSQL the statement is prep
     Prisma.sql`SELECT "statement" FROM pg_prepared_statements`,
   );
   expect(after.some((row) => row.statement === (adHoc as unknown as { text: string }).text)).toBe(false);
+});
+
+test('chosen(): rows as rows() reads them; on PostgreSQL the first texts are prepared for good, later ones are not', async () => {
+  const { db, provider } = database.handle;
+  const made = await db.content.create({
+    data: { guid: 'chosen-1', siteId, channelId, title: 'chosen', body: big, checked: true },
+  });
+  // Three selections' reads by id, as a request's `fields` makes them.
+  const selections = [
+    ['id', 'title'],
+    ['id', 'body'],
+    ['id', 'checked', 'addDate'],
+  ].map(
+    (columns) =>
+      Prisma.sql`SELECT ${Prisma.raw(columns.map((column) => `"${column}"`).join(', '))} FROM "Content" WHERE "id" = ${made.id}`,
+  );
+  for (const statement of selections) {
+    const expected = await reads().rows(statement);
+    expect(expected).toHaveLength(1);
+    for (let round = 0; round < 2; round++) expect(await reads().chosen(statement)).toEqual(expected);
+  }
+  if (provider !== 'postgresql') return;
+  // A bound of two, on a pool of one connection: the first two texts are prepared on it, the third
+  // is not, however often it is asked; the first two stay prepared (not made again under other names).
+  const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+  try {
+    const bounded = postgresPointReads(async () => pool, pg.types, undefined, 2);
+    for (let round = 0; round < 3; round++) {
+      for (const statement of selections)
+        expect(await bounded.chosen(statement)).toEqual(await reads().rows(statement));
+    }
+    const named = await bounded.rows<{ statement: string }>(
+      Prisma.sql`SELECT "statement" FROM pg_prepared_statements ORDER BY "prepare_time"`,
+    );
+    const texts = selections.map((statement) => (statement as unknown as { text: string }).text);
+    expect(named.map((row) => row.statement)).toEqual(texts.slice(0, 2));
+  } finally {
+    await pool.end();
+  }
 });

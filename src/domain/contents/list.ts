@@ -129,7 +129,8 @@ export interface RowColumns {
   texts: readonly TextField[];
   /**
    * A list the code names (a form's whole columns), not one a request chose: its read of short rows
-   * by id is one of a few texts, prepared once per connection (`reads.prepared`).
+   * by id is one of a few texts, prepared once per connection (`reads.prepared`). A list a request
+   * chose is read through `reads.chosen`: prepared too, while few enough texts are.
    */
   prepared?: true;
 }
@@ -347,7 +348,7 @@ async function rowsWholeAt(
   const statement = sql`SELECT ${columns.whole}${generationColumn(siteId)} FROM "Content" WHERE ${idAmong(database.provider, ids)} AND ${columns.short}`;
   const short = await (columns.prepared
     ? database.reads.prepared<Content & WithGeneration>(statement)
-    : database.reads.rows<Content & WithGeneration>(statement));
+    : database.reads.chosen<Content & WithGeneration>(statement));
   for (const row of short) byId.set(row.id, row);
   const generation = generationOf(short, siteId);
   if (byId.size === ids.length) return { byId, generation };
