@@ -65,31 +65,58 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`;
 
+/** One script of one key, called with its key and arguments. */
+type Script = (key: string, ...args: (string | number)[]) => Promise<unknown>;
+
+/**
+ * A script defined on the connection (ioredis's defineCommand): sent by its SHA-1 (EVALSHA), and
+ * whole only when Redis answers NOSCRIPT (after a restart or SCRIPT FLUSH), which ioredis does by
+ * itself. EVAL sent the script's text with every call, and Redis hashed it again each time.
+ */
+function script(redis: Redis, name: string, lua: string): Script {
+  redis.defineCommand(name, { numberOfKeys: 1, lua });
+  // defineCommand adds the method under that name; its type cannot say so.
+  const command = (redis as unknown as Record<string, Script>)[name] as Script;
+  return (key, ...args) => command.call(redis, key, ...args);
+}
+
 export class RedisSharedState implements SharedState {
   readonly kind = 'redis';
   private subscriber: Redis | undefined;
   private readonly listeners = new Map<string, Set<SignalListener>>();
+  private readonly scripts: Record<
+    'increment' | 'get' | 'decrement' | 'replaceValue' | 'deleteValue',
+    Script
+  >;
 
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
-  ) {}
+  ) {
+    this.scripts = {
+      increment: script(redis, 'cmsIncrement', INCREMENT),
+      get: script(redis, 'cmsGet', GET),
+      decrement: script(redis, 'cmsDecrement', DECREMENT),
+      replaceValue: script(redis, 'cmsReplaceValue', REPLACE_VALUE),
+      deleteValue: script(redis, 'cmsDeleteValue', DELETE_VALUE),
+    };
+  }
 
   private key(key: string): string {
     return `${this.prefix}${key}`;
   }
 
   async increment(key: string, windowMs: number): Promise<CounterState> {
-    return counterState((await this.redis.eval(INCREMENT, 1, this.key(key), windowMs)) as CounterReply);
+    return counterState((await this.scripts.increment(this.key(key), windowMs)) as CounterReply);
   }
 
   async get(key: string): Promise<CounterState | undefined> {
-    const reply = (await this.redis.eval(GET, 1, this.key(key))) as CounterReply | null;
+    const reply = (await this.scripts.get(this.key(key))) as CounterReply | null;
     return reply === null ? undefined : counterState(reply);
   }
 
   async decrement(key: string): Promise<void> {
-    await this.redis.eval(DECREMENT, 1, this.key(key));
+    await this.scripts.decrement(this.key(key));
   }
 
   async reset(key: string): Promise<void> {
@@ -109,11 +136,11 @@ export class RedisSharedState implements SharedState {
   }
 
   async replaceValue(key: string, expected: string, value: string, ttlMs: number): Promise<boolean> {
-    return (await this.redis.eval(REPLACE_VALUE, 1, this.key(key), expected, value, ttlMs)) === 1;
+    return (await this.scripts.replaceValue(this.key(key), expected, value, ttlMs)) === 1;
   }
 
   async deleteValue(key: string, expected: string): Promise<boolean> {
-    return (await this.redis.eval(DELETE_VALUE, 1, this.key(key), expected)) === 1;
+    return (await this.scripts.deleteValue(this.key(key), expected)) === 1;
   }
 
   async broadcast(channel: string, message: string): Promise<void> {

@@ -326,6 +326,59 @@ describe.each(stores)('the %s store', (kind, makeNodes) => {
   });
 });
 
+(redisUrl ? describe : describe.skip)("the Redis store's scripts", () => {
+  test('go by their SHA-1 (EVALSHA); a Redis that forgot them (SCRIPT FLUSH) is sent them whole again', async () => {
+    const url = redisUrl as string;
+    const database = await createTestDatabase();
+    const redis = createRedis(url);
+    const watcher = createRedis(url);
+    const state = createSharedState({
+      db: database.handle.db,
+      redis,
+      redisKeyPrefix: testRedisKeyPrefix(),
+      logger: silent,
+    });
+    const counter = `scripts:${randomUUID()}`;
+    // What Redis is sent for this counter's key (MONITOR sees every connection's commands).
+    const sent: string[] = [];
+    const monitor = await watcher.monitor();
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      const command = String(args[0]).toLowerCase();
+      if (command.startsWith('eval') && args.some((arg) => arg.endsWith(counter))) sent.push(command);
+    });
+    try {
+      // Each script's first call on a connection sends it whole (EVAL), which loads it.
+      expect((await state.increment(counter, WINDOW_MS)).count).toBe(1);
+      expect((await state.get(counter))?.count).toBe(1);
+      await waitUntil(() => sent.length >= 2);
+      expect(sent).toEqual(['eval', 'eval']);
+      sent.length = 0;
+      expect((await state.increment(counter, WINDOW_MS)).count).toBe(2);
+      expect((await state.increment(counter, WINDOW_MS)).count).toBe(3);
+      expect((await state.get(counter))?.count).toBe(3);
+      await waitUntil(() => sent.length >= 3);
+      expect(sent).toEqual(['evalsha', 'evalsha', 'evalsha']);
+
+      await redis.script('FLUSH');
+      sent.length = 0;
+      expect((await state.increment(counter, WINDOW_MS)).count).toBe(4);
+      await waitUntil(() => sent.length >= 2);
+      expect(sent).toEqual(['evalsha', 'eval']);
+    } finally {
+      monitor.disconnect();
+      await watcher.quit();
+      await state.close();
+      await redis.quit();
+      await database.drop();
+    }
+  });
+});
+
+/** Resolves once `done()` holds (MONITOR's lines arrive on their own connection, a moment later). */
+async function waitUntil(done: () => boolean): Promise<void> {
+  for (let tries = 0; !done() && tries < 200; tries++) await sleep(10);
+}
+
 /** A logger whose lines the test can read. */
 function capturingLogger(): { logger: Logger; lines: () => Record<string, unknown>[] } {
   const written: string[] = [];
