@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /*
@@ -123,9 +123,12 @@ interface ProcessInfo {
 function readProcess(pid: number): ProcessInfo | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name is in parentheses and may itself hold spaces or parentheses.
+    // The command name is in parentheses and may itself hold spaces or parentheses. It is the main
+    // thread's name, which Node.js 24 sets to "MainThread": the program (argv[0], or the title npm
+    // gives itself) names the process instead when there is one.
     const close = stat.lastIndexOf(')');
-    const name = stat.slice(stat.indexOf('(') + 1, close);
+    const program = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
+    const name = program === '' ? stat.slice(stat.indexOf('(') + 1, close) : basename(program);
     const fields = stat.slice(close + 2).split(' ');
     const ppid = Number(fields[1]);
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
