@@ -69,9 +69,10 @@ return 0`;
 type Script = (key: string, ...args: (string | number)[]) => Promise<unknown>;
 
 /**
- * A script defined on the connection (ioredis's defineCommand): sent by its SHA-1 (EVALSHA), and
- * whole only when Redis answers NOSCRIPT (after a restart or SCRIPT FLUSH), which ioredis does by
- * itself. EVAL sent the script's text with every call, and Redis hashed it again each time.
+ * A script defined on the connection (ioredis's defineCommand): sent whole the first time on a
+ * connection (EVAL, which loads it), by its SHA-1 after that (EVALSHA), and whole again when Redis
+ * answers NOSCRIPT (after a restart or SCRIPT FLUSH), which ioredis does by itself. EVAL on every
+ * call sent the script's text each time, and Redis hashed it again each time.
  */
 function script(redis: Redis, name: string, lua: string): Script {
   redis.defineCommand(name, { numberOfKeys: 1, lua });
