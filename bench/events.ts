@@ -21,6 +21,7 @@ import { createDb } from '../src/db/client.ts';
 import { applyMigrations } from '../src/db/migrate/index.ts';
 import { openPreparation } from '../src/db/preparation.ts';
 import { issueApiKey } from '../src/domain/apiKeys/issueApiKey.ts';
+import { SYSTEM_ACTOR } from '../src/domain/events/actor.ts';
 import { DeliveryWorker } from '../src/domain/events/delivery.ts';
 import { OutboundPolicy } from '../src/domain/events/outbound.ts';
 import { recordEvent } from '../src/domain/events/record.ts';
@@ -109,6 +110,7 @@ async function deliveryThroughput(): Promise<{ perSecond: number; cpuMs: number 
     await db.$transaction(async (tx) => {
       for (let j = i; j < Math.min(i + 50, EVENTS); j += 1)
         await recordEvent(tx, {
+          actor: SYSTEM_ACTOR,
           type: 'content.updated',
           resourceId: j,
           siteId: 1,
@@ -144,7 +146,7 @@ async function updateThroughput(slowSubscriptions: number): Promise<number> {
   const { db, provider: kind } = handle;
   await seedDemo(handle);
   const targets = await db.content.findMany({ select: { id: true, channelId: true }, take: 40 });
-  const { key } = await issueApiKey(db, { title: 'bench', scopes: SCOPES });
+  const { key } = await issueApiKey(db, { title: 'bench', scopes: SCOPES }, SYSTEM_ACTOR);
   const slow = receiver(2000);
   const url = await slow.listen();
   for (let i = 0; i < slowSubscriptions; i += 1)

@@ -30,6 +30,7 @@ import type { ConnectionTurns } from '../src/db/sqliteTurns.ts';
 import { beginImmediateForWrites, writeTransaction } from '../src/db/transaction.ts';
 import { issueApiKey } from '../src/domain/apiKeys/issueApiKey.ts';
 import { digestApiKey } from '../src/domain/crypto/apiKeys.ts';
+import { SYSTEM_ACTOR } from '../src/domain/events/actor.ts';
 import { PrismaClient as SqliteClient } from '../src/generated/prisma/sqlite/client.ts';
 import { median } from './stats.ts';
 
@@ -42,6 +43,7 @@ const rounds = Number(values.rounds);
 /** A client as createDb made it before the turns: every statement straight onto the connection. */
 function clientWithoutTurns(file: string): { db: Db; reads: PointReads } {
   let connection: BetterSqlite3.Database | undefined;
+  const straight = { statement: (run: () => unknown) => run() } as unknown as ConnectionTurns;
   const adapter = withTimeLimit(
     new PrismaBetterSqlite3(
       { url: file, timeout: SQLITE_BUSY_TIMEOUT_MS },
@@ -50,13 +52,13 @@ function clientWithoutTurns(file: string): { db: Db; reads: PointReads } {
     DEFAULT_SQLITE_QUERY_TIMEOUT_MS,
     (opened) => {
       opened.pragma('synchronous = NORMAL');
-      beginImmediateForWrites(opened, SQLITE_BUSY_TIMEOUT_MS);
+      // Without turns nothing marks a transaction as writing: its writes begin with a plain BEGIN.
+      beginImmediateForWrites(opened, SQLITE_BUSY_TIMEOUT_MS, straight);
       connection = opened;
       return undefined;
     },
   );
   const db = new SqliteClient({ adapter }) as Db;
-  const straight = { statement: (run: () => unknown) => run() } as unknown as ConnectionTurns;
   const reads = sqlitePointReads(async () => {
     if (connection === undefined) await db.$connect();
     if (connection === undefined) throw new Error('no connection');
@@ -71,7 +73,7 @@ const url = `file:${file}`;
 try {
   await applyMigrations(url);
   const withTurns = await createDb(url);
-  const { key } = await issueApiKey(withTurns.db, { title: 'bench', scopes: [] });
+  const { key } = await issueApiKey(withTurns.db, { title: 'bench', scopes: [] }, SYSTEM_ACTOR);
   const digest = digestApiKey(key);
   const { id } = await withTurns.db.apiKey.findUniqueOrThrow({ where: { digest }, select: { id: true } });
   await withTurns.db.systemSetting.create({ data: { key: 'bench', value: '0' } });

@@ -19,6 +19,7 @@ import { NO_POINT_WRITES } from '../src/db/pointWrites.ts';
 import { openPreparation } from '../src/db/preparation.ts';
 import { createContent } from '../src/domain/contents/create.ts';
 import { updateContent } from '../src/domain/contents/update.ts';
+import { actorOf } from '../src/domain/events/actor.ts';
 import { importFrom } from '../src/domain/import/index.ts';
 import { streamSource } from '../src/domain/import/source.ts';
 import { type Principal, SCOPES } from '../src/domain/principal.ts';
@@ -141,6 +142,7 @@ try {
         ordinary,
         { siteId: SITE_ID, channelId: target.channelId, id: target.id },
         { title: target.title },
+        actorOf(principal),
       ),
     'create, ordinary path': () =>
       createContent(
@@ -154,6 +156,7 @@ try {
         handle,
         { siteId: SITE_ID, channelId: target.channelId, id: target.id },
         { title: target.title },
+        actorOf(principal),
       ),
     create: () =>
       createContent(

@@ -82,6 +82,7 @@ export async function composeServices(
         statementTimeoutMs: STATEMENT_TIMEOUT_MS,
         sqliteQueryTimeoutMs: config.sqliteQueryTimeoutMs,
         sqliteCacheKib: SERVICE_SQLITE_CACHE_KIB,
+        refuseClientInsideTransactions: config.nodeEnv !== 'production',
         ...(metrics && { onQuery: metrics.observeQuery }),
       });
       made.push(() => opened.db.$disconnect());

@@ -7,6 +7,7 @@ import type { DbHandle } from '../db/client.ts';
 import { hashPlainPassword } from '../domain/accounts/passwords.ts';
 import { passwordProblem } from '../domain/accounts/rules.ts';
 import { issueApiKey } from '../domain/apiKeys/issueApiKey.ts';
+import { SYSTEM_ACTOR } from '../domain/events/actor.ts';
 import { type ExportSink, type ExportSummary, exportDocument } from '../domain/export/index.ts';
 import { TABLES } from '../domain/import/document.ts';
 import { type ImportSummary, importFrom } from '../domain/import/index.ts';
@@ -234,7 +235,7 @@ const apiKeyCommand: Command = {
     const scopes = parseScopes(values.scopes);
     const expiresAt = values.expires === undefined ? undefined : parseExpiry(values.expires);
     return async ({ db, out, err }) => {
-      const { id, key } = await issueApiKey(db, { title, scopes, expiresAt });
+      const { id, key } = await issueApiKey(db, { title, scopes, expiresAt }, SYSTEM_ACTOR);
       // The key alone on stdout, so a script can capture it; the explanation goes to stderr.
       out(key);
       const expiry =
@@ -330,7 +331,7 @@ const passwordCommand: Command = {
       const stored = await hashPlainPassword(plain);
       // A new password ends a lockout and every token issued before, as a password change does.
       await endingCredentials(config, async () => {
-        if (!(await resetPasswordByName(db, kind, userName, stored)))
+        if (!(await resetPasswordByName(db, kind, userName, stored, SYSTEM_ACTOR)))
           throw new CommandFailure(`no ${kind} named '${userName}'; nothing was changed`);
       });
       out(`New password set for ${kind} '${userName}'.`);

@@ -105,6 +105,13 @@ export interface DbOptions {
    * operating system's file cache, read back by a system call.
    */
   sqliteCacheKib?: number;
+  /**
+   * SQLite: refuse at once a statement that an interactive transaction's work sends on the client
+   * instead of on its `tx` (it would wait for that very transaction until its timeout;
+   * src/db/sqliteTurns.ts). Default true; the service turns it off in production, where the check's
+   * AsyncLocalStorage would cost every request of the process its promise hooks on Node.js 20 and 22.
+   */
+  refuseClientInsideTransactions?: boolean;
 }
 
 /**
@@ -222,7 +229,7 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
         // The adapter's own statements are kept (src/db/keptStatements.ts); its write transactions
         // begin IMMEDIATE.
         const view = keepingStatements(opened);
-        beginImmediateForWrites(view, SQLITE_BUSY_TIMEOUT_MS);
+        beginImmediateForWrites(view, SQLITE_BUSY_TIMEOUT_MS, turns);
         connection = opened;
         return view;
       },
@@ -233,7 +240,7 @@ export async function createDb(databaseUrl: string, options: DbOptions = {}): Pr
       log,
       ...COMPILER_READ_AS_TEXT,
     });
-    refuseClientInsideTransactions(client, turns);
+    refuseClientInsideTransactions(client, turns, options.refuseClientInsideTransactions ?? true);
     db = client;
     costly = costlyReads;
     reads = sqlitePointReads(

@@ -36,10 +36,29 @@ const openWork = new AsyncLocalStorage<OpenWork>();
 export const STATEMENT_INSIDE_TRANSACTION =
   'A statement on the SQLite client ran inside an open transaction of the same client: it would wait for that transaction forever. Use the transaction (tx) inside its work.';
 
+/**
+ * A write transaction's attempt while it holds the connection's turn (src/db/transaction.ts):
+ * `refused` is SQLite's answer when its immediate BEGIN found the write lock taken.
+ */
+export interface WriteAttempt {
+  refused?: unknown;
+}
+
+/**
+ * The isolation level writeTransaction asks for on SQLite (SQLite's only one, which Prisma hands to
+ * the adapter's startTransaction): the sign that the transaction writes, and begins IMMEDIATE.
+ */
+export const WRITE_ISOLATION_LEVEL = 'SERIALIZABLE';
+
 /** Whose turn it is on one connection: the open transaction's, then each waiter's in order. */
 export class ConnectionTurns {
   #taken = false;
   readonly #queue: (() => void)[] = [];
+  /**
+   * The write attempt of the transaction holding the turn, if it writes: while it holds the turn no
+   * other statement runs on the connection, so every statement prepared meanwhile is its own.
+   */
+  writing: WriteAttempt | undefined;
 
   /** Statements and transactions waiting for their turn (tests order a request after a transaction with it). */
   get waiting(): number {
@@ -119,7 +138,12 @@ export function takingTurns(
       adapter.executeRaw = (query: SqlQuery) => turns.statement(() => executeRaw(query));
       adapter.executeScript = (script: string) => turns.statement(() => executeScript(script));
       adapter.startTransaction = async (isolationLevel) => {
-        const giveBack = await turns.transaction();
+        const taken = await turns.transaction();
+        const giveBack = () => {
+          turns.writing = undefined;
+          taken();
+        };
+        turns.writing = isolationLevel === WRITE_ISOLATION_LEVEL ? {} : undefined;
         let transaction: Transaction;
         try {
           transaction = await startTransaction(isolationLevel);
@@ -145,10 +169,17 @@ type TransactionMethod = (input: unknown, options?: unknown) => Promise<unknown>
 /**
  * Makes the client's interactive transactions mark their work, so that a statement the work issues
  * on the client (instead of on `tx`) is refused at once. The mark ends with the work: something the
- * work started and left running waits its turn like any other statement.
+ * work started and left running waits its turn like any other statement. With `refusing` false the
+ * client's turns are only recorded (connectionTurnsOf): the mark is an AsyncLocalStorage, whose
+ * promise hooks, once on, cost every promise of the process on Node.js 20 and 22.
  */
-export function refuseClientInsideTransactions(client: object, turns: ConnectionTurns): void {
+export function refuseClientInsideTransactions(
+  client: object,
+  turns: ConnectionTurns,
+  refusing = true,
+): void {
   clients.set(client, turns);
+  if (!refusing) return;
   const holder = client as { $transaction: TransactionMethod };
   const transaction = holder.$transaction.bind(client);
   holder.$transaction = (input, options) => {

@@ -1,9 +1,9 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Prisma } from '../generated/prisma/sqlite/client.ts';
 import type { Db } from './client.ts';
 import { isSqliteBusy, isWriteConflict } from './databaseErrors.ts';
 import type { AdapterConnection } from './keptStatements.ts';
+import { type ConnectionTurns, connectionTurnsOf } from './sqliteTurns.ts';
 
 /*
  * Every transaction that writes goes through writeTransaction (docs/security/time-limits.md,
@@ -16,13 +16,6 @@ import type { AdapterConnection } from './keptStatements.ts';
  */
 
 export type Tx = Prisma.TransactionClient;
-
-/** One attempt of a write transaction; `refused` is SQLite's answer when the lock stayed taken. */
-interface Attempt {
-  refused?: unknown;
-}
-
-const attempts = new AsyncLocalStorage<Attempt>();
 
 /**
  * How long `BEGIN IMMEDIATE` itself waits for the lock, holding the thread. Short: the transaction
@@ -41,10 +34,14 @@ const DONE = { changes: 0, lastInsertRowid: 0 };
  * with SQLite's busy error: Prisma then rolls back (releasing the mutex) and writeTransaction tries
  * again.
  */
-export function beginImmediateForWrites(connection: AdapterConnection, busyTimeoutMs: number): void {
+export function beginImmediateForWrites(
+  connection: AdapterConnection,
+  busyTimeoutMs: number,
+  turns: ConnectionTurns,
+): void {
   const prepare = connection.prepare.bind(connection);
   const swapped = (source: string) => {
-    const attempt = attempts.getStore();
+    const attempt = turns.writing;
     if (attempt === undefined) return prepare(source);
     if (attempt.refused !== undefined && !source.startsWith('ROLLBACK')) throw attempt.refused;
     if (source !== 'BEGIN') return prepare(source);
@@ -106,11 +103,15 @@ export async function writeTransaction<T>(
   const settings = {
     maxWait: options.maxWait ?? WRITE_TRANSACTION_MAX_WAIT_MS,
     timeout: options.timeout ?? WRITE_TRANSACTION_TIMEOUT_MS,
+    // On SQLite this level (its only one) tells the connection's turns that the transaction writes,
+    // so that it begins IMMEDIATE (src/db/sqliteTurns.ts, WRITE_ISOLATION_LEVEL); PostgreSQL keeps
+    // its default level.
+    ...(connectionTurnsOf(db) !== undefined && { isolationLevel: 'Serializable' as const }),
   };
   const lockDeadline = Date.now() + SQLITE_WRITE_LOCK_WAIT_MS;
   for (let conflicts = 0; ; ) {
     try {
-      return await attempts.run({}, () => db.$transaction(work, settings));
+      return await db.$transaction(work, settings);
     } catch (error) {
       // A transaction that began IMMEDIATE meets SQLITE_BUSY only while beginning: nothing was done.
       if (isSqliteBusy(error) && Date.now() < lockDeadline) {

@@ -13,9 +13,8 @@ import type { CostlyReads } from '../db/costlyReads.ts';
 import type { PointReads } from '../db/pointReads.ts';
 import type { PointWrites } from '../db/pointWrites.ts';
 import type { SqlExecutor } from '../db/sandbox/executor.ts';
-import { actorOf, withActor } from '../domain/events/actor.ts';
+import { type Actor, actorOf } from '../domain/events/actor.ts';
 import { JsonText } from '../domain/jsonText.ts';
-import type { Principal } from '../domain/principal.ts';
 import type { Registry } from '../operations/registry.ts';
 import {
   type OperationContext,
@@ -257,11 +256,9 @@ async function runHandler(
   input: Record<string, unknown>,
   context: OperationContext,
 ): Promise<unknown> {
-  // Writes record their caller in their events (src/domain/events/actor.ts).
-  const actor = actorOf(input.principal as Principal);
-  if (changed === undefined) return withActor(actor, () => handler(input, context));
+  if (changed === undefined) return handler(input, context);
   try {
-    return await withActor(actor, () => handler(input, context));
+    return await handler(input, context);
   } finally {
     await changed();
   }
@@ -308,6 +305,11 @@ class RequestContext implements OperationContext {
   /** Parsed (and an IPv6 address grouped) only for the few handlers that read it. */
   get clientAddress(): string {
     return clientAddressOf(this.#req);
+  }
+
+  /** Made only for the handlers that write. */
+  get actor(): Actor {
+    return actorOf(principalOf(this.#req.res as Response));
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { DbHandle } from '../db/client.ts';
+import type { Actor } from '../domain/events/actor.ts';
 import type { JsonText } from '../domain/jsonText.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { SqlExecutor } from '../domain/stl/sql/sandbox.ts';
@@ -138,6 +139,11 @@ export interface OperationContext<K extends OperationId = OperationId> extends H
    * Not a declared input: no request carries it in a parameter the client controls.
    */
   clientAddress: string;
+  /**
+   * Who the operation's writes record as having made them in their events: its principal's actor
+   * (src/domain/events/actor.ts).
+   */
+  actor: Actor;
   /** Builds a full reply, typed by this operation's declared responses. */
   reply(init: ReplyInit<K>): Reply<K>;
 }

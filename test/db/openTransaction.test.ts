@@ -4,6 +4,7 @@ import { connectionTurnsOf } from '../../src/db/sqliteTurns.ts';
 import { type Tx, writeTransaction } from '../../src/db/transaction.ts';
 import { issueApiKey } from '../../src/domain/apiKeys/issueApiKey.ts';
 import { digestApiKey } from '../../src/domain/crypto/apiKeys.ts';
+import { SYSTEM_ACTOR } from '../../src/domain/events/actor.ts';
 import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/database.ts';
 
 /*
@@ -22,7 +23,7 @@ let database: TestDatabase;
 let apiKey: string;
 beforeAll(async () => {
   database = await createTestDatabase();
-  apiKey = (await issueApiKey(database.handle.db, { title: 'committed', scopes: [] })).key;
+  apiKey = (await issueApiKey(database.handle.db, { title: 'committed', scopes: [] }, SYSTEM_ACTOR)).key;
 });
 afterAll(() => database.drop());
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { NO_POINT_WRITES } from '../../src/db/pointWrites.ts';
 import { createContent, TOP_TAXIS_START } from '../../src/domain/contents/create.ts';
 import { updateContent } from '../../src/domain/contents/update.ts';
+import { actorOf } from '../../src/domain/events/actor.ts';
 import { type Principal, SCOPES } from '../../src/domain/principal.ts';
 import { PreconditionFailed } from '../../src/domain/versions.ts';
 import { createTestDatabase, type TestDatabase, testServerUrl } from '../support/database.ts';
@@ -19,6 +20,7 @@ const statements: string[] = [];
 let siteId: number;
 let channelId: number;
 const principal: Principal = { kind: 'apiKey', apiKeyId: 1, scopes: new Set(SCOPES) };
+const actor = actorOf(principal);
 
 beforeAll(async () => {
   database = await createTestDatabase({ onQuery: (sqlText) => statements.push(sqlText) });
@@ -102,8 +104,8 @@ test('an update gives the answer, the row and the event the ordinary path gives'
   );
   const target = { siteId, channelId, id: content.id };
   const change = { title: 'Updated', tagNames: ['x'], top: true, lastEditDate: '2025-01-02T03:04:05.000Z' };
-  const first = await updateContent(ordinary(), target, change);
-  const { result: second, sql } = await sent(() => updateContent(database.handle, target, change));
+  const first = await updateContent(ordinary(), target, change, actor);
+  const { result: second, sql } = await sent(() => updateContent(database.handle, target, change, actor));
   expect(sql.includes('BEGIN IMMEDIATE')).toBe(sqlite);
   // PostgreSQL: one statement, the update and its event, without a transaction around it.
   expect(sql.some((text) => text.startsWith('WITH "updated"'))).toBe(!sqlite);
@@ -133,13 +135,13 @@ test('a stale version, a missing content or site is answered by the ordinary pat
   const target = { siteId, channelId, id: content.id };
   const events = () => db.event.count({ where: { resourceId: content.id, type: 'content.updated' } });
   await expect(
-    updateContent(database.handle, target, { title: 'Stale' }, { kind: 'versions', versions: [999] }),
+    updateContent(database.handle, target, { title: 'Stale' }, actor, { kind: 'versions', versions: [999] }),
   ).rejects.toBeInstanceOf(PreconditionFailed);
   await expect(
-    updateContent(database.handle, { ...target, id: content.id + 1000 }, { title: 'x' }),
+    updateContent(database.handle, { ...target, id: content.id + 1000 }, { title: 'x' }, actor),
   ).rejects.toThrow(`Content ${content.id + 1000} does not exist`);
   await expect(
-    updateContent(database.handle, { ...target, siteId: siteId + 1000 }, { title: 'x' }),
+    updateContent(database.handle, { ...target, siteId: siteId + 1000 }, { title: 'x' }, actor),
   ).rejects.toThrow(`Site ${siteId + 1000}`);
   await expect(
     createContent(database.handle, { siteId, channelId: channelId + 1000 }, { title: 'x' }, principal),

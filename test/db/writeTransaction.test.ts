@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import Database from 'better-sqlite3';
 import type { Request } from 'express';
 import { contract } from '../../src/contract.ts';
-import { sqliteFilePath } from '../../src/db/client.ts';
+import { createDb, sqliteFilePath } from '../../src/db/client.ts';
 import { isDatabaseBusy, isDatabaseUnavailable } from '../../src/db/databaseErrors.ts';
 import { writeTransaction } from '../../src/db/transaction.ts';
 import { mapError } from '../../src/http/errors.ts';
@@ -37,10 +37,17 @@ function holdWriteLock(): { release: () => void } {
   };
 }
 
-(onSqlite ? test : test.skip)(
-  'a SQLite write transaction waits for the write lock another connection holds, then reads what it wrote',
-  async () => {
-    const { db } = database.handle;
+(onSqlite ? test.each : test.skip.each)([
+  ['as tests and development run it', true],
+  // Production's client: no AsyncLocalStorage anywhere (docs/contributing/architecture.md).
+  ['without the check of statements inside a transaction (production)', false],
+])(
+  'a SQLite write transaction waits for the write lock another connection holds, then reads what it wrote (%s)',
+  async (_how, refusing) => {
+    const handle = refusing
+      ? database.handle
+      : await createDb(database.url, { refuseClientInsideTransactions: false });
+    const { db } = handle;
     const lock = holdWriteLock();
     const writing = writeTransaction(db, async (tx) => {
       const before = await tx.systemSetting.findUniqueOrThrow({ where: { key: 'probe' } });
@@ -53,10 +60,15 @@ function holdWriteLock(): { release: () => void } {
     // Released once this thread is free: when the write's first try has waited a busy timeout in
     // the driver (holding the thread) and failed, or before it began.
     setTimeout(() => lock.release(), 10);
-    const value = await writing;
-    // The transaction began after the other commit: it read 100, not the 0 of a snapshot taken earlier.
-    expect(value).toBe('100');
-    expect((await db.systemSetting.findUniqueOrThrow({ where: { key: 'probe' } })).value).toBe('101');
+    try {
+      const value = await writing;
+      // The transaction began after the other commit: it read 100, not the value of a snapshot
+      // taken earlier.
+      expect(value).toBe('100');
+      expect((await db.systemSetting.findUniqueOrThrow({ where: { key: 'probe' } })).value).toBe('101');
+    } finally {
+      if (!refusing) await db.$disconnect();
+    }
   },
 );
 
@@ -74,6 +86,41 @@ function holdWriteLock(): { release: () => void } {
       expect(rows).toHaveLength(1);
     } finally {
       lock.release();
+    }
+  },
+);
+
+/** Whether another connection can take the write lock now (without waiting for it). */
+function writeLockFree(): boolean {
+  const other = new Database(sqliteFilePath(database.url), { timeout: 0 });
+  try {
+    other.prepare('BEGIN IMMEDIATE').run();
+    other.prepare('ROLLBACK').run();
+    return true;
+  } catch (error) {
+    if (!String((error as { code?: unknown }).code).startsWith('SQLITE_BUSY')) throw error;
+    return false;
+  } finally {
+    other.close();
+  }
+}
+
+(onSqlite ? test.each : test.skip.each)([
+  ['as tests and development run it', true],
+  ['without the check of statements inside a transaction (production)', false],
+])(
+  'a SQLite write transaction holds the write lock from its BEGIN, before its first statement; an interactive read-only transaction does not (%s)',
+  async (_how, refusing) => {
+    const handle = refusing
+      ? database.handle
+      : await createDb(database.url, { refuseClientInsideTransactions: false });
+    const { db } = handle;
+    try {
+      expect(await writeTransaction(db, async () => writeLockFree())).toBe(false);
+      expect(await db.$transaction(async () => writeLockFree())).toBe(true);
+      expect(writeLockFree()).toBe(true);
+    } finally {
+      if (!refusing) await db.$disconnect();
     }
   },
 );

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { EventRecord } from '../../src/domain/events/activity.ts';
+import { SYSTEM_ACTOR } from '../../src/domain/events/actor.ts';
 import { recordEvent } from '../../src/domain/events/record.ts';
 import type { TestApp } from '../support/app.ts';
 import { startFixtureApp } from '../support/fixtures.ts';
@@ -82,7 +83,12 @@ describe('the outbox', () => {
     await expect(
       app.db.$transaction(async (tx) => {
         await tx.content.update({ where: { id: 2 }, data: { title: 'never' } });
-        await recordEvent(tx, { type: 'content.updated', resourceId: 2, payload: { title: 'never' } });
+        await recordEvent(tx, {
+          type: 'content.updated',
+          resourceId: 2,
+          payload: { title: 'never' },
+          actor: SYSTEM_ACTOR,
+        });
         throw new Error('the write fails after its event');
       }),
     ).rejects.toThrow('the write fails after its event');
@@ -90,7 +96,12 @@ describe('the outbox', () => {
     expect((await app.db.content.findUnique({ where: { id: 2 } }))?.title).not.toBe('never');
     await app.db.$transaction(async (tx) => {
       await tx.content.update({ where: { id: 2 }, data: { title: 'kept' } });
-      await recordEvent(tx, { type: 'content.updated', resourceId: 2, payload: { title: 'kept' } });
+      await recordEvent(tx, {
+        type: 'content.updated',
+        resourceId: 2,
+        payload: { title: 'kept' },
+        actor: SYSTEM_ACTOR,
+      });
     });
     expect(await eventCount()).toBe(before + 1);
     const [event] = (await activity({ limit: '1' })).events;

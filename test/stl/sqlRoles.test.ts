@@ -13,6 +13,7 @@ import { openSandbox, type Sandbox } from '../../src/db/sandbox/index.ts';
 import { SANDBOX_ROLE } from '../../src/db/sandbox/postgres.ts';
 import { issueApiKey } from '../../src/domain/apiKeys/issueApiKey.ts';
 import { DomainError } from '../../src/domain/errors.ts';
+import { SYSTEM_ACTOR } from '../../src/domain/events/actor.ts';
 import { runSqlContents } from '../../src/domain/stl/sql/sandbox.ts';
 import { createApp } from '../../src/http/app.ts';
 import type { Services } from '../../src/http/services.ts';
@@ -219,7 +220,7 @@ test('cms sandbox-role --print shows the SQL of the step, for psql', async () =>
       const config = { ...loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent' }), databaseUrl: ordinary };
       services = await composeServices(config, pino({ level: 'silent' }));
       await loadStlFixture(services, new Date());
-      const { key } = await issueApiKey(services.db, { title: 'sandbox', scopes: ['STL'] });
+      const { key } = await issueApiKey(services.db, { title: 'sandbox', scopes: ['STL'] }, SYSTEM_ACTOR);
       const request = supertest(createApp(services));
       const query = () =>
         request

@@ -7,6 +7,7 @@ import { composeServices, type GivenParts } from '../../src/compose.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import type { DbHandle } from '../../src/db/client.ts';
 import { issueApiKey } from '../../src/domain/apiKeys/issueApiKey.ts';
+import { SYSTEM_ACTOR } from '../../src/domain/events/actor.ts';
 import { SCOPES, type Scope } from '../../src/domain/principal.ts';
 import { type AppShape, createApp } from '../../src/http/app.ts';
 import type { Services } from '../../src/http/services.ts';
@@ -116,11 +117,15 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   observeApp(app);
 
   async function createApiKey(scopes: Scope[] | 'all', keyOptions: ApiKeyOptions = {}): Promise<string> {
-    const { id, key } = await issueApiKey(db, {
-      title: keyOptions.title ?? 'test key',
-      scopes: scopes === 'all' ? SCOPES : scopes,
-      expiresAt: keyOptions.expiresAt,
-    });
+    const { id, key } = await issueApiKey(
+      db,
+      {
+        title: keyOptions.title ?? 'test key',
+        scopes: scopes === 'all' ? SCOPES : scopes,
+        expiresAt: keyOptions.expiresAt,
+      },
+      SYSTEM_ACTOR,
+    );
     leaks.secret(key, `API key '${keyOptions.title ?? 'test key'}' from the fixture`);
     if (keyOptions.revoked) await db.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
     return key;

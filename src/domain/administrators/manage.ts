@@ -6,6 +6,7 @@ import { hashPlainPassword } from '../accounts/passwords.ts';
 import { accountProblems, identifier, type PasswordRule } from '../accounts/rules.ts';
 import { assertAccountUnique } from '../accounts/unique.ts';
 import { assertNoProblems, DomainError, notFound } from '../errors.ts';
+import { actorOf } from '../events/actor.ts';
 import { recordEvent } from '../events/record.ts';
 import type { Principal } from '../principal.ts';
 import { type Precondition, refuseUnlessMissing, type Versioned, versionFilter } from '../versions.ts';
@@ -58,6 +59,7 @@ export async function createAdministrator(
       },
     });
     await recordEvent(tx, {
+      actor: actorOf(principal),
       type: 'administrator.created',
       resourceId: created.id,
       payload: { userName: created.userName, isLockedOut: created.isLockedOut },
@@ -109,6 +111,7 @@ export async function deleteAdministrator(
       );
     }
     await recordEvent(tx, {
+      actor: actorOf(principal),
       type: 'administrator.deleted',
       resourceId: id,
       payload: { userName: found.userName },

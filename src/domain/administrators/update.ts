@@ -9,6 +9,7 @@ import { accountProblems, identifier } from '../accounts/rules.ts';
 import { assertAccountUnique } from '../accounts/unique.ts';
 import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
+import { actorOf } from '../events/actor.ts';
 import { plainFields, recordEvent } from '../events/record.ts';
 import { holdsLockouts, liftLockouts } from '../logins/attempts.ts';
 import { type AccountPolicy, isLockedOut } from '../logins/policy.ts';
@@ -112,10 +113,20 @@ export async function updateAdministrator(
         tx.administrator.findUnique({ where: { id }, select: { version: true } }),
       );
     }
-    await recordEvent(tx, { type: 'administrator.updated', resourceId: id, payload: plainFields(data) });
-    if (lock === true) await recordEvent(tx, { type: 'administrator.locked', resourceId: id });
+    await recordEvent(tx, {
+      actor: actorOf(principal),
+      type: 'administrator.updated',
+      resourceId: id,
+      payload: plainFields(data),
+    });
+    if (lock === true)
+      await recordEvent(tx, { actor: actorOf(principal), type: 'administrator.locked', resourceId: id });
     if (newPassword !== undefined)
-      await recordEvent(tx, { type: 'administrator.passwordChanged', resourceId: id });
+      await recordEvent(tx, {
+        actor: actorOf(principal),
+        type: 'administrator.passwordChanged',
+        resourceId: id,
+      });
     return tx.administrator.findUnique({ where: { id } });
   });
   if (row === null) throw notFound(`Administrator ${id} does not exist`);

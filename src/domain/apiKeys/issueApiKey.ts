@@ -1,6 +1,7 @@
 import type { Db } from '../../db/client.ts';
 import { writeTransaction } from '../../db/transaction.ts';
 import { digestApiKey, generateApiKey } from '../crypto/apiKeys.ts';
+import type { Actor } from '../events/actor.ts';
 import { recordEvent } from '../events/record.ts';
 import type { Scope } from '../principal.ts';
 import { joinScopes } from './scopes.ts';
@@ -20,7 +21,7 @@ export interface ApiKeySettings {
 }
 
 /** Creates a new random API key; the database keeps only its digest. */
-export async function issueApiKey(db: Db, settings: ApiKeySettings): Promise<IssuedApiKey> {
+export async function issueApiKey(db: Db, settings: ApiKeySettings, actor: Actor): Promise<IssuedApiKey> {
   const key = generateApiKey();
   const data = {
     title: settings.title,
@@ -33,7 +34,7 @@ export async function issueApiKey(db: Db, settings: ApiKeySettings): Promise<Iss
       data: { ...data, digest: digestApiKey(key) },
       select: { id: true },
     });
-    await recordEvent(tx, { type: 'apiKey.created', resourceId: created.id, payload: data });
+    await recordEvent(tx, { type: 'apiKey.created', resourceId: created.id, payload: data, actor });
     return created;
   });
   return { id: row.id, key };

@@ -6,6 +6,7 @@ import { grantedScopes } from '../access.ts';
 import { digestApiKey, generateApiKey } from '../crypto/apiKeys.ts';
 import { formatDateTime, parseDateTime } from '../dates.ts';
 import { conflict, forbidden, invalidFields, notFound } from '../errors.ts';
+import { actorOf } from '../events/actor.ts';
 import { type EventInput, recordEvent } from '../events/record.ts';
 import type { Principal, Scope } from '../principal.ts';
 import {
@@ -163,7 +164,7 @@ async function writeChecked(
   db: Db,
   current: ApiKeyRow,
   data: Parameters<Db['apiKey']['updateMany']>[0]['data'],
-  event: Pick<EventInput, 'type' | 'payload'>,
+  event: Pick<EventInput, 'type' | 'payload' | 'actor'>,
   precondition: Precondition | undefined,
 ): Promise<number> {
   const version = await writeTransaction(db, async (tx) => {
@@ -201,7 +202,11 @@ export async function createApiKey(
         : request.rateLimitPerMinute,
   };
   assertNoLooser(caller, limits, 'The new key');
-  const { id, key } = await issueApiKey(db, { title: request.title, scopes: request.scopes, ...limits });
+  const { id, key } = await issueApiKey(
+    db,
+    { title: request.title, scopes: request.scopes, ...limits },
+    actorOf(principal),
+  );
   const row = await existing(db, id);
   return { record: { key, apiKey: toRecord(row) }, version: row.version };
 }
@@ -234,7 +239,13 @@ export async function updateApiKey(
     expiresAt,
     rateLimitPerMinute: request.rateLimitPerMinute,
   };
-  await writeChecked(db, current, changes, { type: 'apiKey.updated', payload: changes }, precondition);
+  await writeChecked(
+    db,
+    current,
+    changes,
+    { type: 'apiKey.updated', payload: changes, actor: actorOf(principal) },
+    precondition,
+  );
   const row = await existing(db, id);
   return { record: toRecord(row), version: row.version };
 }
@@ -252,7 +263,8 @@ export async function deleteApiKey(
     const deleted = await tx.apiKey.deleteMany({
       where: { id, scopes: current.scopes, ...versionFilter(precondition) },
     });
-    if (deleted.count > 0) await recordEvent(tx, { type: 'apiKey.deleted', resourceId: id });
+    if (deleted.count > 0)
+      await recordEvent(tx, { type: 'apiKey.deleted', resourceId: id, actor: actorOf(principal) });
     return deleted.count;
   });
   if (count === 0) await explainMiss(db, id, precondition);
@@ -279,7 +291,7 @@ export async function resetApiKey(
     db,
     current,
     { digest: digestApiKey(key) },
-    { type: 'apiKey.reset' },
+    { type: 'apiKey.reset', actor: actorOf(principal) },
     precondition,
   );
   return { record: { key, apiKey: toRecord(current) }, version };

@@ -3,6 +3,7 @@ import type { Db } from '../../db/client.ts';
 import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { invalidFields } from '../errors.ts';
+import type { Actor } from '../events/actor.ts';
 import { recordEvent } from '../events/record.ts';
 import { requireSite } from '../records.ts';
 import type { ChannelFormA } from './forms.ts';
@@ -21,6 +22,7 @@ export async function createChannel(
   db: Db,
   siteId: number,
   body: CreateChannelRequest,
+  actor: Actor,
 ): Promise<ChannelFormA> {
   const site = await requireSite(db, siteId);
   const changes = channelChanges(body);
@@ -56,6 +58,7 @@ export async function createChannel(
       },
     });
     await recordEvent(tx, {
+      actor,
       type: 'channel.created',
       resourceId: row.id,
       siteId,

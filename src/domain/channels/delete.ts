@@ -1,6 +1,7 @@
 import type { Db } from '../../db/client.ts';
 import { writeTransaction } from '../../db/transaction.ts';
 import { invalidFields, notFound } from '../errors.ts';
+import type { Actor } from '../events/actor.ts';
 import { recordEvent } from '../events/record.ts';
 import { requireChannel, requireSite } from '../records.ts';
 import { type Precondition, refuseUnlessMissing, versionFilter } from '../versions.ts';
@@ -34,6 +35,7 @@ function subtreeOf(links: readonly { id: number; parentId: number }[], rootId: n
 export async function deleteChannel(
   db: Db,
   target: { siteId: number; channelId: number },
+  actor: Actor,
   precondition?: Precondition,
 ): Promise<ChannelFormA> {
   const site = await requireSite(db, target.siteId);
@@ -72,6 +74,7 @@ export async function deleteChannel(
       data: { childrenCount: { decrement: 1 }, lastModifiedDate: now, version: { increment: 1 } },
     });
     await recordEvent(tx, {
+      actor,
       type: 'channel.deleted',
       resourceId: channel.id,
       siteId: site.id,

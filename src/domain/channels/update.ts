@@ -4,6 +4,7 @@ import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { resolveAlias } from '../aliases.ts';
 import { assertNoProblems, conflict, type FieldProblem, notFound } from '../errors.ts';
+import type { Actor } from '../events/actor.ts';
 import { recordEvent } from '../events/record.ts';
 import { joinList } from '../lists.ts';
 import { requireSite } from '../records.ts';
@@ -91,6 +92,7 @@ export async function updateChannel(
   db: Db,
   target: { siteId: number; channelId: number },
   body: UpdateChannelRequest,
+  actor: Actor,
   precondition?: Precondition,
 ): Promise<{ channel: ChannelFormA; version: number }> {
   const site = await requireSite(db, target.siteId);
@@ -108,6 +110,7 @@ export async function updateChannel(
         tx.channel.findUnique({ where: { id: channel.id }, select: { version: true } }),
       );
     await recordEvent(tx, {
+      actor,
       type: 'channel.updated',
       resourceId: channel.id,
       siteId: channel.siteId,

@@ -5,6 +5,7 @@ import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { formatDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, forbidden, notFound } from '../errors.ts';
+import { actorOf } from '../events/actor.ts';
 import { recordEvents } from '../events/record.ts';
 import type { Principal } from '../principal.ts';
 import { requireContent, requireSite } from '../records.ts';
@@ -50,6 +51,7 @@ export async function checkContents(
   principal: Principal,
 ): Promise<ContentCheck[]> {
   const reviewer = reviewerOf(principal);
+  const actor = actorOf(principal);
   const site = await requireSite(db, request.siteId);
   const siteLevel = readSiteAttributes(site.attributes).checkContentLevel;
   const approve = request.checked ?? true;
@@ -132,6 +134,7 @@ export async function checkContents(
     await recordEvents(
       tx,
       records.map((record) => ({
+        actor,
         type: 'content.checked',
         resourceId: record.contentId,
         siteId: record.siteId,

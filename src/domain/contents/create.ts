@@ -5,6 +5,7 @@ import { DECLINED, type PointWrites, type SyncWrite } from '../../db/pointWrites
 import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { invalidFields } from '../errors.ts';
+import { type Actor, actorOf } from '../events/actor.ts';
 import { eventInsertFrom, recordEvent, recordEventIn } from '../events/record.ts';
 import type { Principal } from '../principal.ts';
 import { requireChannel, requireSite } from '../records.ts';
@@ -67,7 +68,9 @@ const nextTaxis = (top: boolean, highest: number | null | undefined) =>
 const createdEvent = (
   row: Pick<Content, 'id' | 'siteId' | 'channelId'> &
     Partial<Pick<Content, 'title' | 'checked' | 'checkedLevel'>>,
+  actor: Actor,
 ) => ({
+  actor,
   type: 'content.created' as const,
   resourceId: row.id,
   siteId: row.siteId,
@@ -87,10 +90,11 @@ export async function createContent(
   principal: Principal,
 ): Promise<ContentFormA> {
   const { adminId } = reviewerOf(principal);
-  const fast = writes.transaction((tx) => createNow(tx, target, body, adminId));
+  const actor = actorOf(principal);
+  const fast = writes.transaction((tx) => createNow(tx, target, body, adminId, actor));
   if (fast !== undefined) return fast;
   if (writes.statement !== undefined) {
-    const done = await createInOneStatement(writes.statement, target, body, adminId);
+    const done = await createInOneStatement(writes.statement, target, body, adminId, actor);
     if (done !== undefined) return done;
   }
   const site = await requireSite(db, target.siteId);
@@ -118,7 +122,7 @@ export async function createContent(
     const row = await tx.content.create({
       data: { ...newContentRow(plan, target, adminId, addUserName), taxis: nextTaxis(top, _max.taxis) },
     });
-    await recordEvent(tx, createdEvent(row));
+    await recordEvent(tx, createdEvent(row, actor));
     return row;
   });
   return toContentFormA(created);
@@ -144,6 +148,7 @@ function createNow(
   target: { siteId: number; channelId: number },
   body: CreateContentRequest,
   adminId: number,
+  actor: Actor,
 ): ContentFormA | typeof DECLINED {
   const site = tx.all(SITE_ATTRIBUTES, [target.siteId])[0];
   if (site === undefined || tx.all(CHANNEL_OF_SITE, [target.channelId, target.siteId]).length === 0)
@@ -168,7 +173,7 @@ function createNow(
     columns.map((column) => row[column]),
   );
   const created = tx.all(CONTENT_BY_ID, [lastInsertRowid])[0] as Content;
-  recordEventIn(tx, createdEvent(created));
+  recordEventIn(tx, createdEvent(created, actor));
   return toContentFormA(created);
 }
 
@@ -191,6 +196,7 @@ async function createInOneStatement(
   target: { siteId: number; channelId: number },
   body: CreateContentRequest,
   adminId: number,
+  actor: Actor,
 ): Promise<ContentFormA | undefined> {
   if (body.title.trim() === '') return undefined;
   const found = await rowsUnlessRefused(statement, SITE_CHANNEL_AND_NAME, [
@@ -212,7 +218,12 @@ async function createInOneStatement(
   const values = columns.map((column) => bind(planned[column]));
   const highest = highestTaxis(plan.top, bind(target.siteId), bind(target.channelId), 'NOT "recycled"');
   // The event's resource is the row inserted: its id comes from the statement's own RETURNING.
-  const event = eventInsertFrom('"created"', createdEvent({ ...planned, id: 0 }), bind, '"created"."id"');
+  const event = eventInsertFrom(
+    '"created"',
+    createdEvent({ ...planned, id: 0 }, actor),
+    bind,
+    '"created"."id"',
+  );
   const sqlText = `WITH "created" AS (
       INSERT INTO "Content" (${columns.map((column) => `"${column}"`).join(', ')}, "taxis")
       VALUES (${values.join(', ')}, GREATEST((${highest}), ${floorOf(plan.top)}) + 1)

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/client.ts';
 import { writeTransaction } from '../../db/transaction.ts';
 import { notFound } from '../errors.ts';
+import type { Actor } from '../events/actor.ts';
 import { placeOf, recordEvent } from '../events/record.ts';
 import { requireChannel, requireSite } from '../records.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
@@ -15,6 +16,7 @@ import { type ContentFormBDeleted, toContentFormBDeleted } from './forms.ts';
 export async function deleteContent(
   db: Db,
   target: { siteId: number; channelId: number; id: number },
+  actor: Actor,
   precondition?: Precondition,
 ): Promise<ContentFormBDeleted> {
   const site = await requireSite(db, target.siteId);
@@ -29,7 +31,7 @@ export async function deleteContent(
       return refuseUnlessMissing(`Content ${target.id}`, precondition, () =>
         tx.content.findFirst({ where, select: { version: true } }),
       );
-    await recordEvent(tx, { type: 'content.deleted', resourceId: target.id, ...placeOf(target) });
+    await recordEvent(tx, { type: 'content.deleted', resourceId: target.id, ...placeOf(target), actor });
     return tx.content.findUnique({ where: { id: target.id } });
   });
   if (!recycled) {

@@ -3,6 +3,7 @@ import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { pagingOf } from '../accounts/paging.ts';
 import { invalidFields, notFound } from '../errors.ts';
+import type { Actor } from '../events/actor.ts';
 import { recordEvent } from '../events/record.ts';
 import { requireSite } from '../records.ts';
 import { type ContentFormA, toContentFormA } from './forms.ts';
@@ -17,6 +18,7 @@ type ListContentsResponse = components['schemas']['ListContentsResponse'];
 export async function restoreContent(
   db: Db,
   target: { siteId: number; channelId: number; id: number },
+  actor: Actor,
   toChannelId?: number,
 ): Promise<ContentFormA> {
   await requireSite(db, target.siteId);
@@ -47,6 +49,7 @@ export async function restoreContent(
       ]);
     }
     await recordEvent(tx, {
+      actor,
       type: 'content.restored',
       resourceId: target.id,
       siteId: target.siteId,

@@ -6,6 +6,7 @@ import type { components } from '../../generated/openapi.ts';
 import { resolveAlias } from '../aliases.ts';
 import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
+import type { Actor } from '../events/actor.ts';
 import { eventInsertFrom, placeOf, recordEvent, recordEventIn } from '../events/record.ts';
 import { joinList } from '../lists.ts';
 import { requireSite } from '../records.ts';
@@ -144,12 +145,13 @@ export async function updateContent(
   { db, writes }: Pick<DbHandle, 'db' | 'writes'>,
   target: { siteId: number; channelId: number; id: number },
   body: UpdateContentRequest,
+  actor: Actor,
   precondition?: Precondition,
 ): Promise<{ content: ContentFormA; version: number }> {
-  const fast = writes.transaction((tx) => updateNow(tx, target, body, precondition));
+  const fast = writes.transaction((tx) => updateNow(tx, target, body, actor, precondition));
   if (fast !== undefined) return fast;
   if (writes.statement !== undefined) {
-    const done = await updateInOneStatement(writes.statement, db, target, body, precondition);
+    const done = await updateInOneStatement(writes.statement, db, target, body, actor, precondition);
     if (done !== undefined) return done;
   }
   const site = await requireSite(db, target.siteId);
@@ -165,7 +167,7 @@ export async function updateContent(
       return refuseUnlessMissing(`Content ${target.id}`, precondition, () =>
         tx.content.findFirst({ where, select: { version: true } }),
       );
-    await recordEvent(tx, updatedEvent(target, changes));
+    await recordEvent(tx, updatedEvent(target, changes, actor));
     return tx.content.findUnique({ where: { id: target.id } });
   });
   if (!updated) {
@@ -190,7 +192,9 @@ const updatedColumns = (changes: Partial<Content>, now: Date): Partial<Content> 
 const updatedEvent = (
   target: { siteId: number; channelId: number; id: number },
   changes: Partial<Content>,
+  actor: Actor,
 ) => ({
+  actor,
   type: 'content.updated' as const,
   resourceId: target.id,
   ...placeOf(target),
@@ -209,6 +213,7 @@ function updateNow(
   tx: SyncWrite,
   target: { siteId: number; channelId: number; id: number },
   body: UpdateContentRequest,
+  actor: Actor,
   precondition: Precondition | undefined,
 ): { content: ContentFormA; version: number } | typeof DECLINED {
   const site = tx.all(SITE_ATTRIBUTES, [target.siteId])[0];
@@ -226,7 +231,7 @@ function updateNow(
     [...columns.map((column) => set[column]), target.id, target.siteId, target.channelId, ...versions],
   );
   if (count === 0) return DECLINED;
-  recordEventIn(tx, updatedEvent(target, changes));
+  recordEventIn(tx, updatedEvent(target, changes, actor));
   const row = tx.all(CONTENT_BY_ID, [target.id])[0] as Content;
   return { content: toContentFormA(row), version: row.version };
 }
@@ -243,6 +248,7 @@ async function updateInOneStatement(
   db: Db,
   target: { siteId: number; channelId: number; id: number },
   body: UpdateContentRequest,
+  actor: Actor,
   precondition: Precondition | undefined,
 ): Promise<{ content: ContentFormA; version: number } | undefined> {
   // The site's review levels matter only to a body that sets a review state: otherwise the update
@@ -267,7 +273,7 @@ async function updateInOneStatement(
       UPDATE "Content" SET ${sets.join(', ')}, "version" = "version" + 1
       WHERE "id" = ${bind(target.id)} AND "siteId" = ${bind(target.siteId)} AND "channelId" = ${bind(target.channelId)}
         AND NOT "recycled"${versions} RETURNING ${CONTENT_COLUMNS}
-    ), "event" AS (${eventInsertFrom('"updated"', updatedEvent(target, changes), bind)})
+    ), "event" AS (${eventInsertFrom('"updated"', updatedEvent(target, changes, actor), bind)})
     SELECT * FROM "updated"`;
   const row = (await rowsUnlessRefused(statement, sqlText, params))?.[0] as Content | undefined;
   return row === undefined ? undefined : { content: toContentFormA(row), version: row.version };

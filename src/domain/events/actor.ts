@@ -1,16 +1,17 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Principal } from '../principal.ts';
 
 /**
- * Who an event says made the write. Carried beside the call (not through every write's parameters)
- * so that any write, whoever adds it, records its caller with one call: the dispatcher runs each
- * operation inside `withActor`, and writes made outside a request (CLI, background) are `system`.
+ * Who an event says made the write. Each write is handed it by its caller: an operation passes its
+ * principal's (`actorOf`), and writes made outside a request (CLI, background work) pass
+ * `SYSTEM_ACTOR`. It used to travel beside the call in an AsyncLocalStorage, whose promise hooks
+ * cost every request of the process on Node.js 20 and 22 (bench/README.md, "AsyncLocalStorage's
+ * price").
  */
 export type Actor =
   | { type: 'apiKey' | 'administrator' | 'user'; id: number }
   | { type: 'anonymous' | 'system'; id: null };
 
-const current = new AsyncLocalStorage<Actor>();
+export const SYSTEM_ACTOR: Actor = { type: 'system', id: null };
 
 export function actorOf(principal: Principal): Actor {
   switch (principal.kind) {
@@ -23,12 +24,4 @@ export function actorOf(principal: Principal): Actor {
     default:
       return { type: 'anonymous', id: null };
   }
-}
-
-export function withActor<T>(actor: Actor, run: () => T): T {
-  return current.run(actor, run);
-}
-
-export function currentActor(): Actor {
-  return current.getStore() ?? { type: 'system', id: null };
 }

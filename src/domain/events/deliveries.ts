@@ -4,6 +4,7 @@ import { writeTransaction } from '../../db/transaction.ts';
 import type { components } from '../../generated/openapi.ts';
 import { formatDateTime } from '../dates.ts';
 import { notFound } from '../errors.ts';
+import type { Actor } from './actor.ts';
 import { recordEvent } from './record.ts';
 
 /* The delivery log of a subscription, and the two operations that queue a delivery by hand. */
@@ -76,10 +77,11 @@ export async function listDeliveries(
  * A `webhook.test` event for this subscription alone: recorded already dispatched (so no other
  * subscription receives it), with its one delivery, in one transaction.
  */
-export async function queueTestEvent(db: Db, subscriptionId: number): Promise<DeliveryRecord> {
+export async function queueTestEvent(db: Db, subscriptionId: number, actor: Actor): Promise<DeliveryRecord> {
   await requireSubscription(db, subscriptionId);
   const delivery = await writeTransaction(db, async (tx) => {
     await recordEvent(tx, {
+      actor,
       type: 'webhook.test',
       resourceId: subscriptionId,
       payload: { webhookId: subscriptionId },

@@ -3,7 +3,7 @@ import type { Prisma } from '../../db/models.ts';
 import type { SyncWrite } from '../../db/pointWrites.ts';
 import { joinSql, sql } from '../../db/sql.ts';
 import { writeTransaction } from '../../db/transaction.ts';
-import { type Actor, currentActor } from './actor.ts';
+import type { Actor } from './actor.ts';
 import { type EventType, resourceTypeOf } from './types.ts';
 
 /** A transaction's client (or the client itself, for a single-statement write made atomic by it). */
@@ -25,8 +25,8 @@ export interface EventInput {
   channelId?: number | null;
   /** Compact: the changed fields of an update, the identifying fields otherwise. */
   payload?: Record<string, PayloadValue | Date | undefined>;
-  /** Who made the write; the caller of the current operation when absent (src/domain/events/actor.ts). */
-  actor?: Actor;
+  /** Who made the write: the operation's caller (actorOf its principal), or `SYSTEM_ACTOR`. */
+  actor: Actor;
 }
 
 /**
@@ -120,7 +120,7 @@ export function recordEventIn(tx: SyncWrite, input: EventInput): void {
 const EVENTS_PER_STATEMENT = 1000;
 
 function eventRow(input: EventInput) {
-  const actor = input.actor ?? currentActor();
+  const { actor } = input;
   return {
     type: input.type,
     resourceType: resourceTypeOf(input.type),

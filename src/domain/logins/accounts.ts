@@ -3,6 +3,7 @@ import type { Administrator, User } from '../../db/models.ts';
 import { writeTransaction } from '../../db/transaction.ts';
 import type { StoredPassword } from '../accounts/passwords.ts';
 import type { AccountKind } from '../accounts/rules.ts';
+import type { Actor } from '../events/actor.ts';
 import { recordEvent } from '../events/record.ts';
 import { NEXT_VERSION } from '../versions.ts';
 
@@ -80,6 +81,7 @@ export async function resetPasswordByName(
   kind: 'user' | 'administrator',
   userName: string,
   stored: StoredPassword,
+  actor: Actor,
 ): Promise<boolean> {
   const data = passwordReset(stored);
   return writeTransaction(db, async (tx) => {
@@ -94,6 +96,7 @@ export async function resetPasswordByName(
         : await tx.administrator.updateMany({ where: { id: found.id }, data });
     if (count === 0) return false;
     await recordEvent(tx, {
+      actor,
       type: kind === 'user' ? 'user.passwordChanged' : 'administrator.passwordChanged',
       resourceId: found.id,
     });

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.ts';
 import { writeTransaction } from '../../db/transaction.ts';
+import type { Actor } from '../events/actor.ts';
 import { recordEvent } from '../events/record.ts';
 
 /*
@@ -25,7 +26,7 @@ export type CacheName = 'credentials' | 'contentCounts' | 'contentPages';
  * says whether any node caches credentials (with Redis only): the caller drops those on every node
  * by advancing the credentials generation.
  */
-export async function clearCaches(db: Db, credentialsCached: boolean): Promise<CacheName[]> {
+export async function clearCaches(db: Db, credentialsCached: boolean, actor: Actor): Promise<CacheName[]> {
   const cleared: CacheName[] = [
     ...(credentialsCached ? (['credentials'] as const) : []),
     'contentCounts',
@@ -35,6 +36,7 @@ export async function clearCaches(db: Db, credentialsCached: boolean): Promise<C
     const counts = await tx.contentCount.deleteMany({});
     await tx.contentGeneration.updateMany({ data: { generation: { increment: GENERATION_LEAP } } });
     await recordEvent(tx, {
+      actor,
       type: 'system.cacheCleared',
       payload: { cleared: cleared.join(','), contentCounts: counts.count },
     });

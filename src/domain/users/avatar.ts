@@ -1,6 +1,7 @@
 import type { Db } from '../../db/client.ts';
 import { writeTransaction } from '../../db/transaction.ts';
 import { forbidden, notFound } from '../errors.ts';
+import { actorOf } from '../events/actor.ts';
 import { recordEvent } from '../events/record.ts';
 import type { Principal } from '../principal.ts';
 import { urlProblem } from '../safeText.ts';
@@ -76,6 +77,7 @@ export async function uploadAvatar(
       update: { ...data, version: { increment: 1 } },
     });
     await recordEvent(tx, {
+      actor: actorOf(principal),
       type: 'user.avatarChanged',
       resourceId: userId,
       payload: { width: row.width, height: row.height, bytes: row.bytes.length, version: row.version },

@@ -6,6 +6,7 @@ import { hashPlainPassword } from '../accounts/passwords.ts';
 import { accountProblems, identifier, type PasswordRule } from '../accounts/rules.ts';
 import { assertAccountUnique } from '../accounts/unique.ts';
 import { assertNoProblems, type FieldProblem } from '../errors.ts';
+import { actorOf } from '../events/actor.ts';
 import { recordEvent } from '../events/record.ts';
 import type { AccountPolicy } from '../logins/policy.ts';
 import type { Principal } from '../principal.ts';
@@ -60,6 +61,7 @@ export async function createUser(
       },
     });
     await recordEvent(tx, {
+      actor: actorOf(principal),
       type: 'user.created',
       resourceId: created.id,
       payload: { userName: created.userName, checked: created.checked, locked: created.locked },

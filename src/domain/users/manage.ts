@@ -8,6 +8,7 @@ import { hashPlainPassword } from '../accounts/passwords.ts';
 import { accountProblems, identifier } from '../accounts/rules.ts';
 import { assertAccountUnique } from '../accounts/unique.ts';
 import { assertNoProblems, notFound } from '../errors.ts';
+import { type Actor, actorOf } from '../events/actor.ts';
 import { plainFields, recordEvent } from '../events/record.ts';
 import { holdsLockouts, liftLockouts } from '../logins/attempts.ts';
 import { type AccountPolicy, isLockedOut } from '../logins/policy.ts';
@@ -115,9 +116,11 @@ export async function updateUser(
         tx.user.findUnique({ where: { id }, select: { version: true } }),
       );
     }
-    await recordEvent(tx, { type: 'user.updated', resourceId: id, payload: plainFields(data) });
-    if (lock === true) await recordEvent(tx, { type: 'user.locked', resourceId: id });
-    if (newPassword !== undefined) await recordEvent(tx, { type: 'user.passwordChanged', resourceId: id });
+    const actor = actorOf(principal);
+    await recordEvent(tx, { type: 'user.updated', resourceId: id, payload: plainFields(data), actor });
+    if (lock === true) await recordEvent(tx, { type: 'user.locked', resourceId: id, actor });
+    if (newPassword !== undefined)
+      await recordEvent(tx, { type: 'user.passwordChanged', resourceId: id, actor });
     return tx.user.findUnique({ where: { id } });
   });
   if (row === null) throw notFound(`User ${id} does not exist`);
@@ -129,7 +132,12 @@ export async function updateUser(
  * on every request, and the HTTP layer drops the credential cache of every node after any write of
  * this family (docs/security/credentials.md).
  */
-export async function deleteUser(db: Db, id: number, precondition?: Precondition): Promise<User> {
+export async function deleteUser(
+  db: Db,
+  id: number,
+  actor: Actor,
+  precondition?: Precondition,
+): Promise<User> {
   const row = await writeTransaction(db, async (tx) => {
     const found = await tx.user.findUnique({ where: { id } });
     if (found === null) return null;
@@ -139,7 +147,12 @@ export async function deleteUser(db: Db, id: number, precondition?: Precondition
         tx.user.findUnique({ where: { id }, select: { version: true } }),
       );
     }
-    await recordEvent(tx, { type: 'user.deleted', resourceId: id, payload: { userName: found.userName } });
+    await recordEvent(tx, {
+      type: 'user.deleted',
+      resourceId: id,
+      payload: { userName: found.userName },
+      actor,
+    });
     return found;
   });
   if (row === null) throw notFound(`User ${id} does not exist`);

@@ -9,6 +9,7 @@ export const updateContent: Handler<'updateContent'> = async ({ path, body, head
     context,
     path,
     body ?? {},
+    context.actor,
     parseIfMatch(header['If-Match']),
   );
   return context.reply(withETag(content, version));

@@ -6,7 +6,7 @@ import type { Handler } from '../types.ts';
  * credentials generation after this answer is made (`x-changes-credentials`), which drops every
  * node's entries.
  */
-export const clearCache: Handler<'clearCache'> = async (_input, { db, state }) => ({
+export const clearCache: Handler<'clearCache'> = async (_input, { db, state, actor }) => ({
   value: true,
-  cleared: await clearCaches(db, state.kind === 'redis'),
+  cleared: await clearCaches(db, state.kind === 'redis', actor),
 });

@@ -2,5 +2,5 @@ import { deleteUser as remove } from '../../domain/users/manage.ts';
 import { parseIfMatch } from '../../domain/versions.ts';
 import type { Handler } from '../types.ts';
 
-export const deleteUser: Handler<'deleteUser'> = ({ path, header }, { db }) =>
-  remove(db, path.id, parseIfMatch(header['If-Match']));
+export const deleteUser: Handler<'deleteUser'> = ({ path, header }, { db, actor }) =>
+  remove(db, path.id, actor, parseIfMatch(header['If-Match']));
