@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import Database from 'better-sqlite3';
 import type { Request } from 'express';
 import { contract } from '../../src/contract.ts';
-import { createDb, sqliteFilePath } from '../../src/db/client.ts';
+import { createDb, type Db, sqliteFilePath } from '../../src/db/client.ts';
 import { isDatabaseBusy, isDatabaseUnavailable } from '../../src/db/databaseErrors.ts';
 import { writeTransaction } from '../../src/db/transaction.ts';
 import { mapError } from '../../src/http/errors.ts';
@@ -37,17 +37,26 @@ function holdWriteLock(): { release: () => void } {
   };
 }
 
-(onSqlite ? test.each : test.skip.each)([
+/**
+ * The SQLite clients the service makes: as tests and development run it, and production's, which
+ * keeps nothing in an AsyncLocalStorage (docs/contributing/architecture.md).
+ */
+const CLIENTS = [
   ['as tests and development run it', true],
-  // Production's client: no AsyncLocalStorage anywhere (docs/contributing/architecture.md).
   ['without the check of statements inside a transaction (production)', false],
-])(
+] as const;
+
+/** The test database's client, or one made as production makes it on the same file (`done` closes it). */
+async function clientOf(refusing: boolean): Promise<{ db: Db; done: () => Promise<void> }> {
+  if (refusing) return { db: database.handle.db, done: async () => undefined };
+  const { db } = await createDb(database.url, { refuseClientInsideTransactions: false });
+  return { db, done: () => db.$disconnect() };
+}
+
+(onSqlite ? test.each : test.skip.each)(CLIENTS)(
   'a SQLite write transaction waits for the write lock another connection holds, then reads what it wrote (%s)',
   async (_how, refusing) => {
-    const handle = refusing
-      ? database.handle
-      : await createDb(database.url, { refuseClientInsideTransactions: false });
-    const { db } = handle;
+    const { db, done } = await clientOf(refusing);
     const lock = holdWriteLock();
     const writing = writeTransaction(db, async (tx) => {
       const before = await tx.systemSetting.findUniqueOrThrow({ where: { key: 'probe' } });
@@ -67,7 +76,7 @@ function holdWriteLock(): { release: () => void } {
       expect(value).toBe('100');
       expect((await db.systemSetting.findUniqueOrThrow({ where: { key: 'probe' } })).value).toBe('101');
     } finally {
-      if (!refusing) await db.$disconnect();
+      await done();
     }
   },
 );
@@ -105,22 +114,16 @@ function writeLockFree(): boolean {
   }
 }
 
-(onSqlite ? test.each : test.skip.each)([
-  ['as tests and development run it', true],
-  ['without the check of statements inside a transaction (production)', false],
-])(
+(onSqlite ? test.each : test.skip.each)(CLIENTS)(
   'a SQLite write transaction holds the write lock from its BEGIN, before its first statement; an interactive read-only transaction does not (%s)',
   async (_how, refusing) => {
-    const handle = refusing
-      ? database.handle
-      : await createDb(database.url, { refuseClientInsideTransactions: false });
-    const { db } = handle;
+    const { db, done } = await clientOf(refusing);
     try {
       expect(await writeTransaction(db, async () => writeLockFree())).toBe(false);
       expect(await db.$transaction(async () => writeLockFree())).toBe(true);
       expect(writeLockFree()).toBe(true);
     } finally {
-      if (!refusing) await db.$disconnect();
+      await done();
     }
   },
 );
