@@ -113,20 +113,16 @@ export async function updateAdministrator(
         tx.administrator.findUnique({ where: { id }, select: { version: true } }),
       );
     }
+    const actor = actorOf(principal);
     await recordEvent(tx, {
-      actor: actorOf(principal),
       type: 'administrator.updated',
       resourceId: id,
       payload: plainFields(data),
+      actor,
     });
-    if (lock === true)
-      await recordEvent(tx, { actor: actorOf(principal), type: 'administrator.locked', resourceId: id });
+    if (lock === true) await recordEvent(tx, { type: 'administrator.locked', resourceId: id, actor });
     if (newPassword !== undefined)
-      await recordEvent(tx, {
-        actor: actorOf(principal),
-        type: 'administrator.passwordChanged',
-        resourceId: id,
-      });
+      await recordEvent(tx, { type: 'administrator.passwordChanged', resourceId: id, actor });
     return tx.administrator.findUnique({ where: { id } });
   });
   if (row === null) throw notFound(`Administrator ${id} does not exist`);
