@@ -455,7 +455,7 @@ describe('SQLite: a title pattern is tested on index entries', () => {
   test('the deep filtered page and its count read Content_list_title_idx, not rows', async () => {
     if (app.provider !== 'sqlite') return;
     const { compileContentQuery } = await import('../../src/domain/contents/query.ts');
-    const { where, orderBy } = compileContentQuery(
+    const { whereNow, orderBy } = compileContentQuery(
       {
         siteId: 1,
         channels: { channelId: 2, scope: 'SelfAndDescendants' },
@@ -472,6 +472,7 @@ describe('SQLite: a title pattern is tested on index entries', () => {
       (await app.db.$queryRaw<{ detail: string }[]>(sql`EXPLAIN QUERY PLAN ${query}`))
         .map((row) => row.detail)
         .join(' | ');
+    const where = whereNow();
     expect(await plan(sql`SELECT "id" FROM "Content" ${where} ${orderBy} LIMIT 30 OFFSET 60`)).toContain(
       'COVERING INDEX Content_list_title_idx',
     );
@@ -555,7 +556,7 @@ describe('deep pages start from stored page marks (keyset), and answer exactly t
     const marks = await pageMarks(
       app.services,
       SITE,
-      compiled.where,
+      compiled.whereNow(),
       compiled.matchWhere,
       compiled.orderBy,
       keys,
@@ -565,10 +566,10 @@ describe('deep pages start from stored page marks (keyset), and answer exactly t
     if (!window) throw new Error('a page past the first mark has a window');
     const page = () =>
       app.db.$queryRaw<{ id: number }[]>(
-        sql`SELECT "id" FROM "Content" ${compiled.where} AND ${window.conditions} ${compiled.orderBy} LIMIT 10 OFFSET ${window.offset}`,
+        sql`SELECT "id" FROM "Content" ${compiled.whereNow()} AND ${window.conditions} ${compiled.orderBy} LIMIT 10 OFFSET ${window.offset}`,
       );
     const plainPage = await app.db.$queryRaw<{ id: number }[]>(
-      sql`SELECT "id" FROM "Content" ${compiled.where} ${compiled.orderBy} LIMIT 10 OFFSET ${MARK_EVERY + 5}`,
+      sql`SELECT "id" FROM "Content" ${compiled.whereNow()} ${compiled.orderBy} LIMIT 10 OFFSET ${MARK_EVERY + 5}`,
     );
     expect(plainPage.length).toBe(10);
     expect(await page()).toEqual(plainPage);

@@ -91,6 +91,39 @@ test('the time-limit function ends a query that would never end by itself', () =
     expect(listed.status).toBe(200);
     expect(listed.body.totalCount).toBeGreaterThan(0);
   });
+
+  test('a list asked again is compiled once, but its time limit counts from each statement it sends', async () => {
+    // A service whose content queries may run 2 s: the requests below take milliseconds.
+    const timed = await createDb(fixture.config.databaseUrl, { sqliteQueryTimeoutMs: 2_000 });
+    const timedApp = await startSecondApp(fixture, { db: timed });
+    try {
+      const filter = {
+        siteId: 1,
+        perPage: 2,
+        wheres: [{ column: 'content', operator: 'Like', value: '%e%' }],
+      };
+      const list = () => timedApp.request.post('/api/v1/contents').set('X-SS-API-KEY', key).send(filter);
+      const first = await list();
+      expect(first.status).toBe(200);
+      // A write moves the site's generation, so the same request picks its page again, with the
+      // query compiled above; past the limit after the first, a time kept from then would end it.
+      const written = await timedApp.request
+        .post('/api/v1/contents/1/2/1/actions/update')
+        .set('X-SS-API-KEY', key)
+        .send({ title: 'Alpha release notes, again' });
+      expect(written.status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      const again = await list();
+      expect(again.status).toBe(200);
+      expect(again.body.totalCount).toBe(first.body.totalCount);
+      expect(again.body.contents.map((c: { id: number }) => c.id)).toEqual(
+        first.body.contents.map((c: { id: number }) => c.id),
+      );
+    } finally {
+      await timedApp.close();
+      await timed.db.$disconnect();
+    }
+  });
 });
 
 /*

@@ -435,16 +435,22 @@ describe('the content query compiler', () => {
       expect(compiled.tallyWhere?.values).toEqual([SITE, false]);
     });
 
-    test('SQLite puts its time limit first in the WHERE clause, bound to the time of the request; PostgreSQL has none', () => {
+    test('SQLite puts its time limit first in the WHERE clause, bound to the time each statement is made (a query compiled once is kept); PostgreSQL has none', () => {
       const now = jest.spyOn(Date, 'now').mockReturnValue(1_700_000_000_000);
       try {
-        const sqlite = compileContentQuery({ siteId: SITE }, 'sqlite');
-        expect(sqlite.where.sql).toBe('WHERE "cms_time_limit"(?) = 1 AND "siteId" = ? AND "recycled" = ?');
-        expect(sqlite.where.values).toEqual([1_700_000_000_000, SITE, false]);
-        expect(sqlite.matchWhere.sql).toBe(BASE.sqlite.text);
+        const sqlite = compileContentQuery({ siteId: SITE, checked: true }, 'sqlite');
+        now.mockReturnValue(1_700_000_000_250);
+        const first = sqlite.whereNow();
+        expect(first.sql).toBe(
+          'WHERE "cms_time_limit"(?) = 1 AND "siteId" = ? AND "recycled" = ? AND "checked" = ?',
+        );
+        expect(first.values).toEqual([1_700_000_000_250, SITE, false, true]);
+        now.mockReturnValue(1_700_000_009_000);
+        expect(sqlite.whereNow().values).toEqual([1_700_000_009_000, SITE, false, true]);
+        expect(sqlite.matchWhere.sql).toBe(`${BASE.sqlite.text} AND "checked" = ?`);
         const postgresql = compileContentQuery({ siteId: SITE }, 'postgresql');
-        expect(postgresql.where.text).toBe(BASE.postgresql.text);
-        expect(postgresql.where.values).toEqual([SITE, false]);
+        expect(postgresql.whereNow().text).toBe(BASE.postgresql.text);
+        expect(postgresql.whereNow().values).toEqual([SITE, false]);
       } finally {
         now.mockRestore();
       }

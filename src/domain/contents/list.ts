@@ -18,7 +18,12 @@ import {
 import { type FieldSelection, formASelection, selectFields } from './fields.ts';
 import { type ContentFormA, toContentFormA } from './forms.ts';
 import { atKeptPlace, keptPick, keptPickIfAny, type Picked, pickKey } from './keptPicks.ts';
-import { type ContentFilter, compileContentQuery, type OrderRule } from './query.ts';
+import {
+  type CompiledContentQuery,
+  type ContentFilter,
+  compileContentQuery,
+  type OrderRule,
+} from './query.ts';
 
 export interface ListContentsRequest
   extends Omit<ContentFilter, 'channels' | 'groupNamesNot' | 'addedSince' | 'orders'> {
@@ -555,6 +560,56 @@ async function placeOf(
   };
 }
 
+/** What a list request compiles to at a place: its query, window, pick key and fields' form. */
+interface CompiledPage {
+  query: CompiledContentQuery;
+  perPage: number;
+  offset: number;
+  /** What its pick is kept under (keptPicks.ts). */
+  key: string | undefined;
+  columns: RowColumns;
+  answer: (row: Content) => ContentFormA | Partial<ContentFormA>;
+}
+
+/** Compiled pages kept per owner (a database client's reads), the least recently used let go first. */
+const KEPT_COMPILED = 256;
+
+/** A request longer than this as text (long In lists) is compiled every time, not kept. */
+const COMPILED_KEY_CHARACTERS = 4096;
+
+const keptCompiled = new KeptPerOwner<string, CompiledPage>(KEPT_COMPILED);
+
+/**
+ * The request compiled at this place: kept under the request's text, the place's channels and page
+ * size, so a page asked again (a front end's first page, polled) compiles nothing — what it
+ * compiles to depends on nothing else (the clock only in `whereNow`, made per statement).
+ */
+function compiledPage(
+  owner: object,
+  request: ListContentsRequest,
+  place: ListPlace,
+  maxPerPage: number,
+  provider: DbHandle['provider'],
+): CompiledPage {
+  const text = JSON.stringify([request, place.channels ?? null, place.pageSize, maxPerPage]);
+  const kept = text.length <= COMPILED_KEY_CHARACTERS ? keptCompiled.of(owner) : undefined;
+  const known = kept?.get(text);
+  if (known !== undefined) return known;
+  const query = compileContentQuery({ ...request, channels: place.channels }, provider);
+  const { perPage, offset } = pageWindow(request, place.pageSize, maxPerPage);
+  const selection = formASelection(request.fields);
+  const compiled: CompiledPage = {
+    query,
+    perPage,
+    offset,
+    key: pickKey('page', [query.matchWhere, query.orderBy], [perPage, offset]),
+    columns: selection === undefined ? ALL_COLUMNS : rowColumns(selection.columns),
+    answer: formAOf(selection),
+  };
+  kept?.set(text, compiled);
+  return compiled;
+}
+
 /**
  * The page at this place. `unchecked`: the place was not read now, so nothing is picked under its
  * generation (only a pick kept for it is used) and the page is undefined unless the generation
@@ -568,16 +623,19 @@ async function listPage(
   unchecked: boolean,
 ): Promise<ContentPage | undefined> {
   const { provider, costly, reads } = database;
-  const { where, orderBy, tallyWhere, matchWhere, orderKeys, readsHitCounters, matchesTexts } =
-    compileContentQuery({ ...request, channels: place.channels }, provider);
+  const { query, perPage, offset, key, columns, answer } = compiledPage(
+    reads,
+    request,
+    place,
+    maxPerPage,
+    provider,
+  );
+  const { whereNow, orderBy, tallyWhere, matchWhere, orderKeys, readsHitCounters, matchesTexts } = query;
   // Views move the hit counters without advancing the generation: such a pick is never kept.
   if (unchecked && readsHitCounters) return undefined;
-  const { perPage, offset } = pageWindow(request, place.pageSize, maxPerPage);
-  const selection = formASelection(request.fields);
-  const columns = selection === undefined ? ALL_COLUMNS : rowColumns(selection.columns);
-  const answer = formAOf(selection);
 
   const pick = async (): Promise<Picked> => {
+    const where = whereNow();
     // A deep page of a filter that must be counted match by match: start from the stored page marks.
     if (!tallyWhere && orderKeys && offset >= MARK_EVERY && !readsHitCounters) {
       const marks = await pageMarks(database, request.siteId, where, matchWhere, orderBy, orderKeys);
@@ -607,7 +665,6 @@ async function listPage(
     return { totalCount, ids };
   };
   const read = async (): Promise<ContentPage | undefined> => {
-    const key = pickKey('page', [matchWhere, orderBy], [perPage, offset]);
     const picked = readsHitCounters
       ? await pick()
       : unchecked

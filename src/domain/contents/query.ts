@@ -60,7 +60,12 @@ export interface ContentFilter {
 }
 
 export interface CompiledContentQuery {
-  where: Sql;
+  /**
+   * The WHERE clause as a statement runs it, made when called: on SQLite its time limit (and a
+   * LIKE's) counts from now (src/db/sqliteTimeLimit.ts), so the rest of a compiled query can be
+   * kept for the next request.
+   */
+  whereNow: () => Sql;
   orderBy: Sql;
   /**
    * When the filter is one whose total the ContentTally rows hold (site, channel scope, review
@@ -377,14 +382,14 @@ function channelCondition(
  */
 export function compileContentQuery(filter: ContentFilter, provider: DbProvider): CompiledContentQuery {
   const problems: FieldProblem[] = [];
-  const issuedAt = provider === 'sqlite' ? Date.now() : undefined;
   const site = sql`"siteId" = ${filter.siteId}`;
   const conditions: Sql[] = [site, sql`"recycled" = ${false}`];
-  // The same conditions as the statement runs them: LIKE tests under SQLite's time limit.
-  const limited: Sql[] = [...conditions];
+  // The same conditions as the statement runs them (a LIKE test under SQLite's time limit), made
+  // for the time a statement is issued at.
+  const limited: ((issuedAt: number) => Sql)[] = conditions.map((condition) => () => condition);
   const tallied: Sql[] = [site];
   let narrowed = false;
-  const narrow = (condition: Sql, asRun = condition) => {
+  const narrow = (condition: Sql, asRun: (issuedAt: number) => Sql = () => condition) => {
     conditions.push(condition);
     limited.push(asRun);
     narrowed = true;
@@ -393,7 +398,7 @@ export function compileContentQuery(filter: ContentFilter, provider: DbProvider)
   if (filter.channels !== undefined) {
     const channels = channelCondition(filter.siteId, filter.channels, filter.plan === 'walk');
     conditions.push(channels);
-    limited.push(channels);
+    limited.push(() => channels);
     tallied.push(channelCondition(filter.siteId, filter.channels, false));
   }
   for (const flag of ['checked', 'top', 'recommend', 'hot', 'color'] as const) {
@@ -402,7 +407,7 @@ export function compileContentQuery(filter: ContentFilter, provider: DbProvider)
     const condition = sql`${identifier(flag)} = ${value}`;
     if (flag === 'checked') {
       conditions.push(condition);
-      limited.push(condition);
+      limited.push(() => condition);
       tallied.push(condition);
     } else narrow(condition);
   }
@@ -420,10 +425,7 @@ export function compileContentQuery(filter: ContentFilter, provider: DbProvider)
   (filter.wheres ?? []).forEach((rule, index) => {
     try {
       const condition = compileWhere(rule, filter.siteId, provider, undefined);
-      narrow(
-        condition,
-        issuedAt === undefined ? condition : compileWhere(rule, filter.siteId, provider, issuedAt),
-      );
+      narrow(condition, (issuedAt) => compileWhere(rule, filter.siteId, provider, issuedAt));
     } catch (error) {
       // A rule's own problem is reported at that rule's place in the filter.
       if (!(error instanceof DomainError)) throw error;
@@ -438,12 +440,19 @@ export function compileContentQuery(filter: ContentFilter, provider: DbProvider)
     filter.plan === 'scope',
   );
   assertNoProblems(problems);
-  // SQLite: first among the row tests, the time limit that keeps a costly filter from holding the
-  // process's one thread (src/db/sqliteTimeLimit.ts); PostgreSQL has statement_timeout.
-  if (issuedAt !== undefined) limited.unshift(timeLimitCondition(issuedAt));
+  const matchWhere = sql`WHERE ${joinSql(conditions, ' AND ')}`;
   return {
-    where: sql`WHERE ${joinSql(limited, ' AND ')}`,
-    matchWhere: sql`WHERE ${joinSql(conditions, ' AND ')}`,
+    // SQLite: first among the row tests, the time limit that keeps a costly filter from holding the
+    // process's one thread (src/db/sqliteTimeLimit.ts); PostgreSQL has statement_timeout.
+    whereNow:
+      provider === 'sqlite'
+        ? () => {
+            const issuedAt = Date.now();
+            const asRun = limited.map((condition) => condition(issuedAt));
+            return sql`WHERE ${joinSql([timeLimitCondition(issuedAt), ...asRun], ' AND ')}`;
+          }
+        : () => matchWhere,
+    matchWhere,
     orderKeys,
     orderBy,
     tallyWhere: narrowed ? undefined : sql`WHERE ${joinSql(tallied, ' AND ')}`,

@@ -227,7 +227,7 @@ async function stlPage(
   const scope = request.scope ?? 'Self';
   const channels = scope === 'All' ? undefined : { channelId: channel.id, scope };
   const filter = filterOf(request, site.id, channels, now);
-  let { where, orderBy, tallyWhere, matchWhere, readsHitCounters } = compileContentQuery(filter, provider);
+  let { whereNow, orderBy, tallyWhere, matchWhere, readsHitCounters } = compileContentQuery(filter, provider);
   // Read with the site, before anything kept under it is picked (keptPicks.ts, recordTexts.ts);
   // when the choice was kept, read before only what is kept under it, and checked below.
   const generation = String(site.generation);
@@ -243,7 +243,7 @@ async function stlPage(
       hitsPlan(reads, tallyWhere, site.id, rows),
     );
     if (plan === undefined) return undefined;
-    ({ where, orderBy, matchWhere } = compileContentQuery({ ...filter, plan }, provider));
+    ({ whereNow, orderBy, matchWhere } = compileContentQuery({ ...filter, plan }, provider));
   }
   // The ids as a costly read (src/db/costlyReads.ts), then the contents' versions, then the rows of
   // the records whose kept text does not stand (recordTexts.ts).
@@ -257,7 +257,7 @@ async function stlPage(
   let read: PlacedRead;
   if (keep) {
     const ids = await kept(pickKey('stl-page', [matchWhere, orderBy], [limit, offset]), () =>
-      pickedIds(costly, pickOf(where, orderBy, limit, offset)),
+      pickedIds(costly, pickOf(whereNow(), orderBy, limit, offset)),
     );
     if (ids === undefined) return undefined;
     read = await placedInOrder(database, ids, checked);
@@ -265,7 +265,7 @@ async function stlPage(
     // A Hits walk reads each match's row (its channel, its hits): it reads the versions too.
     read = await placedPicked(
       { ...database, costly },
-      { where, orderBy, limit, offset },
+      { where: whereNow(), orderBy, limit, offset },
       readsHitCounters,
       checked,
     );
