@@ -71,7 +71,15 @@ describe('findLeaks', () => {
     const code: Secret = { value: 'K7PQ', label: 'captcha', kind: 'word' };
     expect(findLeaks([{ source: 'log', text: '"url":"/a?c=k7pq&x=1"' }], [code])).toEqual([]);
     expect(found([{ source: 'log', text: 'answer K7PQ given' }], [code])).toEqual(['raw']);
-    expect(findLeaks([{ source: 'log', text: 'XK7PQ K7PQZ' }], [code])).toEqual([]);
+    expect(findLeaks([{ source: 'log', text: 'XK7PQ K7PQZ xK7PQ K7PQz' }], [code])).toEqual([]);
+  });
+
+  test('a code of digits is no leak as a group of a UUID (a request id), and is one elsewhere', () => {
+    const code: Secret = { value: '7438', label: 'captcha', kind: 'word' };
+    const requestId = '{"req":{"id":"8a05f352-7438-4b65-a9ca-e0dda004422b","method":"POST"}}';
+    expect(findLeaks([{ source: 'log', text: requestId }], [code])).toEqual([]);
+    expect(found([{ source: 'log', text: `${requestId} answer 7438 given` }], [code])).toEqual(['raw']);
+    expect(found([{ source: 'log', text: '"code":"7438"' }], [code])).toEqual(['raw']);
   });
 
   test('every encoding it names is a distinct spelling', () => {

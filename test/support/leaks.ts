@@ -21,7 +21,10 @@ export interface Secret {
   value: string;
   /** What it is, for the report (never the value itself). */
   label: string;
-  /** `word`: short codes (captcha answers), matched only as a whole upper-case word. */
+  /**
+   * `word`: short codes (captcha answers), matched only as a whole upper-case word: not inside a
+   * longer run of letters and digits, nor as a group of a UUID.
+   */
   kind: 'text' | 'word';
   /** Taken from what a client sent, not issued: void if the client also sent it as plain data. */
   sent?: boolean;
@@ -108,6 +111,17 @@ const PREFIX = MIN_LENGTH;
 /** Secrets a process prints for its operator: API keys, and the demo accounts' `name / password`. */
 const PRINTED_SECRETS = /\b(cms_[\w-]{20,})|(?:User|Administrator): +\S+ \/ (\S+)/g;
 
+/** A UUID (request ids, in every log line), whose groups of four digits could spell a short code. */
+const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
+
+/**
+ * The text with its UUIDs blanked out (same length, so places stay): a random identifier the
+ * service makes is no carrier of a code, yet one of its groups is a whole word by itself.
+ */
+function withoutUuids(text: string): string {
+  return text.replace(UUID, (uuid) => ' '.repeat(uuid.length));
+}
+
 /** Every secret found in the texts: one entry per secret and source. */
 export function findLeaks(texts: readonly Kept[], secrets: readonly Secret[]): Leak[] {
   // Needles indexed by their first characters: one pass over each text, whatever the number of secrets.
@@ -149,7 +163,7 @@ export function findLeaks(texts: readonly Kept[], secrets: readonly Secret[]): L
       }
     }
     if (words.size > 0) {
-      for (const match of text.matchAll(/[A-Z0-9]+/g)) {
+      for (const match of withoutUuids(text).matchAll(/[A-Za-z0-9]+/g)) {
         const secret = words.get(match[0]);
         if (secret !== undefined) report(secret, 'raw', kept, match.index, match[0].length);
       }
