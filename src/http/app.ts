@@ -15,6 +15,7 @@ import { IdempotencyKeys } from './idempotency.ts';
 import { strictIntegerParameters } from './integerParameters.ts';
 import { requestLogging, safeLogger } from './logging.ts';
 import { rejectNulCharacters } from './nulCharacters.ts';
+import { OperationTable, servePipeline } from './pipeline.ts';
 import { exemptRequests, rateLimiting } from './rateLimit.ts';
 import { operationRoutes } from './routes.ts';
 import { SERVICE_PATHS, serviceRoutes } from './serviceRoutes.ts';
@@ -82,14 +83,14 @@ export function createApp(services: Services, shape: AppShape = {}): express.Exp
   // The client's address (`req.ip`) every per-address decision and the logs use: TRUST_PROXY.
   app.set('trust proxy', config.trustProxy);
 
-  // The pipeline, in order; each stage is one module.
-  if (services.metrics) app.use(services.metrics.requests(contract));
-  app.use(requestLogging(logger));
-  app.use(unreadBodies());
-  // Before everything that may answer, so that every answer (a 401, a 429) can be read by a page.
-  app.use(crossOrigin(contract, config.corsOrigin, SERVICE_PATHS));
-  app.use(serviceRoutes(contract));
-  app.use(
+  // The pipeline (src/http/pipeline.ts), in order; each stage is one module.
+  const before = [
+    ...(services.metrics ? [services.metrics.requests(contract)] : []),
+    requestLogging(logger),
+    unreadBodies(),
+    // Before everything that may answer, so that every answer (a 401, a 429) can be read by a page.
+    crossOrigin(contract, config.corsOrigin, SERVICE_PATHS),
+    serviceRoutes(contract),
     rateLimiting({
       limit: config.rateLimitPerMinute,
       state,
@@ -97,7 +98,7 @@ export function createApp(services: Services, shape: AppShape = {}): express.Exp
       known,
       exempt: exemptRequests(contract.operations),
     }),
-  );
+  ];
   // Without the document check (production), the validator must not compile the OpenAPI meta-schema.
   deferSpecValidator();
   const validator = openApiValidator({
@@ -126,7 +127,7 @@ export function createApp(services: Services, shape: AppShape = {}): express.Exp
   // other cookie), so only their routes parse them.
   const cookies = cookieParser();
   const nulCharacters = rejectNulCharacters();
-  app.use(
+  const operations = new OperationTable(
     operationRoutes(
       contract,
       shape.handlers ?? implemented,
@@ -149,10 +150,13 @@ export function createApp(services: Services, shape: AppShape = {}): express.Exp
       new IdempotencyKeys(state, tokenSecretOf(config), config.idempotencyKeySeconds * 1000, logger),
     ),
   );
-  // Only requests no operation's route matched get here: the validator answers an unknown path
-  // with its 404 and a known path with another method with its 405 (and the Allow header).
-  app.use(validator);
-  app.use((req, _res, next) => next(notFound(req)));
-  app.use(errorHandler(logger, config.nodeEnv, contract));
+  servePipeline(app, {
+    before,
+    operations,
+    // Only requests no operation matched: the validator answers an unknown path with its 404 and a
+    // known path with another method with its 405 (and the Allow header).
+    unmatched: [...validator, (req, _res, next) => next(notFound(req))],
+    onError: errorHandler(logger, config.nodeEnv, contract),
+  });
   return app;
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import express, { type Request, type RequestHandler, type Response, Router } from 'express';
+import express, { type Request, type RequestHandler, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import {
@@ -29,9 +29,9 @@ import { principalOf } from './auth.ts';
 import { uploadedFileOf } from './bodies.ts';
 import { endCompressed, endCompressedOnce, etagFor, negotiateCoding } from './compression.ts';
 import { notFound } from './errors.ts';
-import { toExpressPath } from './expressPaths.ts';
 import type { IdempotencyKeys, StoredReply } from './idempotency.ts';
 import { type PageShape, pageShapeOf, responseChecker, sendPage } from './pages.ts';
+import type { OperationRoute } from './pipeline.ts';
 import { clientAddressOf } from './rateLimit.ts';
 import { operationSerializers, type Serialize } from './serializers.ts';
 import type { Services } from './services.ts';
@@ -383,12 +383,11 @@ function dispatch(
 const notImplemented: RequestHandler = (req, _res, next) => next(notFound(req));
 
 /**
- * The one router of the operations: one route per operation of the contract, on its method and
- * path, whose chain is the operation's stages (authorization, parameter checks, validation: given
- * by `stagesOf`, in order) and then its handler — or, for an operation without one, the
- * not-implemented 404. A request is thus matched against the operations once, and each stage is
- * built for its operation at start-up. Requests no route matches fall through (404 and 405 are
- * answered after it).
+ * Every operation of the contract with its chain: the operation's stages (authorization, parameter
+ * checks, validation: given by `stagesOf`, in order) and then its handler — or, for an operation
+ * without one, the not-implemented 404. Each stage is built for its operation at start-up; the
+ * pipeline (src/http/pipeline.ts) finds a request's operation and runs its chain. A chain that
+ * passes a request on leaves it to the answers for unknown paths and methods.
  */
 export function operationRoutes(
   contract: Contract,
@@ -399,17 +398,17 @@ export function operationRoutes(
   stagesOf: (operation: ContractOperation) => RequestHandler[],
   /** Where the `x-idempotent` operations keep their keys' results. */
   idempotencyKeys?: IdempotencyKeys,
-): Router {
-  const router = Router();
-  for (const operation of contract.operations) {
+): OperationRoute[] {
+  return contract.operations.map((operation) => {
     const handler = registry[operation.operationId as OperationId] as ErasedHandler | undefined;
-    router[operation.method](
-      toExpressPath(operation.path),
-      ...stagesOf(operation),
-      handler === undefined
-        ? notImplemented
-        : dispatch(handler, operation, services, credentialsChanged, contract, idempotencyKeys),
-    );
-  }
-  return router;
+    return {
+      operation,
+      stages: [
+        ...stagesOf(operation),
+        handler === undefined
+          ? notImplemented
+          : dispatch(handler, operation, services, credentialsChanged, contract, idempotencyKeys),
+      ],
+    };
+  });
 }

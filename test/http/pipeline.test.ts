@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import type { ContractOperation } from '../../src/contract.ts';
 import { notFound } from '../../src/domain/errors.ts';
+import { OperationTable, runStages } from '../../src/http/pipeline.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 
 /*
- * Each request is matched once, by one route per operation whose chain is authorization, integer
+ * Each request is matched once, by one route per operation (src/http/pipeline.ts) whose chain is authorization, integer
  * parameters, the validator's stages (its route lookup done once per operation, src/http/
  * validation.ts) and the handler. These tests repeat requests of one operation, so that the later
  * ones take the kept lookup, and check that every one of them is still authorized, checked and
@@ -99,5 +101,113 @@ describe('one route per operation', () => {
         'Operation stlListSites (GET /api/v1/stl/sites) is described in the contract but not implemented in this version',
       );
     }
+  });
+});
+
+describe('the operation table', () => {
+  // Only what the table reads of an operation: its method and path.
+  const route = (method: string, path: string) => ({
+    operation: { method, path } as ContractOperation,
+    stages: [],
+  });
+  const table = new OperationTable([
+    route('get', '/api/v1/contents/{siteId}/{channelId}/{id}'),
+    route('post', '/api/v1/contents/{siteId}/{channelId}/batch'),
+    route('post', '/api/v1/contents/{siteId}/{channelId}/{id}'),
+    route('get', '/api/v1/ping'),
+  ]);
+  const matched = (method: string, path: string) => {
+    const found = table.match(method, path);
+    return found && { path: found.route.operation.path, params: found.params };
+  };
+
+  test('a path matches in any case, with one trailing slash, its parameters decoded', () => {
+    expect(matched('GET', '/API/v1/Contents/1/2/caf%C3%A9')).toEqual({
+      path: '/api/v1/contents/{siteId}/{channelId}/{id}',
+      params: { siteId: '1', channelId: '2', id: 'café' },
+    });
+    expect(matched('GET', '/api/v1/ping/')?.path).toBe('/api/v1/ping');
+    expect(matched('GET', '/api/v1/ping//')).toBeUndefined();
+    expect(matched('GET', '/api/v1//ping')).toBeUndefined();
+    expect(matched('GET', '/api/v1/contents/1//3')).toBeUndefined();
+  });
+
+  test('the first operation in the contract’s order wins; HEAD is served by GET', () => {
+    expect(matched('POST', '/api/v1/contents/1/2/batch')?.path).toBe(
+      '/api/v1/contents/{siteId}/{channelId}/batch',
+    );
+    expect(matched('POST', '/api/v1/contents/1/2/3')?.path).toBe(
+      '/api/v1/contents/{siteId}/{channelId}/{id}',
+    );
+    expect(matched('HEAD', '/api/v1/ping')?.path).toBe('/api/v1/ping');
+    expect(matched('DELETE', '/api/v1/ping')).toBeUndefined();
+    expect(matched('GET', '/api/v1/ping/more')).toBeUndefined();
+  });
+
+  test('a parameter that cannot be decoded is a URIError of status 400, whatever the method', () => {
+    for (const method of ['GET', 'PUT']) {
+      let thrown: unknown;
+      try {
+        table.match(method, '/api/v1/contents/%/1/1');
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(URIError);
+      expect((thrown as { status?: number }).status).toBe(400);
+    }
+    expect(matched('GET', '/api/v1/no/such/%')).toBeUndefined();
+  });
+});
+
+describe('running stages', () => {
+  const outcome = (stages: Parameters<typeof runStages>[0]) =>
+    new Promise<{ error: unknown; ran: string[] }>((resolve) => {
+      const ran: string[] = [];
+      const req = { ran } as unknown as Parameters<typeof runStages>[1];
+      runStages(stages, req, {} as Parameters<typeof runStages>[2], (error) => resolve({ error, ran }));
+    });
+
+  test('stages run in order; one that throws, rejects or passes an error ends the run with it', async () => {
+    const mark =
+      (name: string): Parameters<typeof runStages>[0][number] =>
+      (req, _res, next) => {
+        (req as unknown as { ran: string[] }).ran.push(name);
+        next();
+      };
+    expect(await outcome([mark('a'), mark('b')])).toEqual({ error: undefined, ran: ['a', 'b'] });
+    const thrown = new Error('thrown');
+    expect(
+      await outcome([
+        mark('a'),
+        () => {
+          throw thrown;
+        },
+        mark('c'),
+      ]),
+    ).toEqual({ error: thrown, ran: ['a'] });
+    const rejected = new Error('rejected');
+    expect(await outcome([async () => Promise.reject(rejected), mark('b')])).toEqual({
+      error: rejected,
+      ran: [],
+    });
+    const passed = new Error('passed');
+    expect(await outcome([(_req, _res, next) => next(passed), mark('b')])).toEqual({
+      error: passed,
+      ran: [],
+    });
+  });
+});
+
+describe('paths as clients write them', () => {
+  test('another case and a trailing slash reach the same operation, with its parameters', async () => {
+    seen.length = 0;
+    expect((await getChannel('/API/V1/Channels/5/6/')).status).toBe(404);
+    expect(seen).toEqual([{ siteId: 5, channelId: 6 }]);
+  });
+
+  test('a path that cannot be percent-decoded is a 400 on another method too', async () => {
+    const response = await app.request.delete('/api/v1/channels/%/2').set('X-SS-API-KEY', key);
+    expect(response.status).toBe(400);
+    expect(response.body.detail).toBe('The path holds invalid percent-encoding');
   });
 });
