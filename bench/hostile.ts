@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { createDb } from '../src/db/client.ts';
 import { applyMigrations } from '../src/db/migrate/index.ts';
-import { type ListContentsRequest, listContents } from '../src/domain/contents/list.ts';
+import { type ListContentsRequest, listContentRecords } from '../src/domain/contents/list.ts';
 import { importDocument } from '../src/domain/import/index.ts';
 
 /*
@@ -232,7 +232,7 @@ async function main() {
       for (let i = 0; i < RUNS; i++) {
         const start = performance.now();
         try {
-          total = (await listContents(handle, request, MAX_PER_PAGE)).totalCount;
+          total = (await listContentRecords(handle, request, MAX_PER_PAGE)).totalCount;
         } catch (error) {
           total = -1;
           console.log(`  ${name}: ${(error as Error).message.split('\n').at(-1)}`);

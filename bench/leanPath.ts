@@ -23,6 +23,7 @@ import { loadConfig, tokenSecretOf } from '../src/config.ts';
 import { contract } from '../src/contract.ts';
 import { assertMayCall } from '../src/domain/access.ts';
 import { type ListContentsRequest, listContents } from '../src/domain/contents/list.ts';
+import { JsonText } from '../src/domain/jsonText.ts';
 import { ApiKeyAuthenticator } from '../src/http/apiKeys.ts';
 import { Authenticator, KnownCredentials } from '../src/http/auth.ts';
 import { operationSerializers } from '../src/http/serializers.ts';
@@ -64,7 +65,8 @@ createServer(async (req, res) => {
       return;
     }
     const page = await listContents(services, body as ListContentsRequest, config.maxPerPage);
-    const text = serialize(page);
+    // A page of selected fields may come as its kept text (src/domain/contents/pageTexts.ts).
+    const text = page instanceof JsonText ? page.bytes : serialize(page);
     res.writeHead(200, {
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(text),

@@ -10,7 +10,7 @@ import {
   toContentFormA,
   toContentFormB,
 } from '../../src/domain/contents/forms.ts';
-import { listContents, TEXT_PIECE_CHARACTERS } from '../../src/domain/contents/list.ts';
+import { listContentRecords, TEXT_PIECE_CHARACTERS } from '../../src/domain/contents/list.ts';
 import { contractSchema } from '../../src/domain/contractSchemas.ts';
 import { JsonText } from '../../src/domain/jsonText.ts';
 import { getStlContent, listStlContents } from '../../src/domain/stl/contents.ts';
@@ -149,7 +149,7 @@ describe('the content list', () => {
 
   test('reads only the selected columns (and id, version)', async () => {
     queries.length = 0;
-    const page = await listContents(observed, { siteId: 1, perPage: 100, fields: ['title'] }, 1000);
+    const page = await listContentRecords(observed, { siteId: 1, perPage: 100, fields: ['title'] }, 1000);
     expect(page.contents.length).toBeGreaterThan(3);
     const rowReads = queries.filter((text) => /WHERE\s+"id"\s+(IN\b|=\s*ANY)/i.test(text));
     expect(rowReads.length).toBe(1);

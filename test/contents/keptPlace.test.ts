@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { createDb } from '../../src/db/client.ts';
 import { type Sql, sql } from '../../src/db/sql.ts';
-import { type ListContentsRequest, listContents } from '../../src/domain/contents/list.ts';
+import { type ListContentsRequest, listContentRecords } from '../../src/domain/contents/list.ts';
 import { observedStlDatabase } from '../stl/fixture.ts';
 
 /*
@@ -23,11 +23,11 @@ const written = (statement: Sql) => fixture.database.handle.db.$executeRaw(state
 /** The fixture.observed client's page, how many statements read the site, and a fresh client's page. */
 async function page(request: ListContentsRequest) {
   queries.length = 0;
-  const answer = await listContents(fixture.observed, request, 1000);
+  const answer = await listContentRecords(fixture.observed, request, 1000);
   const siteReads = queries.filter((text) => /FROM "Site"/.test(text)).length;
   const fresh = await createDb(fixture.database.url);
   try {
-    expect(answer).toEqual(await listContents(fresh, request, 1000));
+    expect(answer).toEqual(await listContentRecords(fresh, request, 1000));
   } finally {
     await fresh.db.$disconnect();
   }
@@ -60,7 +60,7 @@ describe('a page that names its size', () => {
 
   test('a site that does not exist is a 404 every time', async () => {
     for (let attempt = 0; attempt < 2; attempt++)
-      await expect(listContents(fixture.observed, { siteId: 9, perPage: 2 }, 1000)).rejects.toThrow(
+      await expect(listContentRecords(fixture.observed, { siteId: 9, perPage: 2 }, 1000)).rejects.toThrow(
         'Site 9 does not exist',
       );
   });

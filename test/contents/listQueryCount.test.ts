@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { createDb, type DbHandle } from '../../src/db/client.ts';
-import { type ListContentsRequest, listContents } from '../../src/domain/contents/list.ts';
+import { type ListContentsRequest, listContentRecords } from '../../src/domain/contents/list.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { loadFixture } from '../support/fixtures.ts';
 
@@ -43,7 +43,7 @@ const everyFilter: ListContentsRequest = {
 
 async function countQueries(request: ListContentsRequest) {
   queries.length = 0;
-  const page = await listContents(observed, request, 1000);
+  const page = await listContentRecords(observed, request, 1000);
   const contentQueries = queries.filter((text) =>
     /FROM\s+[`"]?(main[`"]?\.)?[`"]?Content(Tally|Label)?\b/i.test(text),
   );

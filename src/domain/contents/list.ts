@@ -5,6 +5,7 @@ import { type Content, MODEL_FIELDS, type Same, type Site } from '../../db/model
 import { identifier, joinSql, type Sql, sql } from '../../db/sql.ts';
 import { KeptPerOwner } from '../../recentlyUsed.ts';
 import { assertNoProblems, type FieldProblem, notFound } from '../errors.ts';
+import { JsonText } from '../jsonText.ts';
 import { nextStep } from '../longWork.ts';
 import { readSiteAttributes } from '../sites/attributes.ts';
 import {
@@ -18,6 +19,7 @@ import {
 import { type FieldSelection, formASelection, selectFields } from './fields.ts';
 import { type ContentFormA, toContentFormA } from './forms.ts';
 import { atKeptPlace, keptPick, keptPickIfAny, type Picked, pickKey } from './keptPicks.ts';
+import { generationNow, keepPageText, keepsPageText, keptPageText } from './pageTexts.ts';
 import {
   type CompiledContentQuery,
   type ContentFilter,
@@ -36,6 +38,9 @@ export interface ListContentsRequest
   /** Answer only these fields of each content (the contract's ContentFieldName). */
   fields?: readonly string[] | undefined;
 }
+
+/** A page as records, or as its JSON text when kept (pageTexts.ts). */
+export type ListAnswer = ContentPage | JsonText<ContentPage>;
 
 export interface ContentPage {
   totalCount: number;
@@ -512,13 +517,23 @@ export async function listContents(
   database: Pick<DbHandle, 'db' | 'provider' | 'costly' | 'reads'>,
   request: ListContentsRequest,
   maxPerPage: number,
-): Promise<ContentPage> {
+): Promise<ListAnswer> {
   return atKeptPlace(
     keptPlaces.of(database.reads),
     request.perPage ? placeKey(request) : undefined,
     () => placeOf(database, request),
     (place, unchecked) => listPage(database, request, maxPerPage, place, unchecked),
   );
+}
+
+/** The page as records, however it was answered (for callers that read it rather than send it). */
+export async function listContentRecords(
+  database: Pick<DbHandle, 'db' | 'provider' | 'costly' | 'reads'>,
+  request: ListContentsRequest,
+  maxPerPage: number,
+): Promise<ContentPage> {
+  const answer = await listContents(database, request, maxPerPage);
+  return answer instanceof JsonText ? (JSON.parse(answer.bytes.toString('utf8')) as ContentPage) : answer;
 }
 
 /** What a list reads of its site and channel before its pick. */
@@ -569,6 +584,8 @@ interface CompiledPage {
   key: string | undefined;
   columns: RowColumns;
   answer: (row: Content) => ContentFormA | Partial<ContentFormA>;
+  /** What the page's text is kept under (pageTexts.ts); undefined when it is read every time. */
+  textKey: string | undefined;
 }
 
 /** Compiled pages kept per owner (a database client's reads), the least recently used let go first. */
@@ -598,13 +615,23 @@ function compiledPage(
   const query = compileContentQuery({ ...request, channels: place.channels }, provider);
   const { perPage, offset } = pageWindow(request, place.pageSize, maxPerPage);
   const selection = formASelection(request.fields);
+  const key = pickKey('page', [query.matchWhere, query.orderBy], [perPage, offset]);
   const compiled: CompiledPage = {
     query,
     perPage,
     offset,
-    key: pickKey('page', [query.matchWhere, query.orderBy], [perPage, offset]),
+    key,
     columns: selection === undefined ? ALL_COLUMNS : rowColumns(selection.columns),
     answer: formAOf(selection),
+    // Whole records carry the hit counters; a kept pick is what a kept text stands on.
+    textKey:
+      kept !== undefined &&
+      key !== undefined &&
+      selection !== undefined &&
+      keepsPageText(selection.columns) &&
+      !query.readsHitCounters
+        ? text
+        : undefined,
   };
   kept?.set(text, compiled);
   return compiled;
@@ -621,9 +648,9 @@ async function listPage(
   maxPerPage: number,
   place: ListPlace,
   unchecked: boolean,
-): Promise<ContentPage | undefined> {
+): Promise<ListAnswer | undefined> {
   const { provider, costly, reads } = database;
-  const { query, perPage, offset, key, columns, answer } = compiledPage(
+  const { query, perPage, offset, key, columns, answer, textKey } = compiledPage(
     reads,
     request,
     place,
@@ -633,6 +660,12 @@ async function listPage(
   const { whereNow, orderBy, tallyWhere, matchWhere, orderKeys, readsHitCounters, matchesTexts } = query;
   // Views move the hit counters without advancing the generation: such a pick is never kept.
   if (unchecked && readsHitCounters) return undefined;
+  const keptText = textKey === undefined ? undefined : keptPageText<ContentPage>(reads, textKey);
+  if (keptText !== undefined) {
+    const generation = await generationNow(reads, request.siteId);
+    if (unchecked && generation !== place.generation) return undefined;
+    if (generation === keptText.generation) return keptText.text;
+  }
 
   const pick = async (): Promise<Picked> => {
     const where = whereNow();
@@ -664,7 +697,7 @@ async function listPage(
     }
     return { totalCount, ids };
   };
-  const read = async (): Promise<ContentPage | undefined> => {
+  const read = async (): Promise<ListAnswer | undefined> => {
     const picked = readsHitCounters
       ? await pick()
       : unchecked
@@ -675,11 +708,14 @@ async function listPage(
       database,
       picked.ids,
       columns,
-      unchecked ? request.siteId : undefined,
+      unchecked || textKey !== undefined ? request.siteId : undefined,
     );
     if (unchecked && generation !== place.generation) return undefined;
     const rows = picked.ids.flatMap((id) => byId.get(id) ?? []);
-    return { totalCount: picked.totalCount, contents: rows.map(answer) };
+    const page: ContentPage = { totalCount: picked.totalCount, contents: rows.map(answer) };
+    // Kept only when its rows were read at the generation its ids were picked at.
+    if (textKey === undefined || generation !== place.generation) return page;
+    return keepPageText(reads, textKey, generation, page) ?? page;
   };
   // A filter that matches text patterns reads in the database's turn for such reads, its rows too.
   return matchesTexts ? costly.matchingTexts(read) : read();
