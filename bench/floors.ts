@@ -15,7 +15,7 @@ import { floorQueries, openSql, type ScenarioParams } from './sql.ts';
  *   C  bare node:http running the scenario's SQL through the driver, serialised with JSON.stringify;
  *   D  as C, on a copy of the database holding only the primary key and (siteId, channelId) indexes
  *      (naive, filtered deep page only);
- *   R  as C for the list pages (list-page1, list-fields, the compressed lists), with the total from
+ *   R  as C for the list pages (list-page1, list-fields(-hits), the compressed lists), with the total from
  *      the maintained counts (ContentTally) as the service takes it: the same rows through the driver,
  *      JSON.stringify, bare node:http — what floor A's fixed bytes cost when they must be read and made.
  * A request that asks for br or gzip (the compressed lists) gets every floor's answer compressed per
@@ -104,6 +104,7 @@ function rowsAnswer(name: ScenarioName, q: ReturnType<typeof floorQueries>): Pro
   const page = rowsPageOf(name);
   if (page === 'list-page1') return q.listPage1Rows();
   if (page === 'list-fields') return q.listFieldsRows();
+  if (page === 'list-fields-hits') return q.listFieldsHitsRows();
   return undefined;
 }
 

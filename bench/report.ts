@@ -50,13 +50,16 @@ export interface AnonymousResult {
 const mb = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MB`;
 const fixed = (n: number, digits = 1) => n.toFixed(digits);
 
+/** The width of the table's first column: the longest scenario's name and a space. */
+const SCENARIO_COLUMN = 'list-fields-hits'.length + 1;
+
 export function formatDatabase(result: DatabaseResult): string {
   const lines = [
     '',
     `== ${result.provider}: ${result.contents} contents (import ${fixed(result.importSeconds)} s, ` +
       `start to first answer ${fixed(result.startToFirstAnswerMs / 1000, 2)} s, ` +
       `filtered deep page ${result.deepPage} of ${result.filteredTotal} matches)`,
-    'scenario       target        req/s     p50 ms  p99 ms  svc/target  bytes   service peak RSS (sum / worker)',
+    `${'scenario'.padEnd(SCENARIO_COLUMN)}target        req/s     p50 ms  p99 ms  svc/target  bytes   service peak RSS (sum / worker)`,
   ];
   for (const s of result.scenarios) {
     const service = s.measurements.find((m) => m.target === 'service');
@@ -66,18 +69,18 @@ export function formatDatabase(result: DatabaseResult): string {
       const counted = m.byCount ? `  (by count: ${m.requests} requests)` : '';
       const bad = m.non2xx + m.errors > 0 ? `  !! ${m.non2xx} non-2xx, ${m.errors} errors` : '';
       lines.push(
-        `${(m === s.measurements[0] ? s.scenario : '').padEnd(15)}${m.target.padEnd(13)}` +
+        `${(m === s.measurements[0] ? s.scenario : '').padEnd(SCENARIO_COLUMN)}${m.target.padEnd(13)}` +
           `${fixed(m.reqPerSec).padStart(8)}${fixed(m.p50Ms).padStart(10)}${fixed(m.p99Ms).padStart(8)}` +
           `${ratio.padStart(12)}${String(m.bytesPerResponse).padStart(7)}   ${memory}${counted}${bad}`,
       );
       if (m.reads) {
         lines.push(
-          `${''.padEnd(15)}${'  + reads'.padEnd(13)}${fixed(m.reads.reqPerSec).padStart(8)}` +
+          `${''.padEnd(SCENARIO_COLUMN)}${'  + reads'.padEnd(13)}${fixed(m.reads.reqPerSec).padStart(8)}` +
             `${fixed(m.reads.p50Ms).padStart(10)}${fixed(m.reads.p99Ms).padStart(8)}`,
         );
       }
     }
-    lines.push(`${''.padEnd(15)}guard: ${s.guard.ok ? 'ok' : 'MISMATCH'} (${s.guard.detail})`);
+    lines.push(`${''.padEnd(SCENARIO_COLUMN)}guard: ${s.guard.ok ? 'ok' : 'MISMATCH'} (${s.guard.detail})`);
   }
   lines.push(
     `service peak RSS over the run: ${mb(result.serviceMemory.totalBytes)} in all, ` +

@@ -9,6 +9,7 @@ export type ScenarioName =
   | 'get-one'
   | 'list-page1'
   | 'list-fields'
+  | 'list-fields-hits'
   | 'list-br'
   | 'list-gzip'
   | 'filtered-deep'
@@ -25,6 +26,7 @@ export const SCENARIOS: ScenarioName[] = [
   'get-one',
   'list-page1',
   'list-fields',
+  'list-fields-hits',
   'list-br',
   'list-gzip',
   'filtered-deep',
@@ -39,6 +41,13 @@ export const CREATE_TITLE = 'Added by the benchmark';
 
 /** The fields list-fields asks for: a list page as a table of titles shows it. */
 export const LIST_FIELDS = ['id', 'title', 'channelId', 'addDate'] as const;
+
+/**
+ * The fields list-fields-hits asks for: the same with the hit counter, which views move, so that no
+ * process keeps the page as text (src/domain/contents/pageTexts.ts): each request reads the page's
+ * rows and makes its records and text, the path of any page not asked before.
+ */
+export const LIST_FIELDS_HITS = [...LIST_FIELDS, 'hits'] as const;
 
 export interface HttpRequest {
   method: 'GET' | 'POST';
@@ -58,8 +67,10 @@ export const CODING_OF: Partial<Record<ScenarioName, 'br' | 'gzip'>> = {
 };
 
 /** Which list page floor R reads for a scenario: its own rows, for the list pages only. */
-export function rowsPageOf(name: ScenarioName): 'list-page1' | 'list-fields' | undefined {
-  if (name === 'list-fields') return 'list-fields';
+export function rowsPageOf(
+  name: ScenarioName,
+): 'list-page1' | 'list-fields' | 'list-fields-hits' | undefined {
+  if (name === 'list-fields' || name === 'list-fields-hits') return name;
   return name === 'list-page1' || CODING_OF[name] !== undefined ? 'list-page1' : undefined;
 }
 
@@ -79,6 +90,12 @@ export function serviceRequest(name: ScenarioName, p: ScenarioParams): HttpReque
         method: 'POST',
         path: '/api/v1/contents',
         body: json({ siteId: p.siteId, perPage: p.perPage, fields: LIST_FIELDS }),
+      };
+    case 'list-fields-hits':
+      return {
+        method: 'POST',
+        path: '/api/v1/contents',
+        body: json({ siteId: p.siteId, perPage: p.perPage, fields: LIST_FIELDS_HITS }),
       };
     case 'list-br':
     case 'list-gzip':
@@ -148,6 +165,8 @@ export async function floorAnswer(name: ScenarioName, q: FloorQueries, body: str
       return q.listPage1();
     case 'list-fields':
       return q.listFields();
+    case 'list-fields-hits':
+      return q.listFieldsHits();
     case 'filtered-deep':
       return q.filteredDeep();
     case 'stl-contents':

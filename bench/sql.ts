@@ -180,6 +180,13 @@ export const STATEMENTS = {
     postgresql: `SELECT "id", "channelId", "title", "addDate" FROM "Content" WHERE "siteId" = $1 AND NOT "recycled"
       ORDER BY "top" DESC, "channelId" DESC, "taxis" DESC, "id" DESC LIMIT $2 OFFSET $3`,
   },
+  // list-fields-hits: the same with the hit counter.
+  listFieldsHitsPage: {
+    sqlite: `SELECT "id", "channelId", "title", "addDate", "hits" FROM "Content" WHERE "siteId" = ? AND "recycled" = 0
+      ORDER BY "top" DESC, "channelId" DESC, "taxis" DESC, "id" DESC LIMIT ? OFFSET ?`,
+    postgresql: `SELECT "id", "channelId", "title", "addDate", "hits" FROM "Content" WHERE "siteId" = $1 AND NOT "recycled"
+      ORDER BY "top" DESC, "channelId" DESC, "taxis" DESC, "id" DESC LIMIT $2 OFFSET $3`,
+  },
   // The default list's total as the service counts it: the sum of ContentTally's maintained counts.
   listTally: {
     sqlite: `SELECT SUM("count") AS "n" FROM "ContentTally" WHERE "siteId" = ?`,
@@ -257,9 +264,11 @@ export function floorQueries(sql: Sql, p: ScenarioParams) {
     },
     listPage1: () => firstPage(STATEMENTS.listPage, STATEMENTS.listCount),
     listFields: () => firstPage(STATEMENTS.listFieldsPage, STATEMENTS.listCount),
+    listFieldsHits: () => firstPage(STATEMENTS.listFieldsHitsPage, STATEMENTS.listCount),
     /** Floor R: the page's rows and the total from the maintained counts (no count of every match). */
     listPage1Rows: () => firstPage(STATEMENTS.listPage, STATEMENTS.listTally),
     listFieldsRows: () => firstPage(STATEMENTS.listFieldsPage, STATEMENTS.listTally),
+    listFieldsHitsRows: () => firstPage(STATEMENTS.listFieldsHitsPage, STATEMENTS.listTally),
     async filteredDeep() {
       const page = s
         ? [p.subtreeId, p.siteId, p.siteId, pattern, p.perPage, offset]
