@@ -3,12 +3,13 @@
  * machine's); the database keeps instants (UTC). Node applies TZ to Date's local getters.
  */
 
-const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+/** `00` … `59`: a date's two-digit parts taken as they are, not made anew for every date of a page. */
+const TWO_DIGITS = Array.from({ length: 60 }, (_, n) => String(n).padStart(2, '0'));
 
 export function formatDateTime(date: Date): string {
   return (
-    `${pad(date.getFullYear(), 4)}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ` +
-    `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`
+    `${String(date.getFullYear()).padStart(4, '0')}-${TWO_DIGITS[date.getMonth() + 1]}-${TWO_DIGITS[date.getDate()]} ` +
+    `${TWO_DIGITS[date.getHours()]}:${TWO_DIGITS[date.getMinutes()]}:${TWO_DIGITS[date.getSeconds()]}`
   );
 }
 

@@ -116,7 +116,9 @@ function recordPieces(shape: PageShape, record: unknown): Piece[] {
   if (record === null || typeof record !== 'object' || Array.isArray(record)) return [shape.item(record)];
   let light: Record<string, unknown> | undefined;
   const longs: string[] = [];
-  for (const [key, value] of Object.entries(record)) {
+  // for…in, not Object.entries: a page's records are plain objects, and entries made a pair per field.
+  for (const key in record) {
+    const value = (record as Record<string, unknown>)[key];
     if (typeof value !== 'string' || value.length <= SLICE_UNITS) continue;
     light ??= { ...(record as Record<string, unknown>) };
     light[key] = `${PLACEHOLDER}${longs.length}`;

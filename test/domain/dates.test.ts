@@ -43,6 +43,24 @@ test('an instant is written in the service time zone, and read back as the same 
   expect(newYork).toEqual(['2024-07-01 08:34:56', '2024-07-01T12:34:56.000Z']);
 });
 
+test('every part of a date-time is written with its leading zeros, a year before 1000 with four digits', () => {
+  const written = inZone(
+    'UTC',
+    `console.log(JSON.stringify(${JSON.stringify([
+      '0999-01-02T03:04:05Z',
+      '0005-12-31T23:59:59Z',
+      '2024-10-10T10:00:09Z',
+      '9999-09-30T00:30:00Z',
+    ])}.map((instant) => formatDateTime(new Date(instant)))))`,
+  );
+  expect(written).toEqual([
+    '0999-01-02 03:04:05',
+    '0005-12-31 23:59:59',
+    '2024-10-10 10:00:09',
+    '9999-09-30 00:30:00',
+  ]);
+});
+
 test('dates and times that are not on the calendar are refused, in every accepted form', () => {
   for (const text of [
     // yyyy-MM-dd HH:mm:ss, as the contract writes it
