@@ -15,7 +15,7 @@ import { IdempotencyKeys } from './idempotency.ts';
 import { strictIntegerParameters } from './integerParameters.ts';
 import { requestLogging, safeLogger } from './logging.ts';
 import { rejectNulCharacters } from './nulCharacters.ts';
-import { OperationTable, servePipeline } from './pipeline.ts';
+import { matchedOperation, OperationTable, servePipeline } from './pipeline.ts';
 import { exemptRequests, rateLimiting } from './rateLimit.ts';
 import { operationRoutes } from './routes.ts';
 import { SERVICE_PATHS, serviceRoutes } from './serviceRoutes.ts';
@@ -85,7 +85,7 @@ export function createApp(services: Services, shape: AppShape = {}): express.Exp
 
   // The pipeline (src/http/pipeline.ts), in order; each stage is one module.
   const before = [
-    ...(services.metrics ? [services.metrics.requests(contract)] : []),
+    ...(services.metrics ? [services.metrics.requests(matchedOperation)] : []),
     requestLogging(logger),
     unreadBodies(),
     // Before everything that may answer, so that every answer (a 401, a 429) can be read by a page.

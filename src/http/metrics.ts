@@ -2,7 +2,7 @@ import type { Worker } from 'node:cluster';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type NextFunction, type Request, type Response, Router } from 'express';
+import type { Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import {
   AggregatorRegistry,
@@ -14,9 +14,7 @@ import {
   type MetricValue,
   Registry,
 } from 'prom-client';
-import type { Contract } from '../contract.ts';
 import { cmsMessage } from '../messages.ts';
-import { toExpressPath } from './expressPaths.ts';
 import { describeError } from './logging.ts';
 import { problem } from './problem.ts';
 
@@ -78,9 +76,6 @@ export function statementKind(sqlText: string): StatementKind {
   const word = /^\s*([A-Za-z]+)/.exec(sqlText)?.[1]?.toUpperCase();
   return (word !== undefined && STATEMENT_KINDS[word]) || 'other';
 }
-
-/** `res.locals` key under which the labelling stage leaves the request's operationId. */
-const OPERATION = 'metricsOperation';
 
 /** The figures of one process: its requests, its database queries and Node's process metrics. */
 export class ServiceMetrics {
@@ -157,33 +152,21 @@ export class ServiceMetrics {
 
   /**
    * The first stage of the app: starts the clock, and names the request by the contract operation
-   * whose method and path it matches (the same matching as the dispatcher's), so that requests
-   * refused before dispatch (429, 401, 400) are counted under their operation too.
+   * its method and path matched (`operationOf`: the pipeline's match, src/http/pipeline.ts, made
+   * before any stage runs), so that requests refused before dispatch (429, 401, 400) are counted
+   * under their operation too.
    */
-  requests(contract: Contract): Router {
-    const router = Router();
-    router.use((_req, res, next) => {
+  requests(operationOf: (req: Request) => { operationId: string } | undefined): RequestHandler {
+    return (req, res, next) => {
       const started = performance.now();
       res.once('close', () => {
-        const named = res.locals[OPERATION];
-        const operation = typeof named === 'string' ? named : UNMATCHED;
+        const operation = operationOf(req)?.operationId ?? UNMATCHED;
         const status = res.writableFinished ? String(res.statusCode) : ABORTED;
         this.#requests.inc({ operation, status });
         this.#requestDuration.observe({ operation }, (performance.now() - started) / 1000);
       });
       next();
-    });
-    for (const operation of contract.operations) {
-      router[operation.method](toExpressPath(operation.path), (_req, res, next) => {
-        res.locals[OPERATION] ??= operation.operationId;
-        next();
-      });
-    }
-    // A path the router cannot percent-decode (`/contents/%E0%A4%A/1/1`) fails its matching here
-    // with a URIError. Labelling must not change the pipeline: the request goes on unlabelled, to
-    // be logged, then refused with a 400 by the authorization stage, exactly as with metrics off.
-    router.use((_error: unknown, _req: Request, _res: Response, next: NextFunction) => next());
-    return router;
+    };
   }
 
   /** For createDb's onQuery: times a query by its kind; the SQL text is not kept. */

@@ -148,6 +148,18 @@ export function runStages(
   next();
 }
 
+/** The operation each request in flight was matched to (src/http/metrics.ts names requests by it). */
+const matched = new WeakMap<Request, ContractOperation>();
+
+/**
+ * The operation of the contract whose method and path this request matched, known before the
+ * first app stage runs; undefined for a request no operation takes (or one that did not come
+ * through a pipeline).
+ */
+export function matchedOperation(req: Request): ContractOperation | undefined {
+  return matched.get(req);
+}
+
 export interface Pipeline {
   /** Every request's stages, in order, before its operation's. */
   before: readonly RequestHandler[];
@@ -189,14 +201,19 @@ export function servePipeline(app: Express, pipeline: Pipeline): void {
     req.baseUrl = '';
     req.originalUrl = req.url;
     req.params = {};
+    // Matched once, before the app stages, which may name the request by its operation; a path
+    // that cannot be decoded fails only after them, so that it is logged and counted as any other.
+    let found: ReturnType<OperationTable['match']>;
+    let undecodable: unknown;
+    try {
+      found = operations.match(req.method, req.path);
+    } catch (decoding) {
+      undecodable = decoding;
+    }
+    if (found !== undefined) matched.set(req, found.route.operation);
     runStages(before, req, res, (error) => {
       if (error !== undefined) return fail(error, req, res);
-      let found: ReturnType<OperationTable['match']>;
-      try {
-        found = operations.match(req.method, req.path);
-      } catch (decoding) {
-        return fail(decoding, req, res);
-      }
+      if (undecodable !== undefined) return fail(undecodable, req, res);
       if (found === undefined) return afterOperations(req, res);
       req.params = found.params;
       runStages(found.route.stages, req, res, (failed) => {

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import express from 'express';
+import supertest from 'supertest';
 import type { ContractOperation } from '../../src/contract.ts';
 import { notFound } from '../../src/domain/errors.ts';
-import { OperationTable, runStages } from '../../src/http/pipeline.ts';
+import { matchedOperation, OperationTable, runStages, servePipeline } from '../../src/http/pipeline.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 
 /*
@@ -156,6 +158,35 @@ describe('the operation table', () => {
       expect((thrown as { status?: number }).status).toBe(400);
     }
     expect(matched('GET', '/api/v1/no/such/%')).toBeUndefined();
+  });
+});
+
+describe('the matched operation', () => {
+  test('the app stages know it before they run; a path no operation takes, or one that cannot be decoded, has none', async () => {
+    const named: (string | undefined)[] = [];
+    const served = express();
+    servePipeline(served, {
+      before: [
+        (req, _res, next) => {
+          named.push(matchedOperation(req)?.operationId);
+          next();
+        },
+      ],
+      operations: new OperationTable([
+        {
+          operation: { method: 'get', path: '/a/{id}', operationId: 'getA' } as ContractOperation,
+          stages: [(_req, res) => res.status(204).end()],
+        },
+      ]),
+      unmatched: [(_req, res) => res.status(404).end()],
+      // The undecodable path fails after the app stages, with the URIError's 400.
+      onError: (error, _req, res, _next) => res.status((error as { status?: number }).status ?? 500).end(),
+    });
+    const statuses = [];
+    for (const path of ['/a/1', '/A/2/', '/b', '/a/%'])
+      statuses.push((await supertest(served).get(path)).status);
+    expect(statuses).toEqual([204, 204, 404, 400]);
+    expect(named).toEqual(['getA', 'getA', undefined, undefined]);
   });
 });
 
