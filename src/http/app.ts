@@ -96,7 +96,7 @@ export function createApp(services: Services, shape: AppShape = {}): express.Exp
       state,
       logger,
       known,
-      exempt: exemptRequests(contract.operations),
+      exempt: exemptRequests(matchedOperation),
     }),
   ];
   // Without the document check (production), the validator must not compile the OpenAPI meta-schema.

@@ -30,22 +30,17 @@ import { problem, sendProblem } from './problem.ts';
 export const RATE_LIMIT_WINDOW_MS = 60_000;
 
 /**
- * Whether a request is one of an operation marked `x-rate-limited: false`, by its method and path
- * (the limiter runs before the operation's route has matched it).
+ * Whether a request is one of an operation marked `x-rate-limited: false`: the operation its
+ * method and path matched (`operationOf`: the pipeline's match, made before the limiter runs —
+ * src/http/pipeline.ts), by its own method (HEAD on a GET path is answered, and counted, apart).
  */
-export function exemptRequests(operations: readonly ContractOperation[]): (req: Request) => boolean {
-  const exempt = operations
-    .filter((operation) => !operation.rateLimited)
-    .map((operation) => ({
-      method: operation.method.toUpperCase(),
-      path: new RegExp(
-        `^${operation.path
-          .split(/\{[^}]+\}/)
-          .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-          .join('[^/]+')}$`,
-      ),
-    }));
-  return (req) => exempt.some(({ method, path }) => req.method === method && path.test(req.path));
+export function exemptRequests(
+  operationOf: (req: Request) => ContractOperation | undefined,
+): (req: Request) => boolean {
+  return (req) => {
+    const operation = operationOf(req);
+    return operation !== undefined && !operation.rateLimited && req.method === operation.method.toUpperCase();
+  };
 }
 
 export interface RateLimitOptions {

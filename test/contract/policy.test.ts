@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from '@jest/globals';
 import type { Request } from 'express';
 import { ContractError, contract, loadContract } from '../../src/contract.ts';
+import { OperationTable } from '../../src/http/pipeline.ts';
 import { exemptRequests } from '../../src/http/rateLimit.ts';
 
 /*
@@ -267,7 +268,7 @@ describe('the x- extensions', () => {
     expect(contract.byId.get('listContents')?.changesCredentials).toBe(false);
   });
 
-  test('the rate limiter exempts requests of exempt operations by method and path template', async () => {
+  test('the rate limiter exempts the requests its operation match finds to be of exempt operations, by their own method', async () => {
     const loaded = await load({
       '/api/v1/ping': { get: { operationId: 'ping', security: [], 'x-rate-limited': false, responses: ok } },
       '/api/v1/things/{id}/actions/check': {
@@ -275,7 +276,8 @@ describe('the x- extensions', () => {
         get: { operationId: 'counted', security: [], responses: ok },
       },
     });
-    const exempt = exemptRequests(loaded.operations);
+    const table = new OperationTable(loaded.operations.map((operation) => ({ operation, stages: [] })));
+    const exempt = exemptRequests((req) => table.match(req.method, req.path)?.route.operation);
     const request = (method: string, path: string) => ({ method, path }) as Request;
     expect(exempt(request('GET', '/api/v1/ping'))).toBe(true);
     expect(exempt(request('HEAD', '/api/v1/ping'))).toBe(false);
@@ -285,5 +287,7 @@ describe('the x- extensions', () => {
     expect(exempt(request('POST', '/api/v1/things/7/8/actions/check'))).toBe(false);
     expect(exempt(request('GET', '/api/v1/things/7/actions/check'))).toBe(false);
     expect(exempt(request('GET', '/nothing'))).toBe(false);
+    // The operation as the pipeline matches it: any case, one trailing slash.
+    expect(exempt(request('GET', '/API/v1/Ping/'))).toBe(true);
   });
 });
