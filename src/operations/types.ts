@@ -57,6 +57,11 @@ type Responses<K extends OperationId> = operations[K]['responses'];
 /** The operation's first success status is its default: what a handler's plain body is sent with. */
 type OkBody<O> = O extends { responses: { 200: { content: infer C } } } ? C[keyof C] : never;
 
+/** A 200 JSON body may also be given as its text (src/domain/jsonText.ts), sent as it is. */
+type OkJsonText<O> = O extends { responses: { 200: { content: { 'application/json': infer T } } } }
+  ? JsonText<T>
+  : never;
+
 export interface OperationInput<K extends OperationId> {
   path: Section<operations[K], 'path'>;
   query: Section<operations[K], 'query'>;
@@ -107,7 +112,10 @@ export class Reply<K extends OperationId = OperationId> {
   constructor(readonly init: ReplyInit<K>) {}
 }
 
-export type OperationOutput<K extends OperationId> = OkBody<operations[K]> | Reply<K>;
+export type OperationOutput<K extends OperationId> =
+  | OkBody<operations[K]>
+  | OkJsonText<operations[K]>
+  | Reply<K>;
 
 /**
  * Asks this process's supervisor to replace its workers one at a time (and the other nodes to do

@@ -1,11 +1,6 @@
-import { JsonText } from '../../domain/jsonText.ts';
 import { listStlContents } from '../../domain/stl/contents.ts';
 import type { Handler } from '../types.ts';
 
 /** The page as text (its records' kept texts, src/domain/contents/recordTexts.ts), or as records when large. */
-export const stlListContents: Handler<'stlListContents'> = async ({ query }, services) => {
-  const page = await listStlContents(services, query, services.config.maxPerPage);
-  return page instanceof JsonText
-    ? services.reply({ status: 200, mediaType: 'application/json', body: page })
-    : page;
-};
+export const stlListContents: Handler<'stlListContents'> = async ({ query }, services) =>
+  listStlContents(services, query, services.config.maxPerPage);
