@@ -5,9 +5,19 @@
  * texts) is bounded this way, so that no caller can grow it. A Map iterates in insertion order, so
  * an entry read or written is moved to the end and the first is the oldest.
  */
+/** Stands for "no entry is known to be the newest". */
+const NONE: unique symbol = Symbol('none');
+
 export class RecentlyUsed<K, V> {
   private readonly entries = new Map<K, V>();
   private weight = 0;
+  /**
+   * The key last read or written: the map's last entry, unless it has since been let go (then a
+   * read of it finds nothing, and only a write brings it back, as the newest). Read again (a hot
+   * key is, request after request), it is not moved: deleting and adding it back costs the map a
+   * hole each time.
+   */
+  private newest: K | typeof NONE = NONE;
 
   constructor(
     readonly capacity: number,
@@ -27,8 +37,11 @@ export class RecentlyUsed<K, V> {
     const value = this.entries.get(key);
     // (A value may itself be undefined: only then is the key looked up again.)
     if (value === undefined && !this.entries.has(key)) return undefined;
-    this.entries.delete(key);
-    this.entries.set(key, value as V);
+    if (key !== this.newest) {
+      this.entries.delete(key);
+      this.entries.set(key, value as V);
+      this.newest = key;
+    }
     return value;
   }
 
@@ -36,11 +49,11 @@ export class RecentlyUsed<K, V> {
   set(key: K, value: V): void {
     this.delete(key);
     this.entries.set(key, value);
+    this.newest = key;
     this.weight += this.weigh(value);
-    for (const [oldest, held] of this.entries) {
+    for (const oldest of this.entries.keys()) {
       if (this.weight <= this.capacity) break;
-      this.entries.delete(oldest);
-      this.weight -= this.weigh(held);
+      this.delete(oldest);
     }
   }
 

@@ -27,6 +27,31 @@ describe('RecentlyUsed', () => {
     expect(keys(map, ['a', 'b', 'c'])).toEqual(['a', 'c']);
   });
 
+  test('the newest entry read again and again stays the newest; a let-go key comes back only as the newest', () => {
+    const map = new RecentlyUsed<string, number>(2);
+    map.set('a', 1);
+    map.set('b', 2);
+    for (let i = 0; i < 3; i++) expect(map.get('a')).toBe(1);
+    map.set('c', 3);
+    expect(keys(map, ['a', 'b', 'c'])).toEqual(['a', 'c']);
+    map.delete('c');
+    map.set('d', 4);
+    expect(map.get('a')).toBe(1);
+    expect(map.get('a')).toBe(1);
+    map.set('e', 5);
+    expect(keys(map, ['a', 'd', 'e'])).toEqual(['a', 'e']);
+    // An entry that alone outweighs the capacity is let go at once, and is no one's newest.
+    const heavy = new RecentlyUsed<string, number>(5, (value) => value);
+    heavy.set('small', 2);
+    heavy.set('huge', 9);
+    expect(keys(heavy, ['small', 'huge'])).toEqual([]);
+    heavy.set('x', 1);
+    heavy.set('y', 1);
+    expect(heavy.get('x')).toBe(1);
+    heavy.set('z', 4);
+    expect(keys(heavy, ['x', 'y', 'z'])).toEqual(['x', 'z']);
+  });
+
   test('an entry written again is the most recent, with its new value, and takes no second place', () => {
     const map = new RecentlyUsed<string, number>(2);
     map.set('a', 1);
