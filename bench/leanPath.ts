@@ -19,26 +19,19 @@ import addFormatsModule from 'ajv-formats';
 import type { Request } from 'express';
 import pino from 'pino';
 import { composeServices } from '../src/compose.ts';
-import { loadConfig, tokenSecretOf } from '../src/config.ts';
+import { loadConfig } from '../src/config.ts';
 import { contract } from '../src/contract.ts';
 import { assertMayCall } from '../src/domain/access.ts';
 import { type ListContentsRequest, listContents } from '../src/domain/contents/list.ts';
 import { JsonText } from '../src/domain/jsonText.ts';
-import { ApiKeyAuthenticator } from '../src/http/apiKeys.ts';
-import { Authenticator, KnownCredentials } from '../src/http/auth.ts';
+import { serviceAuthenticator } from '../src/http/app.ts';
+import { KnownCredentials } from '../src/http/auth.ts';
 import { operationSerializers } from '../src/http/serializers.ts';
 
 const config = loadConfig();
 const logger = pino({ level: 'warn' });
 const services = await composeServices(config, logger);
-const authenticator = new Authenticator({
-  apiKeys: new ApiKeyAuthenticator(services.db, services.reads, services.background, logger),
-  db: services.db,
-  secret: tokenSecretOf(services.config),
-  known: new KnownCredentials(),
-  cache: undefined,
-  userTokenScopes: config.accounts.userTokenScopes,
-});
+const authenticator = serviceAuthenticator({ ...services, logger }, new KnownCredentials());
 const operation = contract.operations.find((candidate) => candidate.operationId === 'listContents');
 if (operation === undefined) throw new Error('no listContents in the contract');
 type Document = {

@@ -55,9 +55,30 @@ function withReservedCharactersAllowed(document: unknown): unknown {
   return document;
 }
 
+/**
+ * How the service authenticates a request's credentials on these services: API keys by digest
+ * (their use recorded in the background), tokens by the token secret; `known` learns the
+ * credentials that succeed (the rate limiter's budgets), `cache` keeps them across nodes (Redis).
+ */
+export function serviceAuthenticator(
+  services: Pick<Services, 'db' | 'reads' | 'background' | 'config' | 'logger'>,
+  known: KnownCredentials,
+  cache?: CredentialCache,
+): Authenticator {
+  const { db, reads, background, config, logger } = services;
+  return new Authenticator({
+    apiKeys: new ApiKeyAuthenticator(db, reads, background, logger),
+    db,
+    secret: tokenSecretOf(config),
+    known,
+    cache,
+    userTokenScopes: config.accounts.userTokenScopes,
+  });
+}
+
 /** The service's app on these services (src/compose.ts), which it uses and never closes. */
 export function createApp(services: Services, shape: AppShape = {}): express.Express {
-  const { db, config, state, background } = services;
+  const { config, state } = services;
   const contract = shape.contract ?? serviceContract;
   const logger = safeLogger(services.logger);
   const known = new KnownCredentials();
@@ -68,14 +89,7 @@ export function createApp(services: Services, shape: AppShape = {}): express.Exp
       : undefined;
   // Every node on Redis advances the generation, whether or not it caches itself.
   const generations = state.kind === 'redis' ? (cache ?? new CredentialCache(state, 0)) : undefined;
-  const authenticator = new Authenticator({
-    apiKeys: new ApiKeyAuthenticator(db, services.reads, background, logger),
-    db,
-    secret: tokenSecretOf(config),
-    known,
-    cache,
-    userTokenScopes: config.accounts.userTokenScopes,
-  });
+  const authenticator = serviceAuthenticator({ ...services, logger }, known, cache);
 
   const app = express();
   setCompression(app, config.compressMinBytes);

@@ -1,6 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { createDb } from '../../src/db/client.ts';
-import { type Sql, sql } from '../../src/db/sql.ts';
+import { sql } from '../../src/db/sql.ts';
 import { type ListContentsRequest, listContentRecords } from '../../src/domain/contents/list.ts';
 import { observedStlDatabase } from '../stl/fixture.ts';
 
@@ -15,22 +14,14 @@ import { observedStlDatabase } from '../stl/fixture.ts';
  */
 
 const fixture = observedStlDatabase();
-const { queries } = fixture;
-
-/** Another process's write: through the test's own client, never the fixture.observed one. */
-const written = (statement: Sql) => fixture.database.handle.db.$executeRaw(statement);
+const { queries, written } = fixture;
 
 /** The fixture.observed client's page, how many statements read the site, and a fresh client's page. */
 async function page(request: ListContentsRequest) {
   queries.length = 0;
   const answer = await listContentRecords(fixture.observed, request, 1000);
   const siteReads = queries.filter((text) => /FROM "Site"/.test(text)).length;
-  const fresh = await createDb(fixture.database.url);
-  try {
-    expect(answer).toEqual(await listContentRecords(fresh, request, 1000));
-  } finally {
-    await fresh.db.$disconnect();
-  }
+  expect(answer).toEqual(await fixture.fresh((fresh) => listContentRecords(fresh, request, 1000)));
   return { ids: answer.contents.map(({ id }) => id), totalCount: answer.totalCount, siteReads };
 }
 

@@ -1,6 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { createDb } from '../../src/db/client.ts';
-import { type Sql, sql } from '../../src/db/sql.ts';
+import { sql } from '../../src/db/sql.ts';
 import {
   type ContentPage,
   type ListContentsRequest,
@@ -20,24 +19,17 @@ import { observedStlDatabase } from '../stl/fixture.ts';
  */
 
 const fixture = observedStlDatabase();
-const { queries } = fixture;
-
-const written = (statement: Sql) => fixture.database.handle.db.$executeRaw(statement);
+const { queries, written } = fixture;
 
 /** The observed client's answer, the statements that read contents for it, and a fresh client's page. */
 async function answer(request: ListContentsRequest) {
   queries.length = 0;
   const given = await listContents(fixture.observed, request, 1000);
   const contentReads = queries.filter((text) => /FROM "Content"/.test(text)).length;
-  const fresh = await createDb(fixture.database.url);
-  try {
-    const page: ContentPage =
-      given instanceof JsonText ? JSON.parse(given.bytes.toString('utf8')) : (given as ContentPage);
-    expect(page).toEqual(await listContentRecords(fresh, request, 1000));
-    return { given, page, contentReads };
-  } finally {
-    await fresh.db.$disconnect();
-  }
+  const page: ContentPage =
+    given instanceof JsonText ? JSON.parse(given.bytes.toString('utf8')) : (given as ContentPage);
+  expect(page).toEqual(await fixture.fresh((fresh) => listContentRecords(fresh, request, 1000)));
+  return { given, page, contentReads };
 }
 
 describe('a page of selected fields', () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll } from '@jest/globals';
 import { createDb, type DbHandle } from '../../src/db/client.ts';
+import type { Sql } from '../../src/db/sql.ts';
 import { formatDateTime } from '../../src/domain/dates.ts';
 import { importDocument } from '../../src/domain/import/index.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
@@ -143,6 +144,10 @@ export interface ObservedStlDatabase {
   /** A second client on it, whose statements' texts are recorded in `queries`. */
   observed: DbHandle;
   queries: string[];
+  /** Another process's write: through the test's own client, never the observed one. */
+  written(statement: Sql): Promise<number>;
+  /** What `read` answers on a fresh client of the database (nothing kept), closed after. */
+  fresh<T>(read: (handle: DbHandle) => Promise<T>): Promise<T>;
 }
 
 /**
@@ -150,7 +155,18 @@ export interface ObservedStlDatabase {
  * it (hooks registered here; `prepare` runs on the test's client before the observed one connects).
  */
 export function observedStlDatabase(prepare?: (handle: DbHandle) => Promise<unknown>): ObservedStlDatabase {
-  const fixture = { queries: [] as string[] } as ObservedStlDatabase;
+  const fixture = {
+    queries: [] as string[],
+    written: (statement: Sql) => fixture.database.handle.db.$executeRaw(statement),
+    async fresh<T>(read: (handle: DbHandle) => Promise<T>): Promise<T> {
+      const client = await createDb(fixture.database.url);
+      try {
+        return await read(client);
+      } finally {
+        await client.db.$disconnect();
+      }
+    },
+  } as ObservedStlDatabase;
   beforeAll(async () => {
     fixture.database = await createTestDatabase();
     await loadStlFixture(fixture.database.handle, new Date());

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, test } from '@jest/globals';
-import { type Sql, sql } from '../../src/db/sql.ts';
+import { sql } from '../../src/db/sql.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import { JsonText } from '../../src/domain/jsonText.ts';
 import { listStlContents, type StlContentsRequest } from '../../src/domain/stl/contents.ts';
@@ -16,10 +16,7 @@ import { observedStlDatabase } from './fixture.ts';
  */
 
 const fixture = observedStlDatabase();
-const { queries } = fixture;
-
-/** Another process's write: through the test's own client, never the fixture.observed one. */
-const written = (statement: Sql) => fixture.database.handle.db.$executeRaw(statement);
+const { queries, written } = fixture;
 
 let indexed = 12;
 /** Gives the index 'tech' to this channel of site 1 (the one that had it is left without one). */
