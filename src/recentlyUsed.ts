@@ -1,3 +1,6 @@
+/** Stands for "no entry is known to be the newest". */
+const NONE: unique symbol = Symbol('none');
+
 /**
  * A map of at most `capacity` entries (or entries weighing at most that together, by `weigh`) that
  * lets go of the least recently used first: what the service keeps in a process (prepared
@@ -5,9 +8,6 @@
  * texts) is bounded this way, so that no caller can grow it. A Map iterates in insertion order, so
  * an entry read or written is moved to the end and the first is the oldest.
  */
-/** Stands for "no entry is known to be the newest". */
-const NONE: unique symbol = Symbol('none');
-
 export class RecentlyUsed<K, V> {
   private readonly entries = new Map<K, V>();
   private weight = 0;

@@ -148,7 +148,7 @@ export function runStages(
   next();
 }
 
-/** The operation each request in flight was matched to (src/http/metrics.ts names requests by it). */
+/** The operation each request in flight was matched to (the metrics and the rate limiter's exemptions read it). */
 const matched = new WeakMap<Request, ContractOperation>();
 
 /**
