@@ -86,7 +86,7 @@ function registerEnvironment(env: Record<string, string>): void {
   leaks.secret(env.CMS_SECRET, 'CMS_SECRET given to a process');
 }
 
-export function freePort(): Promise<number> {
+function probedPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', reject);
@@ -95,6 +95,24 @@ export function freePort(): Promise<number> {
       probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
     });
   });
+}
+
+/**
+ * Ports this test process has handed out. A probe's port is free again once it is closed, and the
+ * kernel may offer it to the very next probe: two calls in a row (PORT and METRICS_PORT) got the
+ * same port once. None is handed out twice.
+ */
+const handedOut = new Set<number>();
+
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const port = await probedPort();
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error('no port free that this test process has not handed out already');
 }
 
 export interface Service {
