@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type pg from 'pg';
+import { objectMaker } from '../objectLiterals.ts';
 import { keptByText } from './keptStatements.ts';
 import { type ApiKey, type Channel, type Content, MODEL_FIELDS } from './models.ts';
 import { type Sql, sqliteBindable } from './sql.ts';
@@ -239,19 +240,19 @@ export interface SqliteStatement {
 
 /**
  * A row maker for these columns (each with its conversion, or undefined to keep the value as read)
- * that builds every row as one object literal: one shape from the first row on. Filling an empty
- * object column by column went through a keyed store per value, which for a site's 10,000
- * channels cost more than the query itself.
+ * that builds every row as one object literal (objectMaker): filling an empty object column by
+ * column went through a keyed store per value, which for a site's 10,000 channels cost more than
+ * the query itself.
  */
 function rowMaker(names: readonly string[], conversions: readonly (Conversion | undefined)[]) {
-  const fields = names.map((name, index) => {
-    const value = `values[${index}]`;
-    return conversions[index] === undefined
-      ? `${JSON.stringify(name)}: ${value}`
-      : `${JSON.stringify(name)}: ${value} === null ? null : conversions[${index}](${value})`;
-  });
-  const make = new Function('conversions', `return (values) => ({ ${fields.join(', ')} });`);
-  return make(conversions) as (values: readonly unknown[]) => Row;
+  return objectMaker<readonly unknown[], Row>(
+    names,
+    (index) =>
+      conversions[index] === undefined
+        ? `input[${index}]`
+        : `input[${index}] === null ? null : parts[${index}](input[${index}])`,
+    conversions,
+  );
 }
 
 /**

@@ -6,10 +6,49 @@
 /** `00` … `59`: a date's two-digit parts taken as they are, not made anew for every date of a page. */
 const TWO_DIGITS = Array.from({ length: 60 }, (_, n) => String(n).padStart(2, '0'));
 
+/** The character code of digit `n`, and of the separators. */
+const digit = (n: number) => 0x30 + n;
+const DASH = 0x2d;
+const SPACE = 0x20;
+const COLON = 0x3a;
+
+/**
+ * A date-time made as one string (String.fromCharCode): a page formats its dates by the dozen, and
+ * joining eleven parts made garbage of every part. A year beyond four digits is written as it is.
+ */
 export function formatDateTime(date: Date): string {
-  return (
-    `${String(date.getFullYear()).padStart(4, '0')}-${TWO_DIGITS[date.getMonth() + 1]}-${TWO_DIGITS[date.getDate()]} ` +
-    `${TWO_DIGITS[date.getHours()]}:${TWO_DIGITS[date.getMinutes()]}:${TWO_DIGITS[date.getSeconds()]}`
+  const year = date.getFullYear();
+  if (year < 0 || year > 9999) {
+    return (
+      `${String(year).padStart(4, '0')}-${TWO_DIGITS[date.getMonth() + 1]}-${TWO_DIGITS[date.getDate()]} ` +
+      `${TWO_DIGITS[date.getHours()]}:${TWO_DIGITS[date.getMinutes()]}:${TWO_DIGITS[date.getSeconds()]}`
+    );
+  }
+  const month = date.getMonth() + 1;
+  const day = date.getDate();
+  const hours = date.getHours();
+  const minutes = date.getMinutes();
+  const seconds = date.getSeconds();
+  return String.fromCharCode(
+    digit(Math.trunc(year / 1000)),
+    digit(Math.trunc(year / 100) % 10),
+    digit(Math.trunc(year / 10) % 10),
+    digit(year % 10),
+    DASH,
+    digit(Math.trunc(month / 10)),
+    digit(month % 10),
+    DASH,
+    digit(Math.trunc(day / 10)),
+    digit(day % 10),
+    SPACE,
+    digit(Math.trunc(hours / 10)),
+    digit(hours % 10),
+    COLON,
+    digit(Math.trunc(minutes / 10)),
+    digit(minutes % 10),
+    COLON,
+    digit(Math.trunc(seconds / 10)),
+    digit(seconds % 10),
   );
 }
 

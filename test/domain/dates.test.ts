@@ -43,7 +43,7 @@ test('an instant is written in the service time zone, and read back as the same 
   expect(newYork).toEqual(['2024-07-01 08:34:56', '2024-07-01T12:34:56.000Z']);
 });
 
-test('every part of a date-time is written with its leading zeros, a year before 1000 with four digits', () => {
+test('every part of a date-time is written with its leading zeros, a year before 1000 with four digits, one after 9999 whole', () => {
   const written = inZone(
     'UTC',
     `console.log(JSON.stringify(${JSON.stringify([
@@ -51,6 +51,8 @@ test('every part of a date-time is written with its leading zeros, a year before
       '0005-12-31T23:59:59Z',
       '2024-10-10T10:00:09Z',
       '9999-09-30T00:30:00Z',
+      '+012345-06-07T08:09:10Z',
+      '1970-01-01T00:00:00Z',
     ])}.map((instant) => formatDateTime(new Date(instant)))))`,
   );
   expect(written).toEqual([
@@ -58,6 +60,8 @@ test('every part of a date-time is written with its leading zeros, a year before
     '0005-12-31 23:59:59',
     '2024-10-10 10:00:09',
     '9999-09-30 00:30:00',
+    '12345-06-07 08:09:10',
+    '1970-01-01 00:00:00',
   ]);
 });
 

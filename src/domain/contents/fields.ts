@@ -1,5 +1,6 @@
 import { keptByText } from '../../db/keptStatements.ts';
 import { type Content, MODEL_FIELDS } from '../../db/models.ts';
+import { objectMaker } from '../../objectLiterals.ts';
 import { contractSchema } from '../contractSchemas.ts';
 import { invalidFields } from '../errors.ts';
 import { CONTENT_FIELD_COLUMNS } from './columns.ts';
@@ -72,6 +73,8 @@ export interface FieldSelection<F> {
   columns: readonly (keyof Content)[];
   /** The fields as a bit set over the form's names, in hex: what tells two selections apart in an ETag. */
   key: string;
+  /** A row's answer: the fields made from the selected columns, as one object literal. */
+  answerOf: (row: Content) => Partial<F>;
 }
 
 /** The most wrong names one answer tells. */
@@ -105,6 +108,11 @@ function selectionOf<F>(form: Form<F>, asked: readonly string[], where: string):
     fields,
     columns: MODEL_FIELDS.Content.filter((column) => read.has(column)),
     key: bits.toString(16),
+    answerOf: objectMaker(
+      fields,
+      (index) => `parts[${index}](input)`,
+      fields.map((field) => form.values[field]),
+    ),
   };
 }
 
@@ -144,10 +152,7 @@ export function formBSelection(asked: string | undefined): FieldSelection<Conten
 
 /** A row's selected fields, made from the selected columns only. */
 export function selectFields<F>(row: Content, selection: FieldSelection<F>): Partial<F> {
-  const answer: Partial<F> = {};
-  const { values } = selection.form;
-  for (const field of selection.fields) answer[field] = values[field](row);
-  return answer;
+  return selection.answerOf(row);
 }
 
 /** Prisma's `select` of a selection's columns (and of any more the caller needs). */
