@@ -30,6 +30,9 @@ export interface AppShape {
   contract?: Contract;
 }
 
+/** The validator never checks security: the authorization stage has decided it before (src/http/auth.ts). */
+const VALIDATES_SECURITY = false;
+
 /** The validator's type for a document given as an object (contract.ts has checked its shape). */
 type ParsedDocument = Exclude<Parameters<typeof openApiValidator>[0]['apiSpec'], string>;
 
@@ -131,12 +134,12 @@ export function createApp(services: Services, shape: AppShape = {}): express.Exp
     // itself was decided by the authorization stage, which runs before it.
     validateRequests: { allowUnknownQueryParameters: false },
     validateResponses: config.nodeEnv !== 'production',
-    validateSecurity: false,
+    validateSecurity: VALIDATES_SECURITY,
     // Uploads are read by the body stage (src/http/bodies.ts), within their limit, after the
     // authorization stage; the validator's own reader (multer, in memory, unbounded) never runs.
     fileUploader: false,
   });
-  const validation = validationStages(validator);
+  const validation = validationStages(validator, { securityValidated: VALIDATES_SECURITY });
   // Cookies are read only by operations that declare a cookie parameter (the validator checks no
   // other cookie), so only their routes parse them.
   const cookies = cookieParser();

@@ -3,10 +3,10 @@ import { objectMaker } from '../../src/objectLiterals.ts';
 
 test('an object maker makes the named properties in order, each from its own expression and parts', () => {
   const double = (n: number) => n * 2;
-  const make = objectMaker<number[], Record<string, unknown>>(
+  const make = objectMaker<unknown[], Record<string, unknown>>(
     ['first', 'twice', 'second'],
     (index) => (index === 1 ? `parts[1](input[0])` : `input[${index === 0 ? 0 : 1}]`),
-    [undefined, double],
+    [undefined, (n: unknown) => double(n as number)],
   );
   const made = make([3, 'x']);
   expect(made).toEqual({ first: 3, twice: 6, second: 'x' });

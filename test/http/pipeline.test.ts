@@ -4,6 +4,7 @@ import supertest from 'supertest';
 import type { ContractOperation } from '../../src/contract.ts';
 import { notFound } from '../../src/domain/errors.ts';
 import { matchedOperation, OperationTable, runStages, servePipeline } from '../../src/http/pipeline.ts';
+import { validationStages } from '../../src/http/validation.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 
 /*
@@ -240,5 +241,65 @@ describe('paths as clients write them', () => {
     const response = await app.request.delete('/api/v1/channels/%/2').set('X-SS-API-KEY', key);
     expect(response.status).toBe(400);
     expect(response.body.detail).toBe('The path holds invalid percent-encoding');
+  });
+});
+
+describe("the validator's stages in an operation's route", () => {
+  type Stage = Parameters<typeof validationStages>[0][number];
+  const operation = { operationId: 'getChannel', method: 'get' } as ContractOperation;
+  /** A stage of this name that records each run and fails while `failing` says so. */
+  const stage = (name: string, runs: string[], failing: () => boolean = () => false): Stage => {
+    const named = {
+      [name]: (_req: unknown, _res: unknown, next: (error?: unknown) => void) => {
+        runs.push(name);
+        next(failing() ? new Error(`${name} failed`) : undefined);
+      },
+    };
+    return named[name] as unknown as Stage;
+  };
+  const run = (stages: readonly Parameters<typeof runStages>[0][number][]) =>
+    new Promise<unknown>((resolve) => {
+      runStages(
+        stages,
+        { method: 'GET' } as Parameters<typeof runStages>[1],
+        {} as Parameters<typeof runStages>[2],
+        resolve,
+      );
+    });
+
+  test('the path parameter stage runs until it has let a request through, then is passed by', async () => {
+    const runs: string[] = [];
+    let loaded = false;
+    const stages = validationStages(
+      [stage('pathParamsMiddleware', runs, () => !loaded), stage('requestMiddleware', runs)],
+      { securityValidated: false },
+    )(operation);
+    expect(await run(stages)).toEqual(new Error('pathParamsMiddleware failed'));
+    expect(await run(stages)).toEqual(new Error('pathParamsMiddleware failed'));
+    loaded = true;
+    expect(await run(stages)).toBeUndefined();
+    expect(await run(stages)).toBeUndefined();
+    expect(runs).toEqual([
+      'pathParamsMiddleware',
+      'pathParamsMiddleware',
+      'pathParamsMiddleware',
+      'requestMiddleware',
+      'requestMiddleware',
+    ]);
+  });
+
+  test('the security stage is left out unless the validator checks security', async () => {
+    for (const securityValidated of [false, true]) {
+      const runs: string[] = [];
+      const stages = validationStages([stage('securityMiddleware', runs), stage('requestMiddleware', runs)], {
+        securityValidated,
+      })(operation);
+      for (let i = 0; i < 2; i++) expect(await run(stages)).toBeUndefined();
+      expect(runs).toEqual(
+        securityValidated
+          ? ['securityMiddleware', 'requestMiddleware', 'securityMiddleware', 'requestMiddleware']
+          : ['requestMiddleware', 'requestMiddleware'],
+      );
+    }
   });
 });
