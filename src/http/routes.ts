@@ -92,7 +92,9 @@ function inputOf(req: ValidatedRequest, res: Response, operation: ContractOperat
     : operation.hasBody
       ? req.body
       : undefined;
-  return { ...input, body, principal: principalOf(res) };
+  // Named one by one, as in plainReply: a spread of the parameters cost more than the rest of the function.
+  const { path, query, header, cookie } = input;
+  return { path, query, header, cookie, body, principal: principalOf(res) };
 }
 
 /** The status and media type a plain body is sent with: the contract's success status (src/contract.ts). */
@@ -124,6 +126,14 @@ function checkDeclared(operation: ContractOperation, status: number, mediaType: 
 }
 
 type Success = ReturnType<typeof defaultSuccess>;
+
+/**
+ * A plain body with the operation's success status and media type, named property by property: a
+ * spread of `success` here cost more than a microsecond a request once its site had seen many shapes.
+ */
+function plainReply({ status, mediaType }: Success, body: unknown): ErasedReply {
+  return { status, mediaType, body };
+}
 
 type ETagOf = (body: Buffer | string, encoding?: BufferEncoding) => string | undefined;
 
@@ -206,7 +216,7 @@ async function send(
   serializerOf: ((status: number) => Serialize | undefined) | undefined,
   page: PageShape | undefined,
 ): Promise<void> {
-  const init: ErasedReply = output instanceof Reply ? output.init : { ...success, body: output };
+  const init: ErasedReply = output instanceof Reply ? output.init : plainReply(success, output);
   const { status, mediaType } = init;
   let { body } = init;
   if (checked) checkDeclared(operation, status, mediaType);
@@ -313,7 +323,7 @@ class RequestContext implements OperationContext {
 
 /** The reply a handler's output stands for, as an idempotent create keeps it for its retries. */
 function replyOf(output: unknown, success: Success): StoredReply {
-  if (!(output instanceof Reply)) return { ...success, body: output };
+  if (!(output instanceof Reply)) return plainReply(success, output);
   const { status, headers, mediaType, body } = output.init as ErasedReply;
   return { status, headers, mediaType, body };
 }
