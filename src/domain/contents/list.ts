@@ -381,8 +381,17 @@ export async function contentsInOrder(
   ids: readonly number[],
   columns: RowColumns = ALL_COLUMNS,
 ): Promise<Content[]> {
-  const byId = await rowsWhole(database, ids, columns);
-  return ids.flatMap((id) => byId.get(id) ?? []);
+  return inIdOrder(ids, await rowsWhole(database, ids, columns));
+}
+
+/** The rows of these ids found, in the ids' order: a loop, ten times as fast as flatMap (bench/RUNTIME.md). */
+function inIdOrder<T>(ids: readonly number[], byId: ReadonlyMap<number, T>): T[] {
+  const rows: T[] = [];
+  for (const id of ids) {
+    const row = byId.get(id);
+    if (row !== undefined) rows.push(row);
+  }
+  return rows;
 }
 
 /**
@@ -437,10 +446,7 @@ export async function placedInOrder(
     sql`SELECT ${placedColumns(siteId)} FROM "Content" WHERE ${idAmong(database.provider, ids)}`,
   );
   const byId = new Map(rows.map((row) => [Number(row.id), row]));
-  return placedRead(
-    ids.flatMap((id) => byId.get(id) ?? []),
-    siteId,
-  );
+  return placedRead(inIdOrder(ids, byId), siteId);
 }
 
 /**
@@ -711,8 +717,10 @@ async function listPage(
       unchecked || textKey !== undefined ? request.siteId : undefined,
     );
     if (unchecked && generation !== place.generation) return undefined;
-    const rows = picked.ids.flatMap((id) => byId.get(id) ?? []);
-    const page: ContentPage = { totalCount: picked.totalCount, contents: rows.map(answer) };
+    const page: ContentPage = {
+      totalCount: picked.totalCount,
+      contents: inIdOrder(picked.ids, byId).map(answer),
+    };
     // Kept only when its rows were read at the generation its ids were picked at.
     if (textKey === undefined || generation !== place.generation) return page;
     return keepPageText(reads, textKey, generation, page) ?? page;
