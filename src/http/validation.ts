@@ -5,6 +5,8 @@ import type {
 } from 'express-openapi-validator/dist/framework/types.js';
 import type { ContractOperation } from '../contract.ts';
 import { objectMaker } from '../objectLiterals.ts';
+import { RecentlyUsed } from '../recentlyUsed.ts';
+import { API_KEY_QUERY } from './auth.ts';
 
 /*
  * express-openapi-validator's stages, run inside each operation's route. Its metadata stage finds
@@ -12,9 +14,10 @@ import { objectMaker } from '../objectLiterals.ts';
  * trying them in turn — on every request (bench/RUNTIME.md, "Get one, the request path"). Inside an
  * operation's route the router has already matched that operation, so after the stage has run
  * once for it, its result (the operation's schema, as the validator prepared it) is kept and set
- * on later requests with the router's path parameters; the stages that validate run as before.
- * The stage is recognised by its name; if a version of the validator names it otherwise, every
- * stage simply runs as it is (slower, never weaker).
+ * on later requests with the router's path parameters. The request stage validates every request
+ * whose input it has not let through before (keptVerdicts, below). The stages are recognised by
+ * their names; if a version of the validator names them otherwise, every stage simply runs as it
+ * is (slower, never weaker).
  */
 
 /** What the metadata stage sets that is the same for every request of one operation and method. */
@@ -27,6 +30,14 @@ const METADATA_STAGE = 'metadataMiddleware';
 const PATH_PARAMS_STAGE = 'pathParamsMiddleware';
 /** Checks security schemes when the validator is asked to (validateSecurity); otherwise only waits for the document. */
 const SECURITY_STAGE = 'securityMiddleware';
+/** Validates (and coerces) the request's parameters and body against the operation's schemas. */
+const REQUEST_STAGE = 'requestMiddleware';
+
+/** Inputs whose verdict an operation keeps: the same few reads are asked again and again. */
+const KEPT_VERDICTS = 256;
+
+/** An input (URL and declared headers) longer than this is validated every time, not kept. */
+const KEPT_KEY_UNITS = 2048;
 
 function kept(operation: ContractOperation, metadata: OperationMetadata | undefined): boolean {
   return metadata?.schema.operationId === operation.operationId;
@@ -90,10 +101,92 @@ function untilPassed(stage: OpenApiRequestHandler): RequestHandler {
   };
 }
 
+/** What the request stage leaves on a request that it let through, as kept for its input. */
+interface Verdict {
+  query: Record<string, unknown>;
+  pathParams: Record<string, unknown>;
+  /** The declared headers' values, as coerced. */
+  headers: Record<string, unknown>;
+}
+
+/** A copy of a parameter's value as the validator left it: strings, numbers, booleans, lists, objects. */
+function copyOf(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(copyOf);
+  if (value === null || typeof value !== 'object') return value;
+  const copy = Object.create(Object.getPrototypeOf(value)) as Record<string, unknown>;
+  for (const [name, item] of Object.entries(value)) copy[name] = copyOf(item);
+  return copy;
+}
+
+/**
+ * The headers an operation declares as parameters (lower case, as node names them), when all it
+ * takes is in its URL and those headers (no body, no cookie): the validator's verdict on such a
+ * request, and what it coerces, follow from them alone. Undefined for any other operation.
+ */
+function inputHeaders(operation: ContractOperation): string[] | undefined {
+  if (operation.hasBody || operation.multipartBody) return undefined;
+  const headers: string[] = [];
+  for (const [name, location] of operation.parameters) {
+    if (location === 'cookie') return undefined;
+    if (location === 'header') headers.push(name.toLowerCase());
+  }
+  return headers;
+}
+
+/**
+ * The request stage of an operation whose input is all in its URL and declared headers, with the
+ * verdicts on the inputs it let through kept: a read asked again (a template-tag read on every view
+ * of a page, a record polled) gets the query, path parameters and headers the validator coerced for
+ * it, as copies, without being parsed and checked again — what the stage would give, since nothing
+ * else goes in. Kept only when let through: a refused input is checked every time. A URL carrying
+ * an API key in its query is never kept (no credential outlives its request in a kept key); other
+ * methods (HEAD on a GET) go to the stage every time.
+ */
+function keptVerdicts(operation: ContractOperation, stage: RequestHandler): RequestHandler {
+  const headers = inputHeaders(operation);
+  if (headers === undefined) return stage;
+  const method = operation.method.toUpperCase();
+  const kept = new RecentlyUsed<string, Verdict>(KEPT_VERDICTS);
+  const keyOf = (req: Request) =>
+    headers.length === 0
+      ? req.url
+      : JSON.stringify([req.url, ...headers.map((name) => req.headers[name] ?? null)]);
+  return (req: MetadataRequest, res, next) => {
+    const key = req.method === method && req.openapi !== undefined ? keyOf(req) : undefined;
+    const keep = key !== undefined && key.length <= KEPT_KEY_UNITS;
+    const known = keep ? kept.get(key) : undefined;
+    if (known !== undefined) {
+      // As the stage leaves them: the query an own property of the request, the path parameters
+      // coerced in the metadata's object (which is also req.params), the headers in req.headers.
+      Object.defineProperty(req, 'query', { writable: true, value: copyOf(known.query) });
+      const pathParams = (req.openapi as OpenApiRequestMetadata).pathParams as Record<string, unknown>;
+      for (const name in known.pathParams) pathParams[name] = known.pathParams[name];
+      for (const name in known.headers)
+        (req.headers as Record<string, unknown>)[name] = copyOf(known.headers[name]);
+      next();
+      return;
+    }
+    stage(req, res, (error?: unknown) => {
+      const query = req.query as Record<string, unknown>;
+      if (error === undefined && keep && !Object.hasOwn(query, API_KEY_QUERY)) {
+        const coerced: Record<string, unknown> = {};
+        for (const name of headers) if (name in req.headers) coerced[name] = copyOf(req.headers[name]);
+        kept.set(key, {
+          query: copyOf(query) as Record<string, unknown>,
+          pathParams: { ...(req.openapi as OpenApiRequestMetadata).pathParams },
+          headers: coerced,
+        });
+      }
+      next(error);
+    });
+  };
+}
+
 /**
  * The validator's stages for one operation's route: its metadata stage replaced as described, its
- * path parameter stage passed by once it has run, and its security stage left out when the
- * validator does not check security (`securityValidated`: the authorization stage decides it).
+ * path parameter stage passed by once it has run, its security stage left out when the validator
+ * does not check security (`securityValidated`: the authorization stage decides it), and its
+ * request stage keeping its verdicts for operations whose input is all in the URL and headers.
  */
 export function validationStages(
   validator: readonly OpenApiRequestHandler[],
@@ -104,9 +197,9 @@ export function validationStages(
   );
   const stages = pathParams.filter((stage) => securityValidated || stage.name !== SECURITY_STAGE);
   return (operation) =>
-    stages.map((stage) =>
-      stage.name === METADATA_STAGE
-        ? operationMetadata(operation, stage as OpenApiRequestHandler)
-        : (stage as RequestHandler),
-    );
+    stages.map((stage) => {
+      if (stage.name === METADATA_STAGE) return operationMetadata(operation, stage as OpenApiRequestHandler);
+      if (stage.name === REQUEST_STAGE) return keptVerdicts(operation, stage as RequestHandler);
+      return stage as RequestHandler;
+    });
 }

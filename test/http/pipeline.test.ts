@@ -246,7 +246,8 @@ describe('paths as clients write them', () => {
 
 describe("the validator's stages in an operation's route", () => {
   type Stage = Parameters<typeof validationStages>[0][number];
-  const operation = { operationId: 'getChannel', method: 'get' } as ContractOperation;
+  // With a body: its request stage keeps no verdict (below), and runs every time.
+  const operation = { operationId: 'getChannel', method: 'get', hasBody: true } as ContractOperation;
   /** A stage of this name that records each run and fails while `failing` says so. */
   const stage = (name: string, runs: string[], failing: () => boolean = () => false): Stage => {
     const named = {
@@ -300,6 +301,117 @@ describe("the validator's stages in an operation's route", () => {
           ? ['securityMiddleware', 'requestMiddleware', 'securityMiddleware', 'requestMiddleware']
           : ['requestMiddleware', 'requestMiddleware'],
       );
+    }
+  });
+});
+
+describe('verdicts kept for inputs the request stage let through', () => {
+  type Stage = Parameters<typeof validationStages>[0][number];
+  type Req = {
+    method: string;
+    url: string;
+    headers: Record<string, unknown>;
+    openapi?: unknown;
+    query?: unknown;
+  };
+  /** A request stage that coerces as the validator does (digits to numbers) and refuses `bad`. */
+  const requestStage = (runs: string[]): Stage => {
+    const named = {
+      requestMiddleware: (req: Req, _res: unknown, next: (error?: unknown) => void) => {
+        runs.push(req.url);
+        const query: Record<string, unknown> = Object.create(null);
+        for (const [name, value] of new URL(req.url, 'http://x').searchParams)
+          query[name] = /^\d+$/.test(value) ? Number(value) : value.split('|');
+        Object.defineProperty(req, 'query', { writable: true, value: query });
+        const { pathParams } = req.openapi as { pathParams: Record<string, unknown> };
+        for (const name in pathParams) pathParams[name] = Number(pathParams[name]);
+        if (typeof req.headers['x-count'] === 'string')
+          req.headers['x-count'] = Number(req.headers['x-count']);
+        next('bad' in query ? new Error('refused') : undefined);
+      },
+    };
+    return named.requestMiddleware as unknown as Stage;
+  };
+  const operationOf = (parameters: [string, string][], more: Partial<ContractOperation> = {}) =>
+    ({
+      operationId: 'op',
+      method: 'get',
+      hasBody: false,
+      multipartBody: false,
+      parameters: new Map(parameters),
+      ...more,
+    }) as ContractOperation;
+  const send = (stage: Parameters<typeof runStages>[0][number], url: string, more: Partial<Req> = {}) =>
+    new Promise<{ error: unknown; req: Req }>((resolve) => {
+      const req: Req = { method: 'GET', url, headers: {}, openapi: { pathParams: { id: '7' } }, ...more };
+      runStages(
+        [stage],
+        req as unknown as Parameters<typeof runStages>[1],
+        {} as Parameters<typeof runStages>[2],
+        (error) => resolve({ error, req }),
+      );
+    });
+  const stageFor = (operation: ContractOperation, runs: string[]) =>
+    validationStages([requestStage(runs)], { securityValidated: false })(operation)[0] as Parameters<
+      typeof runStages
+    >[0][number];
+
+  test('an input let through is validated once; later requests get copies of what it coerced', async () => {
+    const runs: string[] = [];
+    const stage = stageFor(
+      operationOf([
+        ['id', 'path'],
+        ['n', 'query'],
+        ['tags', 'query'],
+      ]),
+      runs,
+    );
+    const first = await send(stage, '/op/7?n=5&tags=a|b');
+    expect(first.error).toBeUndefined();
+    // A handler that changes its input changes nothing kept.
+    (first.req.query as { tags: string[] }).tags.push('changed');
+    const second = await send(stage, '/op/7?n=5&tags=a|b');
+    expect(second.error).toBeUndefined();
+    expect({ ...(second.req.query as object) }).toEqual({ n: 5, tags: ['a', 'b'] });
+    expect(Object.getPrototypeOf(second.req.query)).toBeNull();
+    expect(second.req.openapi).toEqual({ pathParams: { id: 7 } });
+    expect(runs).toEqual(['/op/7?n=5&tags=a|b']);
+    // Another URL is another input.
+    await send(stage, '/op/7?n=6&tags=a|b');
+    expect(runs).toHaveLength(2);
+  });
+
+  test('a refused input, an API key in the query, and another method are validated every time', async () => {
+    const runs: string[] = [];
+    const stage = stageFor(operationOf([['n', 'query']]), runs);
+    for (let i = 0; i < 2; i++) {
+      expect((await send(stage, '/op?bad=1')).error).toEqual(new Error('refused'));
+      expect((await send(stage, '/op?n=1&apiKey=secret')).error).toBeUndefined();
+      expect((await send(stage, '/op?n=2', { method: 'HEAD' })).error).toBeUndefined();
+    }
+    const each = ['/op?bad=1', '/op?n=1&apiKey=secret', '/op?n=2'];
+    expect(runs).toEqual([...each, ...each]);
+  });
+
+  test('declared headers are part of the input; a body or a cookie parameter keeps nothing', async () => {
+    const runs: string[] = [];
+    const stage = stageFor(operationOf([['X-Count', 'header']]), runs);
+    const first = await send(stage, '/op', { headers: { 'x-count': '3', other: 'a' } });
+    const again = await send(stage, '/op', { headers: { 'x-count': '3', other: 'b' } });
+    expect(again.req.headers).toEqual({ 'x-count': 3, other: 'b' });
+    expect(first.req.headers['x-count']).toBe(3);
+    await send(stage, '/op', { headers: { 'x-count': '4' } });
+    await send(stage, '/op', { headers: {} });
+    expect(runs).toHaveLength(3);
+    for (const operation of [
+      operationOf([], { hasBody: true }),
+      operationOf([], { multipartBody: true }),
+      operationOf([['session', 'cookie']]),
+    ]) {
+      const each: string[] = [];
+      const unkept = stageFor(operation, each);
+      for (let i = 0; i < 2; i++) await send(unkept, '/op?n=1');
+      expect(each).toHaveLength(2);
     }
   });
 });
