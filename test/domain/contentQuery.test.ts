@@ -5,6 +5,7 @@ import { CONTENT_COLUMN_NAMES } from '../../src/domain/contents/columns.ts';
 import {
   type ContentFilter,
   compileContentQuery,
+  keptContentQuery,
   type OrderRule,
   type WhereRule,
 } from '../../src/domain/contents/query.ts';
@@ -616,5 +617,46 @@ describe('the content query compiler', () => {
         { field: 'orders/1/column', message: `unknown column 'nope'; ${allowedColumns}` },
       ]);
     });
+  });
+});
+
+describe('kept compiled queries', () => {
+  const filter = (more: Partial<ContentFilter> = {}): ContentFilter => ({
+    siteId: SITE,
+    channels: { channelId: 3, scope: 'Descendant' },
+    checked: true,
+    tagNames: ['a', 'b'],
+    ...more,
+  });
+
+  test('a filter asked again, made anew, is compiled once per provider; another filter is compiled apart', () => {
+    const first = keptContentQuery(filter(), 'sqlite');
+    expect(keptContentQuery(filter(), 'sqlite')).toBe(first);
+    expect(textOf(first.matchWhere, 'sqlite')).toBe(
+      textOf(compileContentQuery(filter(), 'sqlite').matchWhere, 'sqlite'),
+    );
+    const postgresql = keptContentQuery(filter(), 'postgresql');
+    expect(postgresql).not.toBe(first);
+    expect(textOf(postgresql.matchWhere, 'postgresql')).toBe(
+      textOf(compileContentQuery(filter(), 'postgresql').matchWhere, 'postgresql'),
+    );
+    const other = keptContentQuery(filter({ tagNames: ['a'] }), 'sqlite');
+    expect(other).not.toBe(first);
+    expect(other.matchWhere.values).toEqual(
+      compileContentQuery(filter({ tagNames: ['a'] }), 'sqlite').matchWhere.values,
+    );
+  });
+
+  test('a filter with an instant of the clock, or too long to keep, is compiled every time', () => {
+    const since = filter({ addedSince: new Date('2024-01-01T00:00:00Z') });
+    expect(keptContentQuery(since, 'sqlite')).not.toBe(keptContentQuery(since, 'sqlite'));
+    const long = filter({ tagNames: Array.from({ length: 1000 }, (_, index) => `tag-${index}`) });
+    expect(keptContentQuery(long, 'sqlite')).not.toBe(keptContentQuery(long, 'sqlite'));
+  });
+
+  test('a filter the compiler refuses is refused every time, never kept', () => {
+    const refused = filter({ orders: [{ column: 'nope', desc: true } as unknown as OrderRule] });
+    for (let attempt = 0; attempt < 2; attempt++)
+      expect(() => keptContentQuery(refused, 'sqlite')).toThrow(DomainError);
   });
 });

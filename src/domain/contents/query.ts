@@ -2,6 +2,7 @@ import type { DbProvider } from '../../db/client.ts';
 import { likeTokens, likeToRegex } from '../../db/likePatterns.ts';
 import { identifier, joinSql, keyword, type Sql, sql } from '../../db/sql.ts';
 import { likeCondition, timeLimitCondition } from '../../db/sqliteLimitedSql.ts';
+import { RecentlyUsed } from '../../recentlyUsed.ts';
 import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, DomainError, type FieldProblem, invalid } from '../errors.ts';
 import { CONTENT_COLUMN_NAMES, type ContentColumn, contentColumn, isHitColumn } from './columns.ts';
@@ -465,4 +466,29 @@ export function compileContentQuery(filter: ContentFilter, provider: DbProvider)
       return operator === 'like' || operator === 'notlike';
     }),
   };
+}
+
+/** Compiled queries kept by their filter's text: the same few template-tag reads are asked again and again. */
+const KEPT_QUERIES = 256;
+
+/** A filter longer than this as text (long lists of names) is compiled every time, not kept. */
+const KEPT_FILTER_CHARACTERS = 4096;
+
+const keptQueries = new RecentlyUsed<string, CompiledContentQuery>(KEPT_QUERIES);
+
+/**
+ * compileContentQuery, kept by the filter's text and the provider, which is all it depends on (the
+ * clock only in `whereNow`, made per statement); a filter that holds an instant (a `since` read
+ * against the clock) is compiled every time.
+ */
+export function keptContentQuery(filter: ContentFilter, provider: DbProvider): CompiledContentQuery {
+  if (filter.addedSince !== undefined) return compileContentQuery(filter, provider);
+  const key = `${provider}:${JSON.stringify(filter)}`;
+  if (key.length > KEPT_FILTER_CHARACTERS) return compileContentQuery(filter, provider);
+  let compiled = keptQueries.get(key);
+  if (compiled === undefined) {
+    compiled = compileContentQuery(filter, provider);
+    keptQueries.set(key, compiled);
+  }
+  return compiled;
 }

@@ -14,7 +14,7 @@ import {
   placedPicked,
   rowColumns,
 } from '../contents/list.ts';
-import { type ContentFilter, compileContentQuery, type OrderRule } from '../contents/query.ts';
+import { type ContentFilter, keptContentQuery, type OrderRule } from '../contents/query.ts';
 import { pageRecords } from '../contents/recordTexts.ts';
 import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, invalidFields, notFound } from '../errors.ts';
@@ -227,7 +227,7 @@ async function stlPage(
   const scope = request.scope ?? 'Self';
   const channels = scope === 'All' ? undefined : { channelId: channel.id, scope };
   const filter = filterOf(request, site.id, channels, now);
-  let { whereNow, orderBy, tallyWhere, matchWhere, readsHitCounters } = compileContentQuery(filter, provider);
+  let { whereNow, orderBy, tallyWhere, matchWhere, readsHitCounters } = keptContentQuery(filter, provider);
   // Read with the site, before anything kept under it is picked (keptPicks.ts, recordTexts.ts);
   // when the choice was kept, read before only what is kept under it, and checked below.
   const generation = String(site.generation);
@@ -243,7 +243,7 @@ async function stlPage(
       hitsPlan(reads, tallyWhere, site.id, rows),
     );
     if (plan === undefined) return undefined;
-    ({ whereNow, orderBy, matchWhere } = compileContentQuery({ ...filter, plan }, provider));
+    ({ whereNow, orderBy, matchWhere } = keptContentQuery({ ...filter, plan }, provider));
   }
   // The ids as a costly read (src/db/costlyReads.ts), then the contents' versions, then the rows of
   // the records whose kept text does not stand (recordTexts.ts).
@@ -264,7 +264,7 @@ async function stlPage(
   } else {
     // A Hits walk reads each match's row (its channel, its hits): it reads the versions too.
     read = await placedPicked(
-      { ...database, costly },
+      { db, provider, reads, costly },
       { where: whereNow(), orderBy, limit, offset },
       readsHitCounters,
       checked,
