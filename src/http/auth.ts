@@ -9,6 +9,7 @@ import type { Principal, Scope } from '../domain/principal.ts';
 import { RecentlyUsed } from '../recentlyUsed.ts';
 import type { ApiKeyAuthenticator } from './apiKeys.ts';
 import type { CachedCredential, CredentialCache } from './credentialCache.ts';
+import { queryOnce } from './queryOnce.ts';
 
 /*
  * One authentication and authorization stage, ahead of request validation (so a caller without
@@ -33,7 +34,7 @@ export type Credentials = { kind: 'apiKey'; key: string } | { kind: 'bearer'; to
 export function credentialsOf(req: Request): Credentials | undefined {
   const header = req.headers[API_KEY_HEADER];
   if (typeof header === 'string' && header.trim() !== '') return { kind: 'apiKey', key: header.trim() };
-  const query: unknown = req.query?.[API_KEY_QUERY];
+  const query: unknown = queryOnce(req)[API_KEY_QUERY];
   if (typeof query === 'string' && query !== '') return { kind: 'apiKey', key: query };
   const authorization = req.headers.authorization;
   const bearer = authorization === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(authorization);

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { ContractOperation } from '../contract.ts';
 import { type FieldError, ProblemError, problem } from './problem.ts';
+import { queryOnce } from './queryOnce.ts';
 
 /*
  * Integer path and query parameters are plain decimal digits with an optional sign. The validator
@@ -29,7 +30,8 @@ export function strictIntegerParameters(operation: ContractOperation): RequestHa
   return (req: Request, _res: Response, next: NextFunction) => {
     const errors: FieldError[] = [];
     for (const parameter of operation.integerParameters) {
-      const given: unknown = parameter.in === 'path' ? req.params[parameter.name] : req.query[parameter.name];
+      const given: unknown =
+        parameter.in === 'path' ? req.params[parameter.name] : queryOnce(req)[parameter.name];
       if (given === undefined) continue;
       const message = valuesOf(given)
         .map(problemOf)

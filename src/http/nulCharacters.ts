@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import { ProblemError, problem } from './problem.ts';
+import { queryOnce } from './queryOnce.ts';
 
 /*
  * PostgreSQL cannot store the NUL character in text, and SQLite can: so that both databases behave
@@ -27,7 +28,7 @@ export function rejectNulCharacters(): RequestHandler {
   return (req, _res, next) => {
     const found: string[] = [];
     nulPaths(req.body, '/body', found);
-    nulPaths(req.query, '/query', found);
+    nulPaths(queryOnce(req), '/query', found);
     if (found.length === 0) return next();
     next(
       new ProblemError(
