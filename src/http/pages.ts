@@ -3,6 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { Response } from 'express';
 import type { Contract, ContractOperation } from '../contract.ts';
+import { utf8Of } from '../domain/jsonText.ts';
 import { nextStep, STREAM_AFTER_BYTES } from '../domain/longWork.ts';
 import { compileSerializer, responseSchemaOf, type Serialize } from './serializers.ts';
 
@@ -178,20 +179,6 @@ function* remainingPieces(shape: PageShape, records: unknown[], next: number): G
 }
 
 /**
- * The UTF-8 bytes of these texts, one after the other, each encoded once into one buffer. A page
- * made as one string (its records' texts concatenated) was flattened to be measured, then encoded
- * once to be hashed for its ETag and once more to be written (bench/pageSerialise.ts).
- */
-function bytesOf(texts: readonly string[]): Buffer {
-  let length = 0;
-  for (const text of texts) length += Buffer.byteLength(text);
-  const bytes = Buffer.allocUnsafe(length);
-  let at = 0;
-  for (const text of texts) at += bytes.write(text, at);
-  return bytes;
-}
-
-/**
  * Sends a page answer. `whole` sends a small page as one text (the dispatcher's usual way, with
  * its ETag); a large one is streamed here. False when the body is not a page of this shape.
  */
@@ -223,7 +210,7 @@ export async function sendPage(
   const head = frame.slice(0, split);
   const tail = frame.slice(split);
   if (bytes <= STREAM_AFTER_BYTES) {
-    whole(bytesOf([head, ...chunksOf(first), tail]));
+    whole(utf8Of([head, ...chunksOf(first), tail]));
     return true;
   }
   shape.check?.(body);

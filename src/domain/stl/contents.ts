@@ -18,7 +18,7 @@ import { type ContentFilter, keptContentQuery, type OrderRule } from '../content
 import { pageRecords } from '../contents/recordTexts.ts';
 import { parseDateTime } from '../dates.ts';
 import { assertNoProblems, type FieldProblem, invalidFields, notFound } from '../errors.ts';
-import { JsonText } from '../jsonText.ts';
+import { JsonText, utf8Of } from '../jsonText.ts';
 import { normalizeList } from '../lists.ts';
 import {
   type ChannelChoice,
@@ -280,7 +280,14 @@ async function stlPage(
     formBOf(selection),
   );
   if ('records' in page) return { value: page.records };
-  return new JsonText(Buffer.from(`{"value":[${page.texts.join(',')}]}`));
+  // The texts as they are kept, written once into the page's bytes (not joined, then encoded).
+  const parts = ['{"value":['];
+  for (const [index, text] of page.texts.entries()) {
+    if (index > 0) parts.push(',');
+    parts.push(text);
+  }
+  parts.push(']}');
+  return new JsonText(utf8Of(parts));
 }
 
 /**
