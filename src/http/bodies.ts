@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import busboy from 'busboy';
-import express, { type RequestHandler } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { type ContractOperation, MULTIPART_FORM_DATA } from '../contract.ts';
 import type { UploadedFile } from '../operations/types.ts';
 import { ProblemError, problem, sendProblem } from './problem.ts';
@@ -40,6 +40,16 @@ export const MAX_JSON_ITEMS = 10_000;
 export const DRAIN_LIMIT_BYTES = 64 * 1024;
 
 export const JSON_MEDIA_TYPES = ['application/json', 'application/*+json'];
+
+/**
+ * Content-Types the service reads itself (readJson): a JSON media type, alone or with a UTF-8
+ * charset. Each value it matches is one that type-is takes for JSON_MEDIA_TYPES (content-type's
+ * type, trimmed and lower-cased, passes media-typer's test and matches `application/json` or
+ * `application/*+json`) and whose charset body-parser reads as `utf-8`; any other value, even one
+ * they would accept, goes through express.json.
+ */
+const PLAIN_JSON =
+  /^[ \t]*application\/(?:json|[a-z0-9][a-z0-9!#$&^_.+-]{0,121}\+json)[ \t]*(?:;[ \t]*charset[ \t]*=[ \t]*(?:utf-8|"utf-8")[ \t]*)?$/i;
 
 function hasBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
@@ -88,7 +98,10 @@ export function checkBodies(limitBytes: number = JSON_BODY_LIMIT_BYTES): Request
       );
       return;
     }
-    if (!req.is(JSON_MEDIA_TYPES)) return next(unsupportedMediaType(req.headers['content-type']));
+    // PLAIN_JSON's values are JSON to type-is too, which is asked about the others only.
+    const type = req.headers['content-type'];
+    if (!(type !== undefined && PLAIN_JSON.test(type)) && !req.is(JSON_MEDIA_TYPES))
+      return next(unsupportedMediaType(type));
     next();
   };
 }
@@ -147,9 +160,25 @@ export function jsonDepth(text: Buffer | string, stopAbove = Number.POSITIVE_INF
 
 const malformed = (detail: string) => new ProblemError(problem(400, detail, { kind: 'malformed-json' }));
 
+/*
+ * The answers to a body that could not be taken, the same whichever reader met it: readJson here,
+ * or express.json, whose errors src/http/errors.ts maps to these.
+ */
+
+/** A body that is not JSON, or (body-parser's strict mode) not an object or array; never quoted. */
+export const notJsonBody = () =>
+  problem(400, 'The request body is not valid JSON', { kind: 'malformed-json' });
+
+/** A body that grew past its limit while it was read (a declared length beyond it is refused by checkBodies). */
+export const tooLargeBody = () => problem(413, 'The request body is too large');
+
+/** A body that could not be read: cut short, not the length declared, or (express.json) corrupt gzip. */
+export const unreadableBody = (status = 400) => problem(status, 'The request could not be read');
+
 /**
- * express.json's `verify` hook: runs on the raw bytes once the whole body has arrived, before
- * JSON.parse. The body has been read, so an answer no longer needs to close the connection.
+ * Runs on the raw bytes once the whole body has arrived, before JSON.parse (readJson, and
+ * express.json's `verify` hook). The body has been read, so an answer no longer needs to close the
+ * connection.
  */
 export function verifyJsonShape(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
   if (closingUnlessRead.delete(req)) res.removeHeader('Connection');
@@ -160,6 +189,146 @@ export function verifyJsonShape(req: IncomingMessage, res: ServerResponse, body:
     throw malformed(
       `The request body holds more than ${MAX_JSON_ITEMS} items (object members and array elements)`,
     );
+}
+
+/**
+ * Whether body-parser would leave the request alone as read already (on-finished's isFinished): its
+ * connection gone, or its body consumed. (Node hands the app no upgrade request, the third case.)
+ */
+function finished(req: IncomingMessage): boolean {
+  return !req.socket?.readable || (req.complete && !req.readable);
+}
+
+/**
+ * A body read in full, as body-parser takes it: verifyJsonShape on the bytes, then UTF-8 without a
+ * leading BOM (iconv-lite's decoding: node's, replacement characters alike), then strict JSON — an
+ * empty body is `{}`, any other must hold an object or an array after RFC 8259 whitespace.
+ */
+function parsedBody(req: IncomingMessage, res: ServerResponse, bytes: Buffer): unknown {
+  verifyJsonShape(req, res, bytes);
+  const decoded = bytes.toString('utf8');
+  const text = decoded.charCodeAt(0) === 0xfeff ? decoded.slice(1) : decoded;
+  if (text.length === 0) return {};
+  let first = 0;
+  for (let c = text.charCodeAt(0); c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d; )
+    c = text.charCodeAt(++first);
+  const opening = text.charCodeAt(first);
+  if (opening !== 0x7b && opening !== 0x5b) throw new ProblemError(notJsonBody());
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ProblemError(notJsonBody());
+  }
+}
+
+/**
+ * express.json's reading of a request with a PLAIN_JSON Content-Type and no Content-Encoding, without
+ * body-parser, raw-body, iconv-lite and type-is (a large share of a short request's CPU), step for
+ * step as they do it (body-parser 2.4's read.js and types/json.js, raw-body 3.0's readStream): at
+ * most `limitBytes`, as many as declared, then parsedBody. A body past the limit is read to its end
+ * and dropped, as body-parser does, before the 413 (whose connection closes: its body was never
+ * taken, see unreadBodies); a request cut short is a 400.
+ */
+function readJson(req: Request, res: Response, next: NextFunction, limitBytes: number): void {
+  if (finished(req)) {
+    next();
+    return;
+  }
+  if (!Reflect.has(req, 'body')) req.body = undefined;
+  const declared = req.headers['content-length'];
+  const length = Number(declared);
+  // type-is's hasBody, always true here: bodyStages sends only requests that declare a length or a
+  // transfer encoding.
+  if (req.headers['transfer-encoding'] === undefined && Number.isNaN(length)) {
+    next();
+    return;
+  }
+  const expected = declared === undefined || Number.isNaN(length) ? null : Number.parseInt(declared, 10);
+  if (!req.readable) {
+    next(new Error('The request body stream is not readable'));
+    return;
+  }
+  const socket = req.socket;
+  const chunks: Buffer[] = [];
+  let received = 0;
+  let tooLarge = false;
+  let done = false;
+  const finish = (error: ProblemError | undefined) => {
+    if (done) return;
+    done = true;
+    req.removeListener('data', onData);
+    req.removeListener('end', onEnd);
+    req.removeListener('aborted', onCut);
+    req.removeListener('close', onCut);
+    req.removeListener('error', onCut);
+    if (tooLarge) {
+      socket.removeListener('close', onEnd);
+      socket.removeListener('error', onEnd);
+    }
+    let failure: unknown = error;
+    if (failure === undefined) {
+      try {
+        req.body = parsedBody(req, res, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
+      } catch (parseError) {
+        failure = parseError;
+      }
+    }
+    next(failure);
+  };
+  function onData(chunk: Buffer) {
+    received += chunk.length;
+    if (tooLarge) return;
+    if (received > limitBytes) overLimit();
+    else chunks.push(chunk);
+  }
+  function onEnd() {
+    if (tooLarge) finish(new ProblemError(tooLargeBody()));
+    else if (expected !== null && received !== expected) finish(new ProblemError(unreadableBody()));
+    else finish(undefined);
+  }
+  // Cut short: node emits 'aborted' (what raw-body listens for), then 'close'.
+  function onCut() {
+    finish(new ProblemError(unreadableBody()));
+  }
+  // As body-parser after raw-body's 413: the rest is read and dropped, and the 413 waits for the end
+  // of the request or of its connection (on-finished).
+  function overLimit() {
+    tooLarge = true;
+    chunks.length = 0;
+    req.removeListener('aborted', onCut);
+    req.removeListener('close', onCut);
+    req.removeListener('error', onCut);
+    socket.on('close', onEnd);
+    socket.on('error', onEnd);
+  }
+  req.on('data', onData);
+  req.on('end', onEnd);
+  if (expected !== null && expected > limitBytes) overLimit();
+  else {
+    req.on('aborted', onCut);
+    req.on('close', onCut);
+    req.on('error', onCut);
+  }
+}
+
+/**
+ * The JSON parser of an operation's body stages: readJson for UTF-8 JSON sent as is (nearly every
+ * request), express.json for everything else (compressed bodies, other charsets, other
+ * parameters), whose answers (415, 400, limits on inflated bytes) thus stay its own.
+ */
+export function jsonBody(limitBytes: number): RequestHandler {
+  const general = express.json({ limit: limitBytes, type: JSON_MEDIA_TYPES, verify: verifyJsonShape });
+  return (req, res, next) => {
+    const type = req.headers['content-type'];
+    const coding = req.headers['content-encoding'];
+    if (
+      type === undefined ||
+      !PLAIN_JSON.test(type) ||
+      (coding !== undefined && coding !== '' && coding.toLowerCase() !== 'identity')
+    )
+      return general(req, res, next);
+    readJson(req, res, next, limitBytes);
+  };
 }
 
 /**
@@ -318,9 +487,5 @@ export function operationBody(
     };
   }
   const limit = operation.access === 'public' ? PUBLIC_BODY_LIMIT_BYTES : JSON_BODY_LIMIT_BYTES;
-  return bodyStages(
-    checkBodies(limit),
-    express.json({ limit, type: JSON_MEDIA_TYPES, verify: verifyJsonShape }),
-    after,
-  );
+  return bodyStages(checkBodies(limit), jsonBody(limit), after);
 }

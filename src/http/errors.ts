@@ -13,7 +13,7 @@ import { DomainError, type DomainErrorCode, type FieldProblem, RateLimited } fro
 import { PreconditionFailed } from '../domain/versions.ts';
 import { SharedStateUnavailable } from '../state/port.ts';
 import { WWW_AUTHENTICATE } from './auth.ts';
-import { unsupportedMediaType } from './bodies.ts';
+import { notJsonBody, tooLargeBody, unreadableBody, unsupportedMediaType } from './bodies.ts';
 import { describeError, redactSecretShapes } from './logging.ts';
 import {
   type FieldError,
@@ -144,19 +144,20 @@ function fromValidator(error: ValidatorError, req: Request, nodeEnv: string): Ma
   }
 }
 
-/** Errors raised by express.json (body-parser) before any route runs. */
+/**
+ * Errors raised by express.json (body-parser), which reads the bodies src/http/bodies.ts does not
+ * read itself (compressed, in another charset…): the same answers as that reader's.
+ */
 function fromBodyParser(error: unknown): Mapped | undefined {
   const { type, status, expose } = error as { type?: unknown; status?: unknown; expose?: unknown };
-  if (type === 'entity.parse.failed') {
-    // The parser's own message quotes the body, which may hold a password.
-    return { body: problem(400, 'The request body is not valid JSON', { kind: 'malformed-json' }) };
-  }
-  if (type === 'entity.too.large') return { body: problem(413, 'The request body is too large') };
+  // The parser's own message quotes the body, which may hold a password.
+  if (type === 'entity.parse.failed') return { body: notJsonBody() };
+  if (type === 'entity.too.large') return { body: tooLargeBody() };
   if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
     return { body: problem(415, 'The request body uses an unsupported encoding or charset') };
   }
   if (typeof status === 'number' && status >= 400 && status < 500 && expose === true) {
-    return { body: problem(status, 'The request could not be read') };
+    return { body: unreadableBody(status) };
   }
   return undefined;
 }
