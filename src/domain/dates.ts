@@ -18,17 +18,17 @@ const COLON = 0x3a;
  */
 export function formatDateTime(date: Date): string {
   const year = date.getFullYear();
-  if (year < 0 || year > 9999) {
-    return (
-      `${String(year).padStart(4, '0')}-${TWO_DIGITS[date.getMonth() + 1]}-${TWO_DIGITS[date.getDate()]} ` +
-      `${TWO_DIGITS[date.getHours()]}:${TWO_DIGITS[date.getMinutes()]}:${TWO_DIGITS[date.getSeconds()]}`
-    );
-  }
   const month = date.getMonth() + 1;
   const day = date.getDate();
   const hours = date.getHours();
   const minutes = date.getMinutes();
   const seconds = date.getSeconds();
+  if (year < 0 || year > 9999) {
+    return (
+      `${String(year).padStart(4, '0')}-${TWO_DIGITS[month]}-${TWO_DIGITS[day]} ` +
+      `${TWO_DIGITS[hours]}:${TWO_DIGITS[minutes]}:${TWO_DIGITS[seconds]}`
+    );
+  }
   return String.fromCharCode(
     digit(Math.trunc(year / 1000)),
     digit(Math.trunc(year / 100) % 10),

@@ -6,7 +6,7 @@ import pino from 'pino';
 import { PUBLIC_BODY_LIMIT_BYTES } from '../../src/http/bodies.ts';
 import type { TestApp } from '../support/app.ts';
 import { startFixtureApp } from '../support/fixtures.ts';
-import { type Listening, listen } from '../support/server.ts';
+import { type Listening, listen, SHORT_LIMITS } from '../support/server.ts';
 
 /*
  * How a JSON body is read (src/http/bodies.ts): UTF-8 JSON sent as is by the service's own reader,
@@ -22,19 +22,11 @@ let listening: Listening;
 /** Every line the app logs. */
 const lines: string[] = [];
 
-/** Short limits, so that a body that never arrives is cut off within a test's patience. */
-const LIMITS = {
-  headersTimeoutMs: 2_000,
-  requestTimeoutMs: 3_000,
-  keepAliveTimeoutMs: 2_000,
-  checkIntervalMs: 100,
-};
-
 beforeAll(async () => {
   ({ app, key } = await startFixtureApp(['Contents'], {
     logger: pino({ level: 'info' }, { write: (line: string) => lines.push(line) }),
   }));
-  listening = await listen(app.app, LIMITS);
+  listening = await listen(app.app, SHORT_LIMITS);
 });
 afterAll(async () => {
   await listening.close();

@@ -9,7 +9,7 @@ import {
   PUBLIC_BODY_LIMIT_BYTES,
 } from '../../src/http/bodies.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
-import { type Listening, listen } from '../support/server.ts';
+import { type Listening, listen, SHORT_LIMITS } from '../support/server.ts';
 
 /*
  * What a request costs before it is let in (docs/security/requests.md): the body of a request on a
@@ -26,18 +26,10 @@ let listening: Listening;
 let base: string;
 let port: number;
 
-/** Short limits, so that a body that never arrives is cut off within a test's patience. */
-const LIMITS = {
-  headersTimeoutMs: 2_000,
-  requestTimeoutMs: 3_000,
-  keepAliveTimeoutMs: 2_000,
-  checkIntervalMs: 100,
-};
-
 beforeAll(async () => {
   app = await startTestApp();
   key = await app.createApiKey(['Contents']);
-  listening = await listen(app.app, LIMITS);
+  listening = await listen(app.app, SHORT_LIMITS);
   ({ port, base } = listening);
 });
 afterAll(async () => {
@@ -226,7 +218,7 @@ describe('a protected operation answers a request without credentials from its h
 
   test('a rate-limited address is refused before its body is read too', async () => {
     const limited = await startTestApp({ config: { rateLimitPerMinute: 1 } });
-    const limitedServer = await listen(limited.app, LIMITS);
+    const limitedServer = await listen(limited.app, SHORT_LIMITS);
     try {
       await fetch(`${limitedServer.base}/api/v1/contents`, { method: 'POST' });
       const socket = connect(limitedServer.port, '127.0.0.1');

@@ -12,6 +12,14 @@ export interface Listening {
   close(): Promise<void>;
 }
 
+/** Short limits, so that a body that never arrives is cut off within a test's patience. */
+export const SHORT_LIMITS: ServerLimits = {
+  headersTimeoutMs: 2_000,
+  requestTimeoutMs: 3_000,
+  keepAliveTimeoutMs: 2_000,
+  checkIntervalMs: 100,
+};
+
 export async function listen(
   app: Express,
   limits: ServerLimits = DEFAULT_SERVER_LIMITS,
