@@ -33,8 +33,11 @@ const SECURITY_STAGE = 'securityMiddleware';
 /** Validates (and coerces) the request's parameters and body against the operation's schemas. */
 const REQUEST_STAGE = 'requestMiddleware';
 
-/** Inputs whose verdict an operation keeps: the same few reads are asked again and again. */
-const KEPT_VERDICTS = 256;
+/**
+ * The verdicts an app keeps, all operations together, come to at most this many UTF-16 units (each
+ * weighs its key twice, for the key and the copies made from it): any caller may vary its URLs.
+ */
+const KEPT_VERDICT_UNITS = 1 << 20;
 
 /** An input (URL and declared headers) longer than this is validated every time, not kept. */
 const KEPT_KEY_UNITS = 2048;
@@ -107,6 +110,8 @@ interface Verdict {
   pathParams: Record<string, unknown>;
   /** The declared headers' values, as coerced. */
   headers: Record<string, unknown>;
+  /** What it weighs in the kept verdicts (KEPT_VERDICT_UNITS). */
+  weight: number;
 }
 
 /** A copy of a parameter's value as the validator left it: strings, numbers, booleans, lists, objects. */
@@ -142,15 +147,20 @@ function inputHeaders(operation: ContractOperation): string[] | undefined {
  * an API key in its query is never kept (no credential outlives its request in a kept key); other
  * methods (HEAD on a GET) go to the stage every time.
  */
-function keptVerdicts(operation: ContractOperation, stage: RequestHandler): RequestHandler {
+function keptVerdicts(
+  operation: ContractOperation,
+  stage: RequestHandler,
+  kept: RecentlyUsed<string, Verdict>,
+): RequestHandler {
   const headers = inputHeaders(operation);
   if (headers === undefined) return stage;
   const method = operation.method.toUpperCase();
-  const kept = new RecentlyUsed<string, Verdict>(KEPT_VERDICTS);
+  const prefix = `${operation.operationId} `;
   const keyOf = (req: Request) =>
-    headers.length === 0
+    prefix +
+    (headers.length === 0
       ? req.url
-      : JSON.stringify([req.url, ...headers.map((name) => req.headers[name] ?? null)]);
+      : JSON.stringify([req.url, ...headers.map((name) => req.headers[name] ?? null)]));
   return (req: MetadataRequest, res, next) => {
     const key = req.method === method && req.openapi !== undefined ? keyOf(req) : undefined;
     const keep = key !== undefined && key.length <= KEPT_KEY_UNITS;
@@ -175,6 +185,7 @@ function keptVerdicts(operation: ContractOperation, stage: RequestHandler): Requ
           query: copyOf(query) as Record<string, unknown>,
           pathParams: { ...(req.openapi as OpenApiRequestMetadata).pathParams },
           headers: coerced,
+          weight: 2 * key.length,
         });
       }
       next(error);
@@ -196,10 +207,11 @@ export function validationStages(
     stage.name === PATH_PARAMS_STAGE ? untilPassed(stage) : stage,
   );
   const stages = pathParams.filter((stage) => securityValidated || stage.name !== SECURITY_STAGE);
+  const verdicts = new RecentlyUsed<string, Verdict>(KEPT_VERDICT_UNITS, (verdict) => verdict.weight);
   return (operation) =>
     stages.map((stage) => {
       if (stage.name === METADATA_STAGE) return operationMetadata(operation, stage as OpenApiRequestHandler);
-      if (stage.name === REQUEST_STAGE) return keptVerdicts(operation, stage as RequestHandler);
+      if (stage.name === REQUEST_STAGE) return keptVerdicts(operation, stage as RequestHandler, verdicts);
       return stage as RequestHandler;
     });
 }

@@ -393,6 +393,31 @@ describe('verdicts kept for inputs the request stage let through', () => {
     expect(runs).toEqual([...each, ...each]);
   });
 
+  test('what an app keeps is bounded by weight, all operations together: the oldest go first', async () => {
+    const runs: string[] = [];
+    const stagesOf = validationStages([requestStage(runs)], { securityValidated: false });
+    const stageOf = (operationId: string) =>
+      stagesOf({
+        ...operationOf([
+          ['n', 'query'],
+          ['pad', 'query'],
+        ]),
+        operationId,
+      } as ContractOperation)[0] as Parameters<typeof runStages>[0][number];
+    const first = stageOf('first');
+    const second = stageOf('second');
+    await send(first, '/first?n=1');
+    await send(first, '/first?n=1');
+    expect(runs).toHaveLength(1);
+    // Another operation's 300 inputs of ~2,000 characters weigh more than the app keeps (1 << 20
+    // units, each key twice): the first operation's input goes.
+    const pad = 'p'.repeat(1_990);
+    for (let n = 2; n < 302; n++) await send(second, `/second?n=${n}&pad=${pad}`);
+    await send(first, '/first?n=1');
+    expect(runs).toHaveLength(302);
+    expect(runs.at(-1)).toBe('/first?n=1');
+  });
+
   test('declared headers are part of the input; a body or a cookie parameter keeps nothing', async () => {
     const runs: string[] = [];
     const stage = stageFor(operationOf([['X-Count', 'header']]), runs);
