@@ -1,4 +1,4 @@
-import { request as httpRequest } from 'node:http';
+import { Agent, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
@@ -29,9 +29,13 @@ beforeAll(async () => {
   listening = await listen(app.app, SHORT_LIMITS);
 });
 afterAll(async () => {
+  keepAlive.destroy();
   await listening.close();
   await app.close();
 });
+
+/** What clients do: one keep-alive agent, whose connections later requests reuse. */
+const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
 
 /** The fixture's content 2, by its title: a body read right lists [2]. */
 const BETA = '{"siteId":1,"wheres":[{"column":"title","value":"Beta program"}]}';
@@ -40,9 +44,11 @@ interface Answer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
+  /** Sent on a connection an earlier request had used. */
+  reused: boolean;
 }
 
-/** One request with exactly these bytes (chunked when `body` is a list of chunks), on its own connection. */
+/** One request with exactly these bytes (chunked when `body` is a list of chunks), on the keep-alive agent. */
 function send(
   path: string,
   headers: Record<string, string>,
@@ -50,7 +56,7 @@ function send(
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const outgoing = httpRequest(
-      { host: '127.0.0.1', port: listening.port, method: 'POST', path, headers, agent: false },
+      { host: '127.0.0.1', port: listening.port, method: 'POST', path, headers, agent: keepAlive },
       (response) => {
         const parts: Buffer[] = [];
         response.on('data', (part: Buffer) => parts.push(part));
@@ -59,6 +65,7 @@ function send(
             status: response.statusCode ?? 0,
             headers: response.headers,
             text: Buffer.concat(parts).toString('utf8'),
+            reused: outgoing.reusedSocket,
           }),
         );
       },
@@ -301,6 +308,27 @@ describe('how much is read', () => {
     expect(answer.text).toMatch(/^connection: close/im);
     expect(answer.text).toContain('"detail":"The request body is too large"');
     expect(answer.closed).toBe(true);
+  });
+
+  test('on a keep-alive connection, bodies read in full keep it; a body past its limit closes it, and the next request gets a new one', async () => {
+    expect(listedIds(await listWith('application/json', BETA))).toEqual([2]);
+    const notJson = await listWith('application/json', ['"not an object"']);
+    expectNotJson(notJson);
+    expect(notJson.reused).toBe(true);
+    const reused = await listWith('application/json', [BETA]);
+    expect(listedIds(reused)).toEqual([2]);
+    expect(reused.reused).toBe(true);
+    const tooLarge = await send('/api/v1/users/actions/login', { 'Content-Type': 'application/json' }, [
+      '{"account":"',
+      'a'.repeat(PUBLIC_BODY_LIMIT_BYTES),
+      '"}',
+    ]);
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.headers.connection).toBe('close');
+    expect(JSON.parse(tooLarge.text)).toMatchObject({ detail: 'The request body is too large' });
+    const after = await listWith('application/json', BETA);
+    expect(listedIds(after)).toEqual([2]);
+    expect(after.reused).toBe(false);
   });
 
   test('a chunked body at its limit is read', async () => {
