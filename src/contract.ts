@@ -49,6 +49,11 @@ export interface ContractOperation {
    */
   idempotent: boolean;
   /**
+   * `x-safe: true`: a POST that changes nothing, its body a query (the content list): its body is
+   * part of an input whose validation may be kept, as a GET's URL (src/http/validation.ts).
+   */
+  safe: boolean;
+  /**
    * The status a handler's plain return is sent with: the operation's one 2xx response, or
    * `x-success-status` when it declares several.
    */
@@ -104,6 +109,7 @@ const OPERATION_EXTENSIONS = {
   'x-rate-limited': z.boolean(),
   'x-success-status': z.number().int().min(200).max(299),
   'x-idempotent': z.boolean(),
+  'x-safe': z.boolean(),
 } as const;
 
 /** The header an `x-idempotent` operation declares (components/parameters/IdempotencyKey). */
@@ -177,6 +183,7 @@ const operationSchema = z.looseObject({
   'x-rate-limited': OPERATION_EXTENSIONS['x-rate-limited'].default(true),
   'x-success-status': OPERATION_EXTENSIONS['x-success-status'].optional(),
   'x-idempotent': OPERATION_EXTENSIONS['x-idempotent'].default(false),
+  'x-safe': OPERATION_EXTENSIONS['x-safe'].default(false),
 });
 const pathItemSchema = z.looseObject({ parameters: z.array(parameterSchema).default([]) });
 const securitySchemeSchema = z.looseObject({ type: z.string(), scheme: z.string().optional() });
@@ -311,6 +318,21 @@ function idempotencyProblems(
   return problems;
 }
 
+/**
+ * What `x-safe` needs: a POST (a GET is safe by its method) whose body is JSON, which neither
+ * creates nor changes credentials.
+ */
+function safetyProblems(operation: OperationObject, method: HttpMethod): string[] {
+  const problems: string[] = [];
+  if (method !== 'post') problems.push('is x-safe but not a POST (other methods say what they do)');
+  const types = bodyMediaTypes(operation.requestBody);
+  if (types.length === 0 || types.includes(MULTIPART_FORM_DATA))
+    problems.push('is x-safe but has no JSON body (its body is the query it asks)');
+  if (operation['x-idempotent']) problems.push('is x-safe but x-idempotent (a create changes something)');
+  if (operation['x-changes-credentials']) problems.push('is x-safe but x-changes-credentials');
+  return problems;
+}
+
 /** `x-` keys the loader does not know, on an operation or its path item. */
 function unknownExtensions(object: Record<string, unknown>, known: ReadonlySet<string>): string[] {
   return Object.keys(object).filter((key) => key.startsWith('x-') && !known.has(key));
@@ -384,6 +406,8 @@ export async function loadContract(
       if (!idempotent && parameters.has(IDEMPOTENCY_KEY_HEADER)) {
         local.push(`declares the ${IDEMPOTENCY_KEY_HEADER} header but is not x-idempotent`);
       }
+      const safe = operation['x-safe'];
+      if (safe) local.push(...safetyProblems(operation, method));
       problems.push(...local.map((problem) => `${where} ${problem}`));
       operations.push({
         operationId: operation.operationId,
@@ -394,6 +418,7 @@ export async function loadContract(
         changesCredentials: operation['x-changes-credentials'],
         rateLimited: operation['x-rate-limited'],
         idempotent,
+        safe,
         successStatus,
         acceptsCredentials:
           access === 'public' &&

@@ -204,7 +204,7 @@ function finished(req: IncomingMessage): boolean {
  * leading BOM (iconv-lite's decoding: node's, replacement characters alike), then strict JSON — an
  * empty body is `{}`, any other must hold an object or an array after RFC 8259 whitespace.
  */
-function parsedBody(req: IncomingMessage, res: ServerResponse, bytes: Buffer): unknown {
+function parsedBody(req: IncomingMessage, res: ServerResponse, bytes: Buffer, keepText: boolean): unknown {
   verifyJsonShape(req, res, bytes);
   const decoded = bytes.toString('utf8');
   const text = decoded.charCodeAt(0) === 0xfeff ? decoded.slice(1) : decoded;
@@ -214,11 +214,25 @@ function parsedBody(req: IncomingMessage, res: ServerResponse, bytes: Buffer): u
     c = text.charCodeAt(++first);
   const opening = text.charCodeAt(first);
   if (opening !== 0x7b && opening !== 0x5b) throw new ProblemError(notJsonBody());
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
     throw new ProblemError(notJsonBody());
   }
+  if (keepText) jsonTexts.set(req, text);
+  return parsed;
+}
+
+/** The text of each JSON body readJson parsed for an operation that keeps it (jsonBody's keepText). */
+const jsonTexts = new WeakMap<IncomingMessage, string>();
+
+/**
+ * The text whose parse is this request's body — when readJson read it (UTF-8 sent as is, a
+ * non-empty body) for an operation that keeps it; undefined otherwise (other readers, no body).
+ */
+export function jsonTextOf(req: IncomingMessage): string | undefined {
+  return jsonTexts.get(req);
 }
 
 /**
@@ -229,7 +243,13 @@ function parsedBody(req: IncomingMessage, res: ServerResponse, bytes: Buffer): u
  * and dropped, as body-parser does, before the 413 (whose connection closes: its body was never
  * taken, see unreadBodies); a request cut short is a 400.
  */
-function readJson(req: Request, res: Response, next: NextFunction, limitBytes: number): void {
+function readJson(
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  limitBytes: number,
+  keepText: boolean,
+): void {
   if (finished(req)) {
     next();
     return;
@@ -268,7 +288,12 @@ function readJson(req: Request, res: Response, next: NextFunction, limitBytes: n
     let failure: unknown = error;
     if (failure === undefined) {
       try {
-        req.body = parsedBody(req, res, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
+        req.body = parsedBody(
+          req,
+          res,
+          chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received),
+          keepText,
+        );
       } catch (parseError) {
         failure = parseError;
       }
@@ -314,9 +339,10 @@ function readJson(req: Request, res: Response, next: NextFunction, limitBytes: n
 /**
  * The JSON parser of an operation's body stages: readJson for UTF-8 JSON sent as is (nearly every
  * request), express.json for everything else (compressed bodies, other charsets, other
- * parameters), whose answers (415, 400, limits on inflated bytes) thus stay its own.
+ * parameters), whose answers (415, 400, limits on inflated bytes) thus stay its own. `keepText`:
+ * the text readJson parsed is kept for jsonTextOf.
  */
-export function jsonBody(limitBytes: number): RequestHandler {
+export function jsonBody(limitBytes: number, { keepText = false } = {}): RequestHandler {
   const general = express.json({ limit: limitBytes, type: JSON_MEDIA_TYPES, verify: verifyJsonShape });
   return (req, res, next) => {
     const type = req.headers['content-type'];
@@ -327,7 +353,7 @@ export function jsonBody(limitBytes: number): RequestHandler {
       (coding !== undefined && coding !== '' && coding.toLowerCase() !== 'identity')
     )
       return general(req, res, next);
-    readJson(req, res, next, limitBytes);
+    readJson(req, res, next, limitBytes, keepText);
   };
 }
 
@@ -471,7 +497,7 @@ export function uploadBody(limitBytes: number): RequestHandler {
  * JSON_BODY_LIMIT_BYTES.
  */
 export function operationBody(
-  operation: Pick<ContractOperation, 'hasBody' | 'access' | 'multipartBody'>,
+  operation: Pick<ContractOperation, 'hasBody' | 'access' | 'multipartBody' | 'safe'>,
   after: RequestHandler,
   uploadLimitBytes: number,
 ): RequestHandler {
@@ -487,5 +513,6 @@ export function operationBody(
     };
   }
   const limit = operation.access === 'public' ? PUBLIC_BODY_LIMIT_BYTES : JSON_BODY_LIMIT_BYTES;
-  return bodyStages(checkBodies(limit), jsonBody(limit), after);
+  // A safe operation's body text is part of the input whose verdict the validator's stage keeps.
+  return bodyStages(checkBodies(limit), jsonBody(limit, { keepText: operation.safe }), after);
 }

@@ -7,6 +7,7 @@ import type { ContractOperation } from '../contract.ts';
 import { objectMaker } from '../objectLiterals.ts';
 import { RecentlyUsed } from '../recentlyUsed.ts';
 import { API_KEY_QUERY } from './auth.ts';
+import { jsonTextOf } from './bodies.ts';
 
 /*
  * express-openapi-validator's stages, run inside each operation's route. Its metadata stage finds
@@ -39,7 +40,7 @@ const REQUEST_STAGE = 'requestMiddleware';
  */
 const KEPT_VERDICT_UNITS = 1 << 20;
 
-/** An input (URL and declared headers) longer than this is validated every time, not kept. */
+/** An input (URL, declared headers, a safe operation's body) longer than this is validated every time, not kept. */
 const KEPT_KEY_UNITS = 2048;
 
 function kept(operation: ContractOperation, metadata: OperationMetadata | undefined): boolean {
@@ -110,6 +111,8 @@ interface Verdict {
   pathParams: Record<string, unknown>;
   /** The declared headers' values, as coerced. */
   headers: Record<string, unknown>;
+  /** A safe operation's body as the stage left it (undefined for an operation without one). */
+  body: unknown;
   /** What it weighs in the kept verdicts (KEPT_VERDICT_UNITS). */
   weight: number;
 }
@@ -125,11 +128,13 @@ function copyOf(value: unknown): unknown {
 
 /**
  * The headers an operation declares as parameters (lower case, as node names them), when all it
- * takes is in its URL and those headers (no body, no cookie): the validator's verdict on such a
- * request, and what it coerces, follow from them alone. Undefined for any other operation.
+ * takes is in its URL, those headers and — for a safe operation (`x-safe`, a query sent as a JSON
+ * body) — its body: the validator's verdict on such a request, and what it coerces, follow from
+ * them alone. Undefined for any other operation (a body that may change something, an upload, a
+ * cookie).
  */
 function inputHeaders(operation: ContractOperation): string[] | undefined {
-  if (operation.hasBody || operation.multipartBody) return undefined;
+  if (operation.multipartBody || (operation.hasBody && !operation.safe)) return undefined;
   const headers: string[] = [];
   for (const [name, location] of operation.parameters) {
     if (location === 'cookie') return undefined;
@@ -139,13 +144,16 @@ function inputHeaders(operation: ContractOperation): string[] | undefined {
 }
 
 /**
- * The request stage of an operation whose input is all in its URL and declared headers, with the
- * verdicts on the inputs it let through kept: a read asked again (a template-tag read on every view
- * of a page, a record polled) gets the query, path parameters and headers the validator coerced for
- * it, as copies, without being parsed and checked again — what the stage would give, since nothing
- * else goes in. Kept only when let through: a refused input is checked every time. A URL carrying
- * an API key in its query is never kept (no credential outlives its request in a kept key); other
- * methods (HEAD on a GET) go to the stage every time.
+ * The request stage of an operation whose input is all in its URL, declared headers and (a safe
+ * operation's) JSON body, with the verdicts on the inputs it let through kept: a read asked again
+ * (a template-tag read on every view of a page, a list page polled) gets the query, path
+ * parameters, headers and body the validator coerced for it, as copies, without being checked
+ * again — what the stage would give, since nothing else goes in. A body is part of the input as
+ * the text it was parsed from with its Content-Type (the stage checks the media type); a body
+ * another reader took (compressed, another charset) has no text, and is checked every time. Kept
+ * only when let through: a refused input is checked every time. A URL carrying an API key in its
+ * query is never kept (no credential outlives its request in a kept key); other methods (HEAD on a
+ * GET) go to the stage every time.
  */
 function keptVerdicts(
   operation: ContractOperation,
@@ -156,11 +164,24 @@ function keptVerdicts(
   if (headers === undefined) return stage;
   const method = operation.method.toUpperCase();
   const prefix = `${operation.operationId} `;
-  const keyOf = (req: Request) =>
-    prefix +
-    (headers.length === 0
-      ? req.url
-      : JSON.stringify([req.url, ...headers.map((name) => req.headers[name] ?? null)]));
+  const keyOf = (req: Request): string | undefined => {
+    if (operation.hasBody) {
+      const text = jsonTextOf(req);
+      if (text === undefined) return undefined;
+      return `${prefix}${JSON.stringify([
+        req.url,
+        req.headers['content-type'] ?? null,
+        ...headers.map((name) => req.headers[name] ?? null),
+        text,
+      ])}`;
+    }
+    return (
+      prefix +
+      (headers.length === 0
+        ? req.url
+        : JSON.stringify([req.url, ...headers.map((name) => req.headers[name] ?? null)]))
+    );
+  };
   return (req: MetadataRequest, res, next) => {
     const key = req.method === method && req.openapi !== undefined ? keyOf(req) : undefined;
     const keep = key !== undefined && key.length <= KEPT_KEY_UNITS;
@@ -173,6 +194,7 @@ function keptVerdicts(
       for (const name in known.pathParams) pathParams[name] = known.pathParams[name];
       for (const name in known.headers)
         (req.headers as Record<string, unknown>)[name] = copyOf(known.headers[name]);
+      if (operation.hasBody) req.body = copyOf(known.body);
       next();
       return;
     }
@@ -185,6 +207,7 @@ function keptVerdicts(
           query: copyOf(query) as Record<string, unknown>,
           pathParams: { ...(req.openapi as OpenApiRequestMetadata).pathParams },
           headers: coerced,
+          body: operation.hasBody ? copyOf(req.body) : undefined,
           weight: 2 * key.length,
         });
       }
@@ -197,7 +220,8 @@ function keptVerdicts(
  * The validator's stages for one operation's route: its metadata stage replaced as described, its
  * path parameter stage passed by once it has run, its security stage left out when the validator
  * does not check security (`securityValidated`: the authorization stage decides it), and its
- * request stage keeping its verdicts for operations whose input is all in the URL and headers.
+ * request stage keeping its verdicts for operations whose input is all in the URL, headers and a
+ * safe operation's body.
  */
 export function validationStages(
   validator: readonly OpenApiRequestHandler[],

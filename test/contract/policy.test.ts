@@ -236,6 +236,46 @@ describe('the x- extensions', () => {
     ]);
   });
 
+  test('x-safe needs a POST with a JSON body that neither creates nor changes credentials', async () => {
+    const json = { content: { 'application/json': { schema: { type: 'object' } } } };
+    const upload = { content: { 'multipart/form-data': { schema: { type: 'object' } } } };
+    const loaded = await load({
+      '/a': { post: { operationId: 'query', ...scoped, 'x-safe': true, requestBody: json, responses: ok } },
+      '/b': { post: { operationId: 'write', ...scoped, requestBody: json, responses: ok } },
+    });
+    expect(loaded.byId.get('query')?.safe).toBe(true);
+    expect(loaded.byId.get('write')?.safe).toBe(false);
+    expect(
+      await problemsOf({
+        '/a': { get: { operationId: 'read', security: [], 'x-safe': true, responses: ok } },
+        '/b': {
+          post: { operationId: 'avatar', ...scoped, 'x-safe': true, requestBody: upload, responses: ok },
+        },
+        '/c': {
+          post: {
+            operationId: 'logout',
+            ...scoped,
+            'x-safe': true,
+            'x-changes-credentials': true,
+            requestBody: json,
+            responses: ok,
+          },
+        },
+      }),
+    ).toEqual([
+      'read (GET /a) is x-safe but not a POST (other methods say what they do)',
+      'read (GET /a) is x-safe but has no JSON body (its body is the query it asks)',
+      'avatar (POST /b) is x-safe but has no JSON body (its body is the query it asks)',
+      'logout (POST /c) is x-safe but x-changes-credentials',
+    ]);
+  });
+
+  test('the service contract: the content list is its one safe POST', () => {
+    expect(contract.operations.filter((operation) => operation.safe).map((o) => o.operationId)).toEqual([
+      'listContents',
+    ]);
+  });
+
   test('the service contract: every create is x-idempotent', () => {
     const idempotent = contract.operations
       .filter((operation) => operation.idempotent)

@@ -3,6 +3,7 @@ import express from 'express';
 import supertest from 'supertest';
 import type { ContractOperation } from '../../src/contract.ts';
 import { notFound } from '../../src/domain/errors.ts';
+import { operationBody } from '../../src/http/bodies.ts';
 import { matchedOperation, OperationTable, runStages, servePipeline } from '../../src/http/pipeline.ts';
 import { validationStages } from '../../src/http/validation.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
@@ -438,5 +439,94 @@ describe('verdicts kept for inputs the request stage let through', () => {
       for (let i = 0; i < 2; i++) await send(unkept, '/op?n=1');
       expect(each).toHaveLength(2);
     }
+  });
+});
+
+describe("a safe operation's JSON body is part of the input whose verdict is kept", () => {
+  type Body = Record<string, unknown>;
+  /** Body texts the request stage saw; it fills a default as the validator does and refuses `bad`. */
+  const runs: string[] = [];
+  const requestMiddleware = (req: express.Request, _res: unknown, next: (error?: unknown) => void) => {
+    const body = req.body as Body;
+    runs.push(JSON.stringify(body));
+    if ('bad' in body) return next(new Error('refused'));
+    body.perPage ??= 30;
+    next();
+  };
+  const appFor = (safe: boolean) => {
+    const operation = {
+      operationId: safe ? 'query' : 'write',
+      method: 'post',
+      hasBody: true,
+      multipartBody: false,
+      safe,
+      access: { scopes: ['Contents'] },
+      parameters: new Map(),
+    } as unknown as ContractOperation;
+    const [stage] = validationStages(
+      [requestMiddleware as unknown as Parameters<typeof validationStages>[0][number]],
+      {
+        securityValidated: false,
+      },
+    )(operation);
+    const served = express();
+    served.post(
+      '/op',
+      operationBody(operation, (_req, _res, next) => next(), 1024),
+      (req, _res, next) => {
+        (req as { openapi?: unknown }).openapi = { pathParams: {} };
+        next();
+      },
+      stage as express.RequestHandler,
+      (req, res) => {
+        res.json(req.body);
+        // A handler that changes its input changes nothing kept.
+        (req.body as Body).changed = true;
+      },
+    );
+    served.use((error: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+      res.status(400).json({ error: error.message });
+    });
+    return supertest(served);
+  };
+  const post = (target: ReturnType<typeof appFor>, text: string | Buffer, type = 'application/json') =>
+    target.post('/op').set('Content-Type', type).send(text);
+
+  test('the same text and media type is checked once; later requests get copies of what the stage left', async () => {
+    runs.length = 0;
+    const target = appFor(true);
+    for (let i = 0; i < 3; i++) {
+      const answer = await post(target, '{"siteId":1}');
+      expect([answer.status, answer.body]).toEqual([200, { siteId: 1, perPage: 30 }]);
+    }
+    expect(runs).toEqual(['{"siteId":1}']);
+    // Another text, even of the same value, and another Content-Type are other inputs.
+    await post(target, '{ "siteId": 1 }');
+    await post(target, '{"siteId":1}', 'application/json; charset=utf-8');
+    await post(target, '{"siteId":2}');
+    expect(runs).toEqual(['{"siteId":1}', '{"siteId":1}', '{"siteId":1}', '{"siteId":2}']);
+  });
+
+  test('a refused body, a body another reader took, and an operation that is not safe are checked every time', async () => {
+    runs.length = 0;
+    const safe = appFor(true);
+    for (let i = 0; i < 2; i++) {
+      const refused = await post(safe, '{"bad":1}');
+      expect([refused.status, refused.body]).toEqual([400, { error: 'refused' }]);
+      // A media type parameter readJson does not take: express.json reads it, and keeps no text.
+      const other = await post(safe, '{"siteId":3}', 'application/json; charset=utf-8; q=1');
+      expect([other.status, other.body]).toEqual([200, { siteId: 3, perPage: 30 }]);
+    }
+    const write = appFor(false);
+    for (let i = 0; i < 2; i++)
+      expect((await post(write, '{"siteId":4}')).body).toEqual({ siteId: 4, perPage: 30 });
+    expect(runs).toEqual([
+      '{"bad":1}',
+      '{"siteId":3}',
+      '{"bad":1}',
+      '{"siteId":3}',
+      '{"siteId":4}',
+      '{"siteId":4}',
+    ]);
   });
 });
