@@ -1,18 +1,39 @@
 import type { SenderFigures } from './anonymous.ts';
 import type { LoadFigures } from './load.ts';
 import type { MemoryPeak } from './processes.ts';
+import type { RoundRatio } from './rounds.ts';
 import type { ScenarioName } from './scenarios.ts';
 import type { Provider } from './sql.ts';
 
 export type TargetName = 'service' | 'A node:http' | 'B express' | 'C sql' | 'D naive sql' | 'R rows';
 
+/** One round of a target: its figures, and in the write scenarios the readers' beside the writer's. */
+export interface RoundFigures extends LoadFigures {
+  reads?: LoadFigures;
+}
+
+/**
+ * A target of a scenario. Its own figures (and `reads`) are those of the round with the median req/s
+ * (bench/rounds.ts, `medianRound`); results written before rounds have neither `rounds` nor
+ * `serviceRatio`, and their figures are the one run's.
+ */
 export interface Measurement extends LoadFigures {
   target: TargetName;
-  /** update scenario: the concurrent readers' figures beside the writer's. */
+  /** update and create scenarios: the concurrent readers' figures beside the writer's. */
   reads?: LoadFigures;
-  /** service rows: peak RSS during this scenario. */
+  /** service rows: peak RSS during this scenario's measured rounds (the largest over all of them). */
   memory?: Pick<MemoryPeak, 'totalBytes' | 'workerBytes'>;
+  /** Every round's figures, in the order they were measured. */
+  rounds?: RoundFigures[];
+  /**
+   * service ÷ this target: the median of the per-round ratios, their min and max, and each round's
+   * (bench/rounds.ts, `roundRatio`); absent when the target completed nothing in any round.
+   */
+  serviceRatio?: RoundRatio;
 }
+
+/** A target's rounds; a result written before rounds has one, the measurement itself. */
+export const roundsOf = (m: Measurement): readonly RoundFigures[] => m.rounds ?? [m];
 
 export interface ScenarioResult {
   scenario: ScenarioName;
@@ -59,19 +80,40 @@ export function formatDatabase(result: DatabaseResult): string {
     `== ${result.provider}: ${result.contents} contents (import ${fixed(result.importSeconds)} s, ` +
       `start to first answer ${fixed(result.startToFirstAnswerMs / 1000, 2)} s, ` +
       `filtered deep page ${result.deepPage} of ${result.filteredTotal} matches)`,
-    `${'scenario'.padEnd(SCENARIO_COLUMN)}target        req/s     p50 ms  p99 ms  svc/target  bytes   service peak RSS (sum / worker)`,
+    `${'scenario'.padEnd(SCENARIO_COLUMN)}target        req/s     p50 ms  p99 ms  svc/target   (min-max)  bytes   service peak RSS (sum / worker)`,
   ];
   for (const s of result.scenarios) {
     const service = s.measurements.find((m) => m.target === 'service');
     for (const m of s.measurements) {
-      const ratio = service && m.reqPerSec > 0 ? fixed(service.reqPerSec / m.reqPerSec, 2) : '-';
+      // The median of the per-round ratios; a result written before rounds: the ratio of its one run.
+      const ratio = m.serviceRatio
+        ? fixed(m.serviceRatio.median, 2)
+        : service && m.reqPerSec > 0
+          ? fixed(service.reqPerSec / m.reqPerSec, 2)
+          : '-';
+      // How far the rounds' ratios spread (none for one round, nor for the service against itself).
+      const spread =
+        m.serviceRatio && m.target !== 'service' && m.serviceRatio.rounds.length > 1
+          ? `${fixed(m.serviceRatio.min, 2)}-${fixed(m.serviceRatio.max, 2)}`
+          : '';
       const memory = m.memory ? `${mb(m.memory.totalBytes)} / ${mb(m.memory.workerBytes)}` : '';
-      const counted = m.byCount ? `  (by count: ${m.requests} requests)` : '';
-      const bad = m.non2xx + m.errors > 0 ? `  !! ${m.non2xx} non-2xx, ${m.errors} errors` : '';
+      const rounds = roundsOf(m);
+      const byCount = rounds.filter((round) => round.byCount).length;
+      const counted =
+        byCount === 0
+          ? ''
+          : rounds.length === 1
+            ? `  (by count: ${m.requests} requests)`
+            : `  (by count in ${byCount} of ${rounds.length} rounds)`;
+      // Failed requests of any round, not only the median one's.
+      const non2xx = rounds.reduce((sum, round) => sum + round.non2xx, 0);
+      const errors = rounds.reduce((sum, round) => sum + round.errors, 0);
+      const bad = non2xx + errors > 0 ? `  !! ${non2xx} non-2xx, ${errors} errors` : '';
       lines.push(
         `${(m === s.measurements[0] ? s.scenario : '').padEnd(SCENARIO_COLUMN)}${m.target.padEnd(13)}` +
           `${fixed(m.reqPerSec).padStart(8)}${fixed(m.p50Ms).padStart(10)}${fixed(m.p99Ms).padStart(8)}` +
-          `${ratio.padStart(12)}${String(m.bytesPerResponse).padStart(7)}   ${memory}${counted}${bad}`,
+          `${ratio.padStart(12)}${spread.padStart(12)}${String(m.bytesPerResponse).padStart(7)}   ` +
+          `${memory}${counted}${bad}`,
       );
       if (m.reads) {
         lines.push(

@@ -9,7 +9,7 @@ import pg from 'pg';
 import { hostileBody, startAnonymousSenders } from './anonymous.ts';
 import type { FloorsConfig } from './floors.ts';
 import { COMMON_WORD, NEWS_CHANNEL_ID, SITE_ID, writeImportFile } from './generate.ts';
-import { drain, type LoadFigures, measureLoad, requestHeaders, runLoad, type Target } from './load.ts';
+import { drain, measureLoad, requestHeaders, runLoad, type Target } from './load.ts';
 import {
   freePort,
   type MemoryPeak,
@@ -24,9 +24,12 @@ import {
   type DatabaseResult,
   formatDatabase,
   type Measurement,
+  type RoundFigures,
+  roundsOf,
   type ScenarioResult,
   type TargetName,
 } from './report.ts';
+import { medianRound, roundRatio, secondsPerRound } from './rounds.ts';
 import {
   answerIds,
   type HttpRequest,
@@ -62,14 +65,19 @@ const { values: options } = parseArgs({
     out: { type: 'string' },
     scenarios: { type: 'string' },
     readers: { type: 'string' },
+    rounds: { type: 'string' },
   },
 });
 
 const quick = options.quick;
 const contents = Number(options.contents ?? (quick ? 1000 : 100000));
 const seconds = Number(options.seconds ?? (quick ? 0.5 : 10));
-// Quick mode proves the benchmark works, no more: no warm-up, half a second per run, no growth.
+// Quick mode proves the benchmark works, no more: no warm-up, one round of a second, no growth.
 const warmupSeconds = quick ? 0 : 2;
+// A scenario's targets are measured in alternated rounds (service, each floor; again…), each round
+// of a target `seconds / rounds` long: a ratio is read from rounds taken close together in time.
+const rounds = Number(options.rounds ?? (quick ? 1 : 3));
+const roundSeconds = secondsPerRound(seconds, rounds);
 const connections = Number(options.connections);
 // Connections reading the default list beside the write scenarios' one writer; 0: the write alone.
 const readers = Number(options.readers ?? Math.max(1, connections - 1));
@@ -421,10 +429,46 @@ async function measureDatabase(provider: Provider): Promise<DatabaseResult> {
       list.push(['R rows', floorTarget(ports.R)]);
     }
     log(`${provider} ${name}: guard ${guard.ok ? 'ok' : 'MISMATCH'} (${guard.detail})`);
-    const measurements: Measurement[] = [];
-    for (const [targetName, target] of list) {
-      measurements.push(await measure(name, request, targetName, target, params, service));
+    // Round after round, every target of the list in turn: the service, then each floor.
+    const measured = list.map(() => ({ rounds: [] as RoundFigures[], peaks: [] as MemoryPeak[] }));
+    for (let round = 0; round < rounds; round++) {
+      for (const [i, [targetName, target]] of list.entries()) {
+        const { figures, memory } = await measureRound(name, request, target, params, {
+          warmUp: round === 0,
+          sampled: targetName === 'service' ? service : undefined,
+        });
+        measured[i]!.rounds.push(figures);
+        if (memory) measured[i]!.peaks.push(memory);
+      }
+      if (rounds > 1) {
+        const svc = measured[0]!.rounds[round]!.reqPerSec;
+        const ratios = list
+          .slice(1)
+          .map(([targetName], i) => {
+            const floor = measured[i + 1]!.rounds[round]!.reqPerSec;
+            return `svc/${targetName.split(' ')[0]} ${floor > 0 ? (svc / floor).toFixed(2) : '-'}`;
+          })
+          .join(', ');
+        log(`${provider} ${name}: round ${round + 1}/${rounds}: service ${svc.toFixed(1)} req/s, ${ratios}`);
+      }
     }
+    const serviceRounds = measured[0]!.rounds;
+    const measurements: Measurement[] = list.map(([targetName], i) => {
+      const { rounds: targetRounds, peaks } = measured[i]!;
+      const ratio = roundRatio(serviceRounds, targetRounds);
+      return {
+        target: targetName,
+        ...medianRound(targetRounds),
+        rounds: targetRounds,
+        ...(ratio && { serviceRatio: ratio }),
+        ...(peaks.length > 0 && {
+          memory: {
+            totalBytes: Math.max(...peaks.map((peak) => peak.totalBytes)),
+            workerBytes: Math.max(...peaks.map((peak) => peak.workerBytes)),
+          },
+        }),
+      };
+    });
     scenarios.push({ scenario: name, request: `${request.method} ${request.path}`, guard, measurements });
   }
   await stopProcess(floors);
@@ -496,14 +540,17 @@ async function measureAnonymousSenders(target: Target, request: HttpRequest): Pr
   };
 }
 
-async function measure(
+/**
+ * One round of one target: its warm-up first (and the drain after it) when `warmUp`, then `roundSeconds`
+ * measured; the service's RSS is sampled over the measured part (`sampled`).
+ */
+async function measureRound(
   name: ScenarioName,
   request: ReturnType<typeof serviceRequest>,
-  targetName: TargetName,
   target: Target,
   params: ScenarioParams,
-  service: Service,
-): Promise<Measurement> {
+  { warmUp, sampled }: { warmUp: boolean; sampled: Service | undefined },
+): Promise<{ figures: RoundFigures; memory: MemoryPeak | undefined }> {
   if (name === 'update' || name === 'create') {
     // One writer connection, `readers` others read the default list at the same time.
     const reads = serviceRequest(UPDATE_READS, params);
@@ -516,25 +563,18 @@ async function measure(
       if (readers > 0) await drain(target, UPDATE_READS, reads);
       return result;
     };
-    if (warmupSeconds > 0) await both(warmupSeconds);
-    const sampler = targetName === 'service' ? sampleMemory(service.started.child.pid!) : undefined;
-    const [writes, readFigures] = await both(seconds);
-    return withMemory(
-      { target: targetName, ...writes, ...(readFigures && { reads: readFigures }) },
-      sampler?.stop(),
-    );
+    if (warmUp && warmupSeconds > 0) await both(warmupSeconds);
+    const sampler = sampled ? sampleMemory(sampled.started.child.pid!) : undefined;
+    const [writes, readFigures] = await both(roundSeconds);
+    return { figures: { ...writes, ...(readFigures && { reads: readFigures }) }, memory: sampler?.stop() };
   }
-  if (warmupSeconds > 0) {
+  if (warmUp && warmupSeconds > 0) {
     await runLoad(target, name, request, connections, warmupSeconds);
     await drain(target, name, request);
   }
-  const sampler = targetName === 'service' ? sampleMemory(service.started.child.pid!) : undefined;
-  const figures: LoadFigures = await measureLoad(target, name, request, connections, seconds);
-  return withMemory({ target: targetName, ...figures }, sampler?.stop());
-}
-
-function withMemory(m: Measurement, peak: MemoryPeak | undefined): Measurement {
-  return peak ? { ...m, memory: { totalBytes: peak.totalBytes, workerBytes: peak.workerBytes } } : m;
+  const sampler = sampled ? sampleMemory(sampled.started.child.pid!) : undefined;
+  const figures = await measureLoad(target, name, request, connections, roundSeconds);
+  return { figures, memory: sampler?.stop() };
 }
 
 async function cleanUp() {
@@ -577,7 +617,10 @@ async function main(): Promise<number> {
     mode: quick ? 'quick' : 'full',
     settings: {
       contents,
+      // --seconds: a target's measured time in all, split into `rounds` of `secondsPerRound` each.
       secondsPerRun: seconds,
+      rounds,
+      secondsPerRound: roundSeconds,
       warmupSeconds,
       connections,
       workers: Number(options.workers),
@@ -613,10 +656,14 @@ async function main(): Promise<number> {
   const failures: string[] = results.flatMap((r) =>
     r.scenarios.flatMap((s) => [
       ...(s.guard.ok ? [] : [`${r.provider} ${s.scenario}: guard mismatch`]),
+      // Any round's failures, not only those of the round whose figures head the measurement.
       ...s.measurements
-        .filter(
-          (m) =>
-            m.non2xx + m.errors + (m.reads ? m.reads.non2xx + m.reads.errors : 0) > 0 || m.requests === 0,
+        .filter((m) =>
+          roundsOf(m).some(
+            (round) =>
+              round.non2xx + round.errors + (round.reads ? round.reads.non2xx + round.reads.errors : 0) > 0 ||
+              round.requests === 0,
+          ),
         )
         .map((m) => `${r.provider} ${s.scenario} ${m.target}: failed requests`),
     ]),
