@@ -76,7 +76,7 @@ const seconds = Number(options.seconds ?? (quick ? 0.5 : 10));
 const warmupSeconds = quick ? 0 : 2;
 // A scenario's targets are measured in alternated rounds (service, each floor; again…), each round
 // of a target `seconds / rounds` long: a ratio is read from rounds taken close together in time.
-const rounds = Number(options.rounds ?? (quick ? 1 : 3));
+const rounds = Number(options.rounds ?? (quick ? 1 : 5));
 const roundSeconds = secondsPerRound(seconds, rounds);
 const connections = Number(options.connections);
 // Connections reading the default list beside the write scenarios' one writer; 0: the write alone.
@@ -429,10 +429,15 @@ async function measureDatabase(provider: Provider): Promise<DatabaseResult> {
       list.push(['R rows', floorTarget(ports.R)]);
     }
     log(`${provider} ${name}: guard ${guard.ok ? 'ok' : 'MISMATCH'} (${guard.detail})`);
-    // Round after round, every target of the list in turn: the service, then each floor.
+    // Round after round, every target of the list in turn: the service, then the scenario's own
+    // floor (the last of the list: R for a list page, D for the filtered deep page, C otherwise)
+    // right after it, so that the ratio the scenario is read by pairs the closest rounds, then the
+    // other floors.
     const measured = list.map(() => ({ rounds: [] as RoundFigures[], peaks: [] as MemoryPeak[] }));
+    const order = [...new Set([0, list.length - 1, ...list.keys()])];
     for (let round = 0; round < rounds; round++) {
-      for (const [i, [targetName, target]] of list.entries()) {
+      for (const i of order) {
+        const [targetName, target] = list[i]!;
         const { figures, memory } = await measureRound(name, request, target, params, {
           warmUp: round === 0,
           sampled: targetName === 'service' ? service : undefined,
