@@ -1,7 +1,7 @@
 import type { SenderFigures } from './anonymous.ts';
 import type { LoadFigures } from './load.ts';
 import type { MemoryPeak } from './processes.ts';
-import type { RoundRatio } from './rounds.ts';
+import { type GrowthFigures, growthFactors, type RoundRatio } from './rounds.ts';
 import type { ScenarioName } from './scenarios.ts';
 import type { Provider } from './sql.ts';
 
@@ -53,7 +53,7 @@ export interface DatabaseResult {
   filteredTotal: number;
   serviceMemory: MemoryPeak;
   scenarios: ScenarioResult[];
-  growth: { contents: number; p50Ms: number; reqPerSec: number }[];
+  growth: GrowthFigures[];
   /** The default list alone, and beside hostile anonymous senders (bench/anonymous.ts). */
   anonymous: AnonymousResult;
 }
@@ -132,12 +132,10 @@ export function formatDatabase(result: DatabaseResult): string {
         .join(', '),
   );
   if (result.growth.length > 1) {
-    const base = result.growth[0]!;
+    const factors = growthFactors(result.growth);
     lines.push(
       `default list p50 growth: ${result.growth
-        .map(
-          (g) => `${g.contents}: ${fixed(g.p50Ms)} ms (x${fixed(g.p50Ms / Math.max(base.p50Ms, 0.01), 2)})`,
-        )
+        .map((g, i) => `${g.contents}: ${fixed(g.p50Ms)} ms (x${fixed(factors[i]!, 2)})`)
         .join(' -> ')}`,
     );
   }

@@ -65,3 +65,35 @@ export function roundRatio(
   if (ratios.length === 0) return undefined;
   return { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios), rounds };
 }
+
+/** One size of the default list's growth: its p50 and rate, and (rounds) its p50 over the main size's. */
+export interface GrowthFigures {
+  contents: number;
+  p50Ms: number;
+  reqPerSec: number;
+  /**
+   * The median of the rounds' p50 ÷ the main size's p50 in the round beside it (1 for the main size
+   * itself); absent in results written before the growth was measured in rounds.
+   */
+  p50OverMain?: number;
+}
+
+/**
+ * Each size's growth factor over the smallest: by the rounds' p50 ratios to the main size when every
+ * size has them (each measured beside the main size, so the host's drift cancels), else by the p50s.
+ */
+export function growthFactors(growth: readonly GrowthFigures[]): number[] {
+  const base = growth[0];
+  if (base === undefined) return [];
+  if (growth.every((g) => g.p50OverMain !== undefined && g.p50OverMain > 0))
+    return growth.map((g) => g.p50OverMain! / base.p50OverMain!);
+  return growth.map((g) => g.p50Ms / Math.max(base.p50Ms, 0.01));
+}
+
+/** The median of round-by-round p50 ratios, `other` ÷ `main`; undefined when no round has both. */
+export function p50Ratio(
+  rounds: readonly { main: { p50Ms: number }; other: { p50Ms: number } }[],
+): number | undefined {
+  const ratios = rounds.filter((r) => r.main.p50Ms > 0).map((r) => r.other.p50Ms / r.main.p50Ms);
+  return ratios.length === 0 ? undefined : median(ratios);
+}

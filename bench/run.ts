@@ -9,7 +9,7 @@ import pg from 'pg';
 import { hostileBody, startAnonymousSenders } from './anonymous.ts';
 import type { FloorsConfig } from './floors.ts';
 import { COMMON_WORD, NEWS_CHANNEL_ID, SITE_ID, writeImportFile } from './generate.ts';
-import { drain, measureLoad, requestHeaders, runLoad, type Target } from './load.ts';
+import { drain, type LoadFigures, measureLoad, requestHeaders, runLoad, type Target } from './load.ts';
 import {
   freePort,
   type MemoryPeak,
@@ -29,7 +29,7 @@ import {
   type ScenarioResult,
   type TargetName,
 } from './report.ts';
-import { medianRound, roundRatio, secondsPerRound } from './rounds.ts';
+import { type GrowthFigures, medianRound, p50Ratio, roundRatio, secondsPerRound } from './rounds.ts';
 import {
   answerIds,
   type HttpRequest,
@@ -368,9 +368,12 @@ async function measureDatabase(provider: Provider): Promise<DatabaseResult> {
   // The service's own answers: what floors A and B send back, and one side of the guard.
   const bodies: Partial<Record<ScenarioName, string>> = {};
   // The create first: the content it adds is then in every other answer, and in floor C's too.
+  // The writes' readers read UPDATE_READS from every target, which serve only the bodies captured.
+  const writes = selected.some((scenario) => scenario === 'update' || scenario === 'create');
   const captured = [
     ...selected.filter((scenario) => scenario === 'create'),
     ...selected.filter((scenario) => scenario !== 'create'),
+    ...(writes && readers > 0 && !selected.includes(UPDATE_READS) ? [UPDATE_READS] : []),
   ];
   for (const name of captured) {
     const request = serviceRequest(name, params);
@@ -483,12 +486,17 @@ async function measureDatabase(provider: Provider): Promise<DatabaseResult> {
       `${anonymous.senders.senders} hostile anonymous senders (x${anonymous.ratio.toFixed(2)})`,
   );
   const serviceMemory = service.memory.stop();
-  await stopProcess(service.started);
 
+  // The growth: each further size's service beside the main size's, still running, in alternated
+  // rounds of the default list (the other size, then the main one), so that the factor is read
+  // from p50s taken seconds apart, as the scenarios' ratios are.
+  const listRequest = serviceRequest('list-page1', params);
   const listP50 = scenarios.find((s) => s.scenario === 'list-page1')?.measurements[0];
-  const growth = listP50 ? [{ contents, p50Ms: listP50.p50Ms, reqPerSec: listP50.reqPerSec }] : [];
+  const growth: GrowthFigures[] = listP50
+    ? [{ contents, p50Ms: listP50.p50Ms, reqPerSec: listP50.reqPerSec, p50OverMain: 1 }]
+    : [];
   const sizes = [...growthSizes, ...(options.million && provider === 'sqlite' ? [1000000] : [])];
-  for (const size of sizes) {
+  for (const size of listP50 ? sizes : []) {
     const small = await prepareDatabase(provider, size, false);
     const smallService = await startService(small.url);
     const request = serviceRequest('list-page1', await scenarioParams(small.url, size));
@@ -497,12 +505,28 @@ async function measureDatabase(provider: Provider): Promise<DatabaseResult> {
       await runLoad(target, 'list-page1', request, connections, warmupSeconds);
       await drain(target, 'list-page1', request);
     }
-    const figures = await measureLoad(target, 'list-page1', request, connections, seconds);
+    const paired: { main: LoadFigures; other: LoadFigures }[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const other = await measureLoad(target, 'list-page1', request, connections, roundSeconds);
+      const main = await measureLoad(serviceTarget, 'list-page1', listRequest, connections, roundSeconds);
+      paired.push({ main, other });
+    }
     smallService.memory.stop();
     await stopProcess(smallService.started);
-    growth.push({ contents: size, p50Ms: figures.p50Ms, reqPerSec: figures.reqPerSec });
-    log(`${provider}: default list at ${size} contents, p50 ${figures.p50Ms} ms`);
+    const figures = medianRound(paired.map((pair) => pair.other));
+    const p50OverMain = p50Ratio(paired);
+    growth.push({
+      contents: size,
+      p50Ms: figures.p50Ms,
+      reqPerSec: figures.reqPerSec,
+      ...(p50OverMain !== undefined && { p50OverMain }),
+    });
+    log(
+      `${provider}: default list at ${size} contents, p50 ${figures.p50Ms} ms; ` +
+        `p50 over ${contents} contents' round by round: ${paired.map((p) => `${p.other.p50Ms}/${p.main.p50Ms}`).join(', ')}`,
+    );
   }
+  await stopProcess(service.started);
   growth.sort((a, b) => a.contents - b.contents);
   return {
     provider,

@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals';
-import { medianRound, roundRatio, secondsPerRound } from '../../bench/rounds.ts';
+import { growthFactors, medianRound, p50Ratio, roundRatio, secondsPerRound } from '../../bench/rounds.ts';
 
 /*
  * The benchmark's alternated rounds (bench/rounds.ts): the ratio service ÷ floor is the median of the
@@ -84,5 +84,28 @@ describe('secondsPerRound', () => {
     expect(() => secondsPerRound(10, Number.NaN)).toThrow('rounds');
     expect(() => secondsPerRound(0, 3)).toThrow('seconds');
     expect(() => secondsPerRound(Number.NaN, 3)).toThrow('seconds');
+  });
+});
+
+describe('the growth, measured beside the main size', () => {
+  test('a p50 ratio is the median of the rounds’ own ratios', () => {
+    const round = (other: number, main: number) => ({ other: { p50Ms: other }, main: { p50Ms: main } });
+    // Per round 0.5, 1.0, 0.6: the median 0.6, where the medians' ratio would be 20 / 30 = 0.67.
+    expect(p50Ratio([round(10, 20), round(30, 30), round(21, 35)])).toBeCloseTo(0.6, 10);
+    expect(p50Ratio([round(10, 0)])).toBeUndefined();
+  });
+
+  test('factors over the smallest size come from the ratios to the main size when every size has one', () => {
+    const sizes = [
+      { contents: 10000, p50Ms: 15, reqPerSec: 600, p50OverMain: 0.8 },
+      { contents: 100000, p50Ms: 29, reqPerSec: 300, p50OverMain: 1 },
+      { contents: 1000000, p50Ms: 20, reqPerSec: 450, p50OverMain: 1.2 },
+    ];
+    const factors = growthFactors(sizes);
+    expect(factors.map((f) => Number(f.toFixed(3)))).toEqual([1, 1.25, 1.5]);
+    // Results written before: by the p50s, as they were.
+    const before = growthFactors(sizes.map(({ p50OverMain: _, ...rest }) => rest));
+    expect(before.map((f) => Number(f.toFixed(3)))).toEqual([1, 1.933, 1.333]);
+    expect(growthFactors([])).toEqual([]);
   });
 });
