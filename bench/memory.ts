@@ -41,6 +41,8 @@ const SECONDS = Number(process.env.MEMORY_SECONDS ?? 5);
  * a mode nobody asked for.
  */
 const ASKED_MODES = process.env.MEMORY_MODES;
+/** MEMORY_NODE_FLAGS="--no-maglev …": node flags after the documented ones (which they override), for trials. */
+const EXTRA_NODE_FLAGS = (process.env.MEMORY_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 const MODES = (ASKED_MODES ?? '0,1,2').split(',').map((mode) => {
   if (!/^\s*\d+\s*$/.test(mode)) throw new Error(`MEMORY_MODES: '${mode}' is not a WORKERS value (0, 1, 2…)`);
   return Number(mode);
@@ -145,7 +147,7 @@ async function serve(
       : ['--max-semi-space-size=4'];
   const started = startProcess(
     process.execPath,
-    [...flags, 'dist/src/main.js'],
+    [...flags, ...EXTRA_NODE_FLAGS, 'dist/src/main.js'],
     {
       // With WORKERS=0 the documented command's malloc settings; the supervisor gives its workers the same.
       ...(mode === 0 && WORKER_MALLOC_ENVIRONMENT),
