@@ -202,7 +202,8 @@ function finished(req: IncomingMessage): boolean {
 /**
  * A body read in full, as body-parser takes it: verifyJsonShape on the bytes, then UTF-8 without a
  * leading BOM (iconv-lite's decoding: node's, replacement characters alike), then strict JSON — an
- * empty body is `{}`, any other must hold an object or an array after RFC 8259 whitespace.
+ * empty body is `{}`, any other must hold an object or an array after RFC 8259 whitespace. With
+ * `keepText`, the text of a body parsed is kept for jsonTextOf.
  */
 function parsedBody(req: IncomingMessage, res: ServerResponse, bytes: Buffer, keepText: boolean): unknown {
   verifyJsonShape(req, res, bytes);

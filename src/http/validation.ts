@@ -164,23 +164,14 @@ function keptVerdicts(
   if (headers === undefined) return stage;
   const method = operation.method.toUpperCase();
   const prefix = `${operation.operationId} `;
+  // The URL alone when that is all the input; a body's text and its media type when it has one.
   const keyOf = (req: Request): string | undefined => {
-    if (operation.hasBody) {
-      const text = jsonTextOf(req);
-      if (text === undefined) return undefined;
-      return `${prefix}${JSON.stringify([
-        req.url,
-        req.headers['content-type'] ?? null,
-        ...headers.map((name) => req.headers[name] ?? null),
-        text,
-      ])}`;
-    }
-    return (
-      prefix +
-      (headers.length === 0
-        ? req.url
-        : JSON.stringify([req.url, ...headers.map((name) => req.headers[name] ?? null)]))
-    );
+    const values = headers.map((name) => req.headers[name] ?? null);
+    if (!operation.hasBody)
+      return prefix + (values.length === 0 ? req.url : JSON.stringify([req.url, ...values]));
+    const text = jsonTextOf(req);
+    if (text === undefined) return undefined;
+    return prefix + JSON.stringify([req.url, req.headers['content-type'] ?? null, ...values, text]);
   };
   return (req: MetadataRequest, res, next) => {
     const key = req.method === method && req.openapi !== undefined ? keyOf(req) : undefined;
