@@ -164,14 +164,15 @@ function keptVerdicts(
   if (headers === undefined) return stage;
   const method = operation.method.toUpperCase();
   const prefix = `${operation.operationId} `;
-  // The URL alone when that is all the input; a body's text and its media type when it has one.
+  const valuesOf = (req: Request) => headers.map((name) => req.headers[name] ?? null);
+  // The URL alone when that is all the input (no list made: most reads); a body's text and its
+  // media type when it has one.
   const keyOf = (req: Request): string | undefined => {
-    const values = headers.map((name) => req.headers[name] ?? null);
     if (!operation.hasBody)
-      return prefix + (values.length === 0 ? req.url : JSON.stringify([req.url, ...values]));
+      return prefix + (headers.length === 0 ? req.url : JSON.stringify([req.url, ...valuesOf(req)]));
     const text = jsonTextOf(req);
     if (text === undefined) return undefined;
-    return prefix + JSON.stringify([req.url, req.headers['content-type'] ?? null, ...values, text]);
+    return prefix + JSON.stringify([req.url, req.headers['content-type'] ?? null, ...valuesOf(req), text]);
   };
   return (req: MetadataRequest, res, next) => {
     const key = req.method === method && req.openapi !== undefined ? keyOf(req) : undefined;
